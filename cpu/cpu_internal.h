@@ -1,0 +1,193 @@
+/* What the parts of the CPU share.  Two halves meet here:
+ *   core   (cpu.c, decode.c, exec_*.c, flags.c, access.c, icache.c, trace.c):
+ *          the run loop, decoder, every instruction's semantics, lazy flags,
+ *          segmented and linear memory access with the software TLB, the
+ *          decoded-instruction cache, the hooks and the trace;
+ *   system (mmu.c, seg.c, interrupt.c, task.c, sysregs.c): the page walk,
+ *          descriptor loads and checks, far transfers through gates,
+ *          interrupt/exception delivery, task switches, control registers,
+ *          CPUID/MSR/TSC and the other system instructions.
+ * The core calls the system half through the cpu_* functions declared below
+ * and never reads a descriptor itself; the system half touches memory only
+ * through the core's access functions. */
+#ifndef NICEMU_CPU_INTERNAL_H
+#define NICEMU_CPU_INTERNAL_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu/cpu.h"
+#include "cpu/models.h"
+#include "emu/machine.h"
+
+/* Kinds of memory access, for the TLB and the page walk (bit values are the
+ * page-fault error code's W/R and U/S bits, SDM vol. 3A, 4.7). */
+#define NM_ACC_READ 0u
+#define NM_ACC_WRITE 2u
+#define NM_ACC_USER 4u  /* CPL 3 access (not for implicit system accesses) */
+#define NM_ACC_FETCH 8u /* instruction fetch (not a PF error-code bit on 486/P5) */
+
+/* Software TLB: direct-mapped by linear page number. */
+#define NM_TLB_ENTRIES 1024
+typedef struct nm_tlb_entry {
+    uint32_t tag_read;  /* linear page | 0 if valid for reads at this privilege */
+    uint32_t tag_write; /* same, for writes (dirty already set, not a code page) */
+    uint32_t tag_user;  /* tags valid for CPL 3 accesses */
+    uint32_t phys_page;
+    uint8_t *host; /* host pointer of the page if RAM (NULL: go through memmap) */
+} nm_tlb_entry;
+
+struct nm_cpu {
+    /* ---- architectural state (both halves) ---- */
+    uint32_t gpr[8];
+    uint32_t eip;
+    uint32_t eflags; /* arithmetic flags may be stale: use cpu_get_eflags */
+    nm_segment seg[NM_SEG_COUNT];
+    nm_segment ldtr, tr;
+    nm_dtr gdtr, idtr;
+    uint32_t cr0, cr2, cr3, cr4;
+    uint32_t dr[8];
+    uint64_t tsc_offset; /* TSC = cycles + tsc_offset (WRMSR 0x10 sets it) */
+    uint64_t msr_misc[4]; /* the few other MSRs Linux touches (system half) */
+
+    /* ---- derived mode state, updated by cpu_update_mode() ---- */
+    int cpl;      /* 0 in real mode, 3 in virtual-8086 mode */
+    bool pe;      /* CR0.PE */
+    bool vm86;    /* EFLAGS.VM */
+    bool code32;  /* CS.D */
+    bool stack32; /* SS.B */
+    bool paging;  /* CR0.PG */
+
+    /* ---- lazy flags (core) ---- */
+    uint32_t lf_op;  /* operation that last set the arithmetic flags */
+    uint32_t lf_res; /* its result */
+    uint32_t lf_a, lf_b;
+    uint32_t lf_carry_in; /* ADC/SBB carry */
+
+    /* ---- execution state (core) ---- */
+    uint32_t insn_eip; /* EIP of the instruction being executed (fault restart) */
+    uint32_t insn_esp; /* ESP at its start: restored when it faults */
+    bool halted;
+    bool inhibit_irq; /* one-instruction interrupt shadow after STI / MOV SS */
+    bool strict_isa;  /* 386 model raises #UD on 486-only instructions */
+    uint64_t instructions;
+    jmp_buf *fault_jmp;   /* the run loop's landing pad for exceptions */
+    int pending_vector;   /* exception in flight (-1: none) */
+    uint32_t pending_error;
+    bool pending_has_error;
+    int exception_depth; /* for double/triple fault */
+
+    /* ---- translation (core fills, system walks) ---- */
+    nm_tlb_entry tlb[NM_TLB_ENTRIES];
+    uint32_t a20_mask;
+
+    /* ---- environment ---- */
+    nm_machine *m;
+    nm_clock *clock;
+    nm_memmap *mem;
+    nm_ioport_map *io;
+    const nm_cpu_model *model;
+    nm_cpu_hooks hooks;
+    bool have_hooks; /* any hook set: one test per instruction */
+    void *icache;    /* decoded-instruction cache (core, icache.c) */
+    void *tracer;    /* -d exec state (core, trace.c) */
+};
+
+/* ===== provided by the core ===== */
+
+/* Raise an exception: does not return (longjmps to the run loop, which
+ * restores EIP/ESP of the faulting instruction and delivers it).  has_error
+ * says whether the vector pushes an error code. */
+_Noreturn void cpu_raise(nm_cpu *c, int vector, uint32_t error_code);
+_Noreturn void cpu_raise_noerr(nm_cpu *c, int vector);
+
+uint32_t cpu_get_eflags(nm_cpu *c);
+/* Writes the bits in `mask` (caller applies the privilege rules of POPF/IRET). */
+void cpu_set_eflags(nm_cpu *c, uint32_t value, uint32_t mask);
+/* Recompute cpl/pe/vm86/code32/stack32/paging after CR0, CS, SS or EFLAGS.VM
+ * changed. */
+void cpu_update_mode(nm_cpu *c);
+
+/* Segmented data access: limit and rights checks (#GP(0), or #SS(0) for SS),
+ * then linear access.  seg is NM_ES..NM_GS. */
+uint8_t cpu_read8(nm_cpu *c, int seg, uint32_t offset);
+uint16_t cpu_read16(nm_cpu *c, int seg, uint32_t offset);
+uint32_t cpu_read32(nm_cpu *c, int seg, uint32_t offset);
+void cpu_write8(nm_cpu *c, int seg, uint32_t offset, uint8_t value);
+void cpu_write16(nm_cpu *c, int seg, uint32_t offset, uint16_t value);
+void cpu_write32(nm_cpu *c, int seg, uint32_t offset, uint32_t value);
+
+/* Linear access through paging.  `system` accesses (descriptor tables, TSS,
+ * IDT) are supervisor accesses whatever the CPL.  Faults raise #PF. */
+uint8_t cpu_lin_read8(nm_cpu *c, uint32_t lin, bool system);
+uint16_t cpu_lin_read16(nm_cpu *c, uint32_t lin, bool system);
+uint32_t cpu_lin_read32(nm_cpu *c, uint32_t lin, bool system);
+void cpu_lin_write8(nm_cpu *c, uint32_t lin, uint8_t value, bool system);
+void cpu_lin_write16(nm_cpu *c, uint32_t lin, uint16_t value, bool system);
+void cpu_lin_write32(nm_cpu *c, uint32_t lin, uint32_t value, bool system);
+
+/* Stack at SS:ESP, honouring SS.B for the stack-pointer width. */
+void cpu_push16(nm_cpu *c, uint16_t v);
+void cpu_push32(nm_cpu *c, uint32_t v);
+uint16_t cpu_pop16(nm_cpu *c);
+uint32_t cpu_pop32(nm_cpu *c);
+
+void cpu_tlb_flush_all(nm_cpu *c);
+void cpu_tlb_flush_page(nm_cpu *c, uint32_t lin);
+
+/* ===== provided by the system half ===== */
+
+/* Page walk on a TLB miss (CR0.PG=1): checks U/S and R/W (with CR0.WP),
+ * sets A (and D on writes) in the PDE/PTE, handles 4 MB pages when CR4.PSE.
+ * On a fault sets CR2 and raises #PF with the error code.  Returns the
+ * physical address; writable and user tell what the TLB may cache. */
+uint32_t cpu_page_walk(nm_cpu *c, uint32_t lin, unsigned access, bool *writable, bool *user);
+
+/* Segment register loads (MOV/POP Sreg, LDS/LES/LFS/LGS/LSS): real and
+ * virtual-8086 mode set base = selector*16; protected mode does the
+ * descriptor checks and raises #GP/#SS/#NP with the selector. */
+void cpu_load_sreg(nm_cpu *c, int seg, uint16_t selector);
+
+/* Far control transfers, all modes, through call gates and task gates. */
+void cpu_jmp_far(nm_cpu *c, uint16_t selector, uint32_t offset);
+void cpu_call_far(nm_cpu *c, uint16_t selector, uint32_t offset, bool op32);
+void cpu_ret_far(nm_cpu *c, bool op32, uint16_t pop_bytes);
+void cpu_iret(nm_cpu *c, bool op32);
+
+/* Delivers an interrupt or exception through the IVT (real mode) or IDT:
+ * interrupt/trap/task gates, stack switch through the TSS, error code push.
+ * `return_eip` is what gets pushed (the next instruction for INT n and
+ * traps, the faulting one for faults).  kind: NM_INT_*. */
+void cpu_interrupt(nm_cpu *c, unsigned vector, unsigned kind, bool has_error,
+                   uint32_t error_code, uint32_t return_eip);
+/* Called by the run loop with the exception that unwound an instruction;
+ * turns a second fault into #DF and a fault during #DF into a triple fault
+ * (which requests NM_STOP_RESET with a register dump). */
+void cpu_deliver_exception(nm_cpu *c, int vector, bool has_error, uint32_t error_code);
+
+/* I/O permission: CPL <= IOPL, or the TSS I/O bitmap allows it (#GP(0) else). */
+void cpu_check_io(nm_cpu *c, uint16_t port, unsigned size);
+
+/* System instructions (operands already fetched by the core). */
+void cpu_lgdt(nm_cpu *c, uint32_t base, uint16_t limit);
+void cpu_lidt(nm_cpu *c, uint32_t base, uint16_t limit);
+void cpu_lldt(nm_cpu *c, uint16_t selector);
+void cpu_ltr(nm_cpu *c, uint16_t selector);
+uint32_t cpu_read_cr(nm_cpu *c, int n);
+void cpu_write_cr(nm_cpu *c, int n, uint32_t value); /* #GP on reserved bits */
+uint32_t cpu_read_dr(nm_cpu *c, int n);
+void cpu_write_dr(nm_cpu *c, int n, uint32_t value);
+void cpu_clts(nm_cpu *c);
+/* LAR/LSL/VERR/VERW: *ok is ZF. */
+uint32_t cpu_lar(nm_cpu *c, uint16_t selector, bool *ok);
+uint32_t cpu_lsl(nm_cpu *c, uint16_t selector, bool *ok);
+bool cpu_verr(nm_cpu *c, uint16_t selector);
+bool cpu_verw(nm_cpu *c, uint16_t selector);
+void cpu_cpuid(nm_cpu *c); /* reads EAX, writes EAX..EDX; #UD if the model has none */
+void cpu_rdmsr(nm_cpu *c); /* ECX -> EDX:EAX, #GP on unknown MSR */
+void cpu_wrmsr(nm_cpu *c);
+uint64_t cpu_rdtsc_value(nm_cpu *c); /* #GP if CR4.TSD and CPL>0 */
+void cpu_invlpg(nm_cpu *c, uint32_t lin);
+
+#endif

@@ -1,0 +1,69 @@
+#include "cpu/models.h"
+
+#include <glib.h>
+#include <string.h>
+
+#define MHZ(x) (uint64_t)(x) * 1000000u, 1u
+/* Clocks derived from the 66 2/3 and 33 1/3 MHz bus crystals are exact thirds. */
+#define MHZ_THIRDS(x) (uint64_t)(x) * 1000000u, 3u
+
+/* Signatures: Intel AP-485 "Intel Processor Identification and the CPUID
+ * Instruction", table of family/model values.  The no-FPU rule: this
+ * emulator has no x87 yet, so CPUID (and the reset EDX) reports none. */
+static const nm_cpu_model models[] = {
+    {"386dx-25", "Intel 386DX, 25 MHz", NM_CPU_386, MHZ(25), MHZ(25), false, 0, 0, 0x0308},
+    {"386dx-33", "Intel 386DX, 33 MHz", NM_CPU_386, MHZ(33), MHZ(33), false, 0, 0, 0x0308},
+    {"386dx-40", "Intel 386DX-40 (AMD Am386DX-40 class), 40 MHz", NM_CPU_386, MHZ(40), MHZ(40),
+     false, 0, 0, 0x0308},
+    /* Intel486 DX: family 4 model 1; DX2: model 3; DX4: model 8. CPUID exists
+     * on the SL-enhanced and later parts, which report VME. */
+    {"486dx-33", "Intel486 DX, 33 MHz", NM_CPU_486, MHZ(33), MHZ(33), true, 0x0415,
+     NM_CPUID_VME, 0x0415},
+    {"486dx2-66", "Intel486 DX2, 66 MHz core on a 33 MHz bus", NM_CPU_486, MHZ_THIRDS(200),
+     MHZ_THIRDS(100), true, 0x0435, NM_CPUID_VME, 0x0435},
+    {"486dx4-100", "IntelDX4, 100 MHz core on a 33 MHz bus", NM_CPU_486, MHZ(100),
+     MHZ_THIRDS(100), true, 0x0480, NM_CPUID_VME, 0x0480},
+    /* Pentium P5 (60/66): family 5 model 1; P54C (75-200): model 2.  Features
+     * VME DE PSE TSC MSR MCE CX8 (and FPU, not modelled); the on-chip APIC
+     * of the P54C is reported only when enabled, and we have none. */
+    {"pentium-60", "Pentium (P5), 60 MHz, 60 MHz bus", NM_CPU_PENTIUM, MHZ(60), MHZ(60), true,
+     0x0513,
+     NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
+         NM_CPUID_CX8,
+     0x0513},
+    {"pentium-100", "Pentium (P54C), 100 MHz core on a 66 MHz bus", NM_CPU_PENTIUM, MHZ(100),
+     MHZ_THIRDS(200), true, 0x0525,
+     NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
+         NM_CPUID_CX8,
+     0x0525},
+    {"pentium-133", "Pentium (P54C), 133 MHz core on a 66 MHz bus", NM_CPU_PENTIUM,
+     MHZ_THIRDS(400), MHZ_THIRDS(200), true, 0x052c,
+     NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
+         NM_CPUID_CX8,
+     0x052c},
+};
+
+const nm_cpu_model *nm_cpu_model_find(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(models); i++)
+        if (!g_ascii_strcasecmp(models[i].name, name)) return &models[i];
+    return NULL;
+}
+
+const nm_cpu_model *nm_cpu_model_list(size_t *count)
+{
+    *count = G_N_ELEMENTS(models);
+    return models;
+}
+
+const char *nm_cpu_model_names(void)
+{
+    static char names[256];
+    if (!names[0]) {
+        for (size_t i = 0; i < G_N_ELEMENTS(models); i++) {
+            if (i) g_strlcat(names, ", ", sizeof names);
+            g_strlcat(names, models[i].name, sizeof names);
+        }
+    }
+    return names;
+}

@@ -1,0 +1,548 @@
+#include "emu/config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/models.h"
+#include "emu/device.h"
+#include "emu/log.h"
+
+G_DEFINE_QUARK(nicemu - config - error - quark, nm_config_error)
+
+#define DEFAULT_RAM (32u << 20)
+/* 2023-01-01 00:00:00 UTC: a fixed epoch, so RTC reads are reproducible. */
+#define DEFAULT_RTC_EPOCH 1672531200u
+
+nm_config *nm_config_new(void)
+{
+    nm_config *c = g_new0(nm_config, 1);
+    c->cpu = g_strdup("486dx2-66");
+    c->ram_bytes = DEFAULT_RAM;
+    c->post_port = -1;
+    c->rtc_epoch = DEFAULT_RTC_EPOCH;
+    c->devices = g_ptr_array_new();
+    return c;
+}
+
+void nm_devcfg_free(nm_devcfg *d)
+{
+    g_free(d->origin);
+    g_free(d->name);
+    g_free(d->model);
+    g_ptr_array_free(d->keys, TRUE);
+    g_ptr_array_free(d->values, TRUE);
+    g_free(d);
+}
+
+void nm_config_free(nm_config *c)
+{
+    if (!c) return;
+    g_free(c->cpu);
+    g_free(c->kernel);
+    g_free(c->initrd);
+    g_free(c->append);
+    g_free(c->rom);
+    g_free(c->report_json);
+    g_free(c->debug);
+    for (guint i = 0; i < c->devices->len; i++) nm_devcfg_free(c->devices->pdata[i]);
+    g_ptr_array_free(c->devices, TRUE);
+    g_free(c);
+}
+
+/* ---- value parsers ---------------------------------------------------- */
+
+bool nm_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+') return false;
+    char *end;
+    errno = 0;
+    guint64 v = g_ascii_strtoull(s, &end, 0);
+    if (errno || *end) return false;
+    *out = v;
+    return true;
+}
+
+bool nm_parse_size(const char *s, uint64_t *out)
+{
+    if (!s || !*s || !g_ascii_isdigit(*s)) return false;
+    char *end;
+    errno = 0;
+    guint64 v = g_ascii_strtoull(s, &end, 10);
+    if (errno) return false;
+    unsigned shift = 0;
+    if (*end) {
+        switch (g_ascii_toupper(*end)) {
+        case 'K': shift = 10; break;
+        case 'M': shift = 20; break;
+        case 'G': shift = 30; break;
+        default: return false;
+        }
+        end++;
+        if (g_ascii_toupper(*end) == 'B') end++;
+        if (*end) return false;
+    }
+    if (v > (UINT64_MAX >> shift)) return false;
+    *out = v << shift;
+    return true;
+}
+
+bool nm_parse_duration_ns(const char *s, uint64_t *out)
+{
+    if (!s || !*s || !g_ascii_isdigit(*s)) return false;
+    char *end;
+    errno = 0;
+    guint64 v = g_ascii_strtoull(s, &end, 10);
+    if (errno) return false;
+    static const struct {
+        const char *unit;
+        uint64_t ns;
+    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+        if (!strcmp(end, units[i].unit)) {
+            if (v > UINT64_MAX / units[i].ns) return false;
+            *out = v * units[i].ns;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the [machine] keys, one table for key-file and command line ------ */
+
+typedef enum { KEY_STRING, KEY_CPU, KEY_RAM, KEY_COUNT, KEY_TIME, KEY_BOOL, KEY_PORT } key_kind;
+
+typedef struct {
+    const char *name;
+    key_kind kind;
+    size_t offset;
+    const char *arg_description; /* for --help */
+    const char *help;
+} machine_key;
+
+#define FIELD(f) offsetof(nm_config, f)
+static const machine_key machine_keys[] = {
+    {"cpu", KEY_CPU, FIELD(cpu), "NAME", "CPU model (\"help\" lists them); default 486dx2-66"},
+    {"ram", KEY_RAM, FIELD(ram_bytes), "SIZE", "RAM size, e.g. 32M (1M to 2G); default 32M"},
+    {"kernel", KEY_STRING, FIELD(kernel), "FILE", "Linux bzImage to boot"},
+    {"initrd", KEY_STRING, FIELD(initrd), "FILE[,FILE...]", "initramfs archive(s)"},
+    {"append", KEY_STRING, FIELD(append), "TEXT", "kernel command line"},
+    {"rom", KEY_STRING, FIELD(rom), "FILE", "boot a raw ROM image instead of Linux"},
+    {"post-port", KEY_PORT, FIELD(post_port), "PORT", "also record POST codes written here"},
+    {"max-instructions", KEY_COUNT, FIELD(max_instructions), "N", "stop after N instructions"},
+    {"max-virtual-time", KEY_TIME, FIELD(max_virtual_ns), "TIME",
+     "stop at this virtual time (e.g. 10s, 500ms)"},
+    {"report-json", KEY_STRING, FIELD(report_json), "FILE", "write the run report as JSON"},
+    {"debug", KEY_STRING, FIELD(debug), "LIST", "log subsystems (\"help\" lists them)"},
+    {"strict-isa", KEY_BOOL, FIELD(strict_isa), NULL, "386 models: #UD on 486-only instructions"},
+    {"rtc-epoch", KEY_COUNT, FIELD(rtc_epoch), "SECONDS", "RTC start time, seconds since 1970"},
+};
+
+static const machine_key *find_machine_key(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(machine_keys); i++)
+        if (!strcmp(machine_keys[i].name, name)) return &machine_keys[i];
+    return NULL;
+}
+
+static char *machine_key_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(machine_keys); i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", machine_keys[i].name);
+    return g_string_free(s, FALSE);
+}
+
+static bool bad_value(GError **err, const char *origin, const char *key, const char *value,
+                      const char *accepted)
+{
+    g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                "%s: %s: bad value '%s' (accepted: %s)", origin, key, value, accepted);
+    return false;
+}
+
+bool nm_config_set(nm_config *c, const char *origin, const char *key, const char *value,
+                   GError **err)
+{
+    const machine_key *k = find_machine_key(key);
+    if (!k) {
+        g_autofree char *names = machine_key_names();
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY,
+                    "%s: unknown key '%s' (accepted: %s)", origin, key, names);
+        return false;
+    }
+    void *field = (char *)c + k->offset;
+    uint64_t v;
+    switch (k->kind) {
+    case KEY_STRING:
+        g_free(*(char **)field);
+        *(char **)field = g_strdup(value);
+        return true;
+    case KEY_CPU:
+        if (!nm_cpu_model_find(value))
+            return bad_value(err, origin, key, value, nm_cpu_model_names());
+        g_free(*(char **)field);
+        *(char **)field = g_strdup(value);
+        return true;
+    case KEY_RAM:
+        if (!nm_parse_size(value, &v) || v < (1u << 20) || v > (2048ull << 20) || v % 4096)
+            return bad_value(err, origin, key, value,
+                             "a size from 1M to 2G in whole 4K pages, e.g. 32M");
+        *(uint64_t *)field = v;
+        return true;
+    case KEY_COUNT:
+        if (!nm_parse_u64(value, &v))
+            return bad_value(err, origin, key, value, "a non-negative integer");
+        *(uint64_t *)field = v;
+        return true;
+    case KEY_TIME:
+        if (!nm_parse_duration_ns(value, &v))
+            return bad_value(err, origin, key, value,
+                             "a duration with a unit: s, ms, us or ns, e.g. 10s");
+        *(uint64_t *)field = v;
+        return true;
+    case KEY_BOOL:
+        if (!strcmp(value, "true") || !strcmp(value, "1") || !strcmp(value, "yes"))
+            *(bool *)field = true;
+        else if (!strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "no"))
+            *(bool *)field = false;
+        else
+            return bad_value(err, origin, key, value, "true, false");
+        return true;
+    case KEY_PORT:
+        if (!nm_parse_u64(value, &v) || v > 0xffff)
+            return bad_value(err, origin, key, value, "an I/O port from 0 to 0xffff");
+        *(int *)field = (int)v;
+        return true;
+    }
+    return false;
+}
+
+/* ---- devices ---------------------------------------------------------- */
+
+static nm_devcfg *devcfg_new(const char *origin, const char *name)
+{
+    nm_devcfg *d = g_new0(nm_devcfg, 1);
+    d->origin = g_strdup(origin);
+    d->name = g_strdup(name);
+    d->keys = g_ptr_array_new_with_free_func(g_free);
+    d->values = g_ptr_array_new_with_free_func(g_free);
+    return d;
+}
+
+static char *class_key_names(const nm_device_class *cls)
+{
+    GString *s = g_string_new("model");
+    for (const char *const *k = cls->keys; k && *k; k++) g_string_append_printf(s, ", %s", *k);
+    return g_string_free(s, FALSE);
+}
+
+/* Checks the model and every key against the class. */
+static bool devcfg_check(const nm_devcfg *d, GError **err)
+{
+    if (!d->model) {
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY,
+                    "%s: missing key 'model' (accepted: %s)", d->origin, nm_device_class_names());
+        return false;
+    }
+    const nm_device_class *cls = nm_device_class_find(d->model);
+    if (!cls) return bad_value(err, d->origin, "model", d->model, nm_device_class_names());
+    for (guint i = 0; i < d->keys->len; i++) {
+        const char *key = d->keys->pdata[i];
+        bool known = false;
+        for (const char *const *k = cls->keys; k && *k && !known; k++) known = !strcmp(*k, key);
+        if (!known) {
+            g_autofree char *names = class_key_names(cls);
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY,
+                        "%s: unknown key '%s' for model %s (accepted: %s)", d->origin, key,
+                        d->model, names);
+            return false;
+        }
+        for (guint j = 0; j < i; j++) {
+            if (!strcmp(d->keys->pdata[j], key)) {
+                g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY,
+                            "%s: key '%s' given twice", d->origin, key);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static void devcfg_put(nm_devcfg *d, const char *key, const char *value)
+{
+    if (!strcmp(key, "model")) {
+        g_free(d->model);
+        d->model = g_strdup(value);
+        return;
+    }
+    g_ptr_array_add(d->keys, g_strdup(key));
+    g_ptr_array_add(d->values, g_strdup(value));
+}
+
+static nm_devcfg *devcfg_from_spec(const char *origin, const char *name, const char *spec,
+                                   GError **err)
+{
+    nm_devcfg *d = devcfg_new(origin, name);
+    gchar **parts = g_strsplit(spec, ",", -1);
+    bool ok = true;
+    for (gchar **p = parts; *p && ok; p++) {
+        char *eq = strchr(*p, '=');
+        if (p == parts && !eq) {
+            devcfg_put(d, "model", *p);
+        } else if (!eq || eq == *p) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "%s: '%s' is not key=value (form: MODEL,key=value,...)", origin, *p);
+            ok = false;
+        } else {
+            *eq = '\0';
+            devcfg_put(d, *p, eq + 1);
+        }
+    }
+    g_strfreev(parts);
+    if (!ok || !devcfg_check(d, err)) {
+        nm_devcfg_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+nm_devcfg *nm_devcfg_parse(const char *origin, const char *spec, GError **err)
+{
+    return devcfg_from_spec(origin, NULL, spec, err);
+}
+
+bool nm_config_add_device_spec(nm_config *c, const char *option, const char *spec, GError **err)
+{
+    g_autofree char *origin = g_strdup_printf("%s %s", option, spec);
+    g_autofree char *name = g_strdup_printf("dev%u", c->devices->len);
+    nm_devcfg *d = devcfg_from_spec(origin, name, spec, err);
+    if (!d) return false;
+    g_ptr_array_add(c->devices, d);
+    return true;
+}
+
+bool nm_config_load_file(nm_config *c, const char *path, GError **err)
+{
+    g_autoptr(GKeyFile) kf = g_key_file_new();
+    GError *local = NULL;
+    if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &local)) {
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE, "%s: cannot read configuration: %s",
+                    path, local->message);
+        g_error_free(local);
+        return false;
+    }
+    gsize ngroups;
+    g_auto(GStrv) groups = g_key_file_get_groups(kf, &ngroups);
+    for (gsize g = 0; g < ngroups; g++) {
+        gsize nkeys;
+        g_auto(GStrv) keys = g_key_file_get_keys(kf, groups[g], &nkeys, NULL);
+        g_autofree char *origin = g_strdup_printf("%s [%s]", path, groups[g]);
+        bool is_machine = !strcmp(groups[g], "machine");
+        nm_devcfg *d = is_machine ? NULL : devcfg_new(origin, groups[g]);
+        for (gsize k = 0; k < nkeys; k++) {
+            g_autofree char *value = g_key_file_get_string(kf, groups[g], keys[k], NULL);
+            if (!value) value = g_strdup("");
+            if (is_machine) {
+                if (!nm_config_set(c, origin, keys[k], value, err)) return false;
+            } else {
+                devcfg_put(d, keys[k], value);
+            }
+        }
+        if (d) {
+            if (!devcfg_check(d, err)) {
+                nm_devcfg_free(d);
+                return false;
+            }
+            g_ptr_array_add(c->devices, d);
+        }
+    }
+    return true;
+}
+
+/* ---- device key helpers ------------------------------------------------ */
+
+const char *nm_devcfg_get(const nm_devcfg *d, const char *key)
+{
+    for (guint i = 0; i < d->keys->len; i++)
+        if (!strcmp(d->keys->pdata[i], key)) return d->values->pdata[i];
+    return NULL;
+}
+
+bool nm_devcfg_u32(const nm_devcfg *d, const char *key, uint32_t def, uint32_t min, uint32_t max,
+                   uint32_t *out, GError **err)
+{
+    const char *s = nm_devcfg_get(d, key);
+    uint64_t v;
+    if (!s) {
+        *out = def;
+        return true;
+    }
+    if (!nm_parse_u64(s, &v) || v < min || v > max) {
+        g_autofree char *range = g_strdup_printf("an integer from %u (0x%x) to %u (0x%x)", min,
+                                                 min, max, max);
+        return bad_value(err, d->origin, key, s, range);
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+bool nm_devcfg_mac(const nm_devcfg *d, const char *key, const uint8_t def[6], uint8_t out[6],
+                   GError **err)
+{
+    const char *s = nm_devcfg_get(d, key);
+    if (!s) {
+        memcpy(out, def, 6);
+        return true;
+    }
+    unsigned b[6];
+    char tail;
+    if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) !=
+            6 ||
+        strlen(s) != 17 || (b[0] & 1))
+        return bad_value(err, d->origin, key, s, "a unicast MAC address like 52:54:00:12:34:56");
+    for (int i = 0; i < 6; i++) out[i] = (uint8_t)b[i];
+    return true;
+}
+
+/* ---- command line -------------------------------------------------------- */
+
+typedef struct {
+    GPtrArray *keys, *values; /* [machine] keys in command-line order */
+    GPtrArray *device_specs;  /* "--nic", spec pairs */
+    char *config_file;
+    bool list_cpus;
+    bool list_debug;
+} cli_state;
+
+static gboolean on_machine_option(const gchar *option, const gchar *value, gpointer data,
+                                  GError **err)
+{
+    (void)err;
+    cli_state *st = data;
+    const char *name = option + 2; /* "--ram" */
+    if (!strcmp(option, "-d")) name = "debug";
+    if (!strcmp(name, "cpu") && !strcmp(value, "help")) {
+        st->list_cpus = true;
+        return TRUE;
+    }
+    if (!strcmp(name, "debug") && !strcmp(value, "help")) {
+        st->list_debug = true;
+        return TRUE;
+    }
+    g_ptr_array_add(st->keys, g_strdup(name));
+    g_ptr_array_add(st->values, g_strdup(value ? value : "true"));
+    return TRUE;
+}
+
+static gboolean on_device_option(const gchar *option, const gchar *value, gpointer data,
+                                 GError **err)
+{
+    (void)err;
+    cli_state *st = data;
+    g_ptr_array_add(st->device_specs, g_strdup(option));
+    g_ptr_array_add(st->device_specs, g_strdup(value));
+    return TRUE;
+}
+
+static gboolean on_config_option(const gchar *option, const gchar *value, gpointer data,
+                                 GError **err)
+{
+    (void)option;
+    (void)err;
+    cli_state *st = data;
+    g_free(st->config_file);
+    st->config_file = g_strdup(value);
+    return TRUE;
+}
+
+bool nm_config_parse_args(nm_config *c, int *argc, char ***argv, bool *exit_now, GError **err)
+{
+    cli_state st = {.keys = g_ptr_array_new_with_free_func(g_free),
+                    .values = g_ptr_array_new_with_free_func(g_free),
+                    .device_specs = g_ptr_array_new_with_free_func(g_free)};
+    *exit_now = false;
+
+    /* Option entries generated from the key table (plus --config and --nic). */
+    GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    GOptionEntry config_entry = {"config", 'c', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_config_option,
+                                 "Machine description key-file ([machine], one section per device)",
+                                 "FILE"};
+    g_array_append_val(entries, config_entry);
+    for (size_t i = 0; i < G_N_ELEMENTS(machine_keys); i++) {
+        const machine_key *k = &machine_keys[i];
+        GOptionEntry e = {k->name, 0, k->kind == KEY_BOOL ? G_OPTION_FLAG_NO_ARG : 0,
+                          G_OPTION_ARG_CALLBACK, (gpointer)on_machine_option, k->help,
+                          k->arg_description};
+        if (!strcmp(k->name, "debug")) e.short_name = 'd';
+        g_array_append_val(entries, e);
+    }
+    GOptionEntry nic_entry = {"nic", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_device_option,
+                              "Add a NIC (repeatable), e.g. ne2000,io=0x300,irq=9,net=peer",
+                              "MODEL[,key=value...]"};
+    GOptionEntry dev_entry = {"device", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_device_option,
+                              "Add any other device (repeatable)", "MODEL[,key=value...]"};
+    g_array_append_val(entries, nic_entry);
+    g_array_append_val(entries, dev_entry);
+
+    GOptionContext *ctx = g_option_context_new("- cycle-counted x86 PC emulator for NIC drivers");
+    GOptionGroup *group = g_option_group_new("nicemu", "nicemu options", "nicemu options", &st, NULL);
+    g_option_group_add_entries(group, (GOptionEntry *)(void *)entries->data);
+    g_option_context_set_main_group(ctx, group);
+    g_option_context_set_description(
+        ctx, "A key-file ([machine] keys are the long options above without \"--\") is read "
+             "first;\ncommand-line options override it.  Device models: see --nic help.\n");
+
+    bool ok = g_option_context_parse(ctx, argc, argv, err);
+    if (ok && st.list_cpus) {
+        size_t n;
+        const nm_cpu_model *m = nm_cpu_model_list(&n);
+        for (size_t i = 0; i < n; i++) printf("%-12s %s\n", m[i].name, m[i].description);
+        *exit_now = true;
+    } else if (ok && st.list_debug) {
+        printf("subsystems: all,%s\nform: -d cpu,ne2000=trace (levels: "
+               "off,error,warn,info,debug,trace)\n",
+               nm_log_subsystem_list());
+        *exit_now = true;
+    } else if (ok) {
+        if (*argc > 1) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY,
+                        "command line: unexpected argument '%s' (see --help)", (*argv)[1]);
+            ok = false;
+        }
+        if (ok && st.config_file) ok = nm_config_load_file(c, st.config_file, err);
+        for (guint i = 0; ok && i < st.keys->len; i++)
+            ok = nm_config_set(c, "command line", st.keys->pdata[i], st.values->pdata[i], err);
+        for (guint i = 0; ok && i < st.device_specs->len; i += 2) {
+            const char *opt = st.device_specs->pdata[i], *spec = st.device_specs->pdata[i + 1];
+            if (!strcmp(spec, "help")) {
+                for (const nm_device_class *const *cls = nm_device_class_list(); *cls; cls++) {
+                    g_autofree char *keys = class_key_names(*cls);
+                    printf("%-10s %s\n           keys: %s\n", (*cls)->name, (*cls)->help, keys);
+                }
+                *exit_now = true;
+                break;
+            }
+            ok = nm_config_add_device_spec(c, opt, spec, err);
+        }
+        if (ok && c->debug) {
+            char *bad = NULL;
+            if (!nm_log_parse(c->debug, &bad)) {
+                g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                            "debug: unknown subsystem or level '%s' (accepted: all,%s; levels "
+                            "off,error,warn,info,debug,trace)",
+                            bad, nm_log_subsystem_list());
+                g_free(bad);
+                ok = false;
+            }
+        }
+    }
+    g_option_context_free(ctx);
+    g_array_free(entries, TRUE);
+    g_ptr_array_free(st.keys, TRUE);
+    g_ptr_array_free(st.values, TRUE);
+    g_ptr_array_free(st.device_specs, TRUE);
+    g_free(st.config_file);
+    return ok;
+}

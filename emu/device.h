@@ -1,0 +1,31 @@
+/* The device interface.  A device is one .c file with a state struct and one
+ * of these classes; it is created from its configuration, claims its ports,
+ * MMIO, IRQ lines and timers through the machine, and holds no globals, so
+ * any number of instances can coexist. */
+#ifndef NICEMU_DEVICE_H
+#define NICEMU_DEVICE_H
+
+#include <glib.h>
+
+#include "emu/config.h"
+#include "emu/report.h"
+
+typedef struct nm_machine nm_machine;
+
+typedef struct nm_device_class {
+    const char *name; /* what `model=` names */
+    const char *help;
+    const char *const *keys; /* accepted keys besides "model", NULL-terminated */
+    void *(*create)(nm_machine *m, const nm_devcfg *cfg, GError **err);
+    void (*reset)(void *dev);
+    void (*destroy)(void *dev);
+    void (*report)(void *dev, nm_report *r); /* may be NULL */
+} nm_device_class;
+
+/* The classes a configuration may name (devices/registry.c). */
+const nm_device_class *nm_device_class_find(const char *name);
+const nm_device_class *const *nm_device_class_list(void);
+/* Comma-separated names (static storage), for error messages. */
+const char *nm_device_class_names(void);
+
+#endif

@@ -1,0 +1,94 @@
+#include "emu/ioport.h"
+
+#include <glib.h>
+
+#include "emu/log.h"
+
+nm_ioport_map *nm_ioport_new(nm_clock *clock)
+{
+    nm_ioport_map *m = g_new0(nm_ioport_map, 1);
+    m->clock = clock;
+    return m;
+}
+
+void nm_ioport_free(nm_ioport_map *m)
+{
+    if (!m) return;
+    /* Claims are freed by their owners' release; free leftovers once each. */
+    for (uint32_t p = 0; p < 65536; p++) {
+        nm_io_claim *c = m->port_claim[p];
+        if (c && c->base == p) g_free(c);
+    }
+    g_free(m);
+}
+
+nm_io_claim *nm_ioport_claim(nm_ioport_map *m, uint16_t base, uint32_t count,
+                             const nm_io_ops *ops, void *opaque, const char *name,
+                             nm_bus_cost *cost)
+{
+    if (count == 0 || (uint32_t)base + count > 65536) return NULL;
+    for (uint32_t p = base; p < base + count; p++)
+        if (m->port_claim[p]) return NULL;
+    nm_io_claim *c = g_new0(nm_io_claim, 1);
+    *c = (nm_io_claim){.name = name, .base = base, .count = count, .ops = ops, .opaque = opaque,
+                       .cost = cost};
+    for (uint32_t p = base; p < base + count; p++) m->port_claim[p] = c;
+    return c;
+}
+
+void nm_ioport_release(nm_ioport_map *m, nm_io_claim *claim)
+{
+    if (!claim) return;
+    for (uint32_t p = claim->base; p < claim->base + claim->count; p++)
+        if (m->port_claim[p] == claim) m->port_claim[p] = NULL;
+    g_free(claim);
+}
+
+const nm_io_claim *nm_ioport_owner(const nm_ioport_map *m, uint16_t port)
+{
+    return m->port_claim[port];
+}
+
+static uint32_t size_mask(unsigned size) { return size >= 4 ? 0xffffffffu : (1u << (8 * size)) - 1; }
+
+/* The claim that holds all of port..port+size-1, or NULL. */
+static nm_io_claim *whole_claim(const nm_ioport_map *m, uint16_t port, unsigned size)
+{
+    nm_io_claim *c = m->port_claim[port];
+    if (c && (uint32_t)port + size <= (uint32_t)c->base + c->count) return c;
+    return NULL;
+}
+
+uint32_t nm_io_read(nm_ioport_map *m, uint16_t port, unsigned size)
+{
+    nm_io_claim *c = whole_claim(m, port, size);
+    if (c) {
+        nm_bus_cost_charge(c->cost, m->clock, size);
+        return c->ops->read(c->opaque, port - c->base, size) & size_mask(size);
+    }
+    if (size == 1) {
+        m->unclaimed_reads++;
+        nm_debug(IO, "inb from unclaimed port 0x%04x", port);
+        return 0xff;
+    }
+    uint32_t v = 0;
+    for (unsigned i = 0; i < size; i++) v |= nm_io_read(m, (uint16_t)(port + i), 1) << (8 * i);
+    return v;
+}
+
+void nm_io_write(nm_ioport_map *m, uint16_t port, uint32_t value, unsigned size)
+{
+    nm_io_claim *c = whole_claim(m, port, size);
+    if (c) {
+        nm_bus_cost_charge(c->cost, m->clock, size);
+        c->ops->write(c->opaque, port - c->base, value & size_mask(size), size);
+        return;
+    }
+    if (size == 1) {
+        m->unclaimed_writes++;
+        nm_debug(IO, "outb 0x%02x to unclaimed port 0x%04x dropped", value & 0xff, port);
+        return;
+    }
+    for (unsigned i = 0; i < size; i++)
+        nm_io_write(m, (uint16_t)(port + i), (value >> (8 * i)) & 0xff, 1);
+}

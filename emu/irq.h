@@ -1,0 +1,32 @@
+/* Interrupt request lines.  A device sets a numbered line's level; one
+ * listener (the interrupt controller) is told of every change. */
+#ifndef NICEMU_IRQ_H
+#define NICEMU_IRQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NM_IRQ_LINES 32
+
+typedef void (*nm_irq_listener_fn)(void *opaque, unsigned line, bool level);
+
+typedef struct nm_irq_bus {
+    uint32_t levels;
+    nm_irq_listener_fn listener;
+    void *listener_opaque;
+    uint64_t raised_count[NM_IRQ_LINES]; /* low->high transitions, for the report */
+} nm_irq_bus;
+
+void nm_irq_init(nm_irq_bus *b);
+void nm_irq_set_listener(nm_irq_bus *b, nm_irq_listener_fn fn, void *opaque);
+/* Only changes of level reach the listener.  Lines past NM_IRQ_LINES are
+ * ignored (a configuration check refuses them earlier). */
+void nm_irq_set(nm_irq_bus *b, unsigned line, bool level);
+static inline void nm_irq_raise(nm_irq_bus *b, unsigned line) { nm_irq_set(b, line, true); }
+static inline void nm_irq_lower(nm_irq_bus *b, unsigned line) { nm_irq_set(b, line, false); }
+static inline bool nm_irq_level(const nm_irq_bus *b, unsigned line)
+{
+    return line < NM_IRQ_LINES && (b->levels >> line) & 1;
+}
+
+#endif

@@ -1,0 +1,128 @@
+#include "emu/machine.h"
+
+#include <string.h>
+
+#include "emu/log.h"
+
+const char *nm_stop_reason_name(nm_stop_reason why)
+{
+    static const char *const names[] = {
+        [NM_STOP_NONE] = "running",
+        [NM_STOP_EXIT_PORT] = "exit-port",
+        [NM_STOP_HALT] = "halt",
+        [NM_STOP_RESET] = "reset",
+        [NM_STOP_MAX_INSTRUCTIONS] = "max-instructions",
+        [NM_STOP_MAX_TIME] = "max-virtual-time",
+        [NM_STOP_SIGNAL] = "signal",
+        [NM_STOP_ERROR] = "error",
+    };
+    return why < G_N_ELEMENTS(names) ? names[why] : "?";
+}
+
+nm_machine *nm_machine_new(const nm_config *cfg, GError **err)
+{
+    const nm_cpu_model *model = nm_cpu_model_find(cfg->cpu);
+    if (!model) {
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                    "cpu: bad value '%s' (accepted: %s)", cfg->cpu, nm_cpu_model_names());
+        return NULL;
+    }
+    nm_machine *m = g_new0(nm_machine, 1);
+    m->cfg = cfg;
+    m->model = model;
+    nm_clock_init(&m->clock, model->hz_num, model->hz_den);
+    m->mem = nm_memmap_new(&m->clock);
+    m->io = nm_ioport_new(&m->clock);
+    nm_irq_init(&m->irq);
+    m->a20 = true; /* the boot ROM may close it; Linux expects it open */
+    m->devices = g_ptr_array_new();
+    m->ram = nm_memmap_add_ram(m->mem, "ram", 0, (uint32_t)cfg->ram_bytes);
+
+    for (guint i = 0; i < cfg->devices->len; i++) {
+        const nm_devcfg *d = cfg->devices->pdata[i];
+        if (!nm_machine_add_device(m, nm_device_class_find(d->model), d, err)) {
+            nm_machine_free(m);
+            return NULL;
+        }
+    }
+    return m;
+}
+
+void *nm_machine_add_device(nm_machine *m, const nm_device_class *cls, const nm_devcfg *cfg,
+                            GError **err)
+{
+    void *state = cls->create(m, cfg, err);
+    if (!state) return NULL;
+    nm_device_instance *inst = g_new0(nm_device_instance, 1);
+    inst->cls = cls;
+    inst->state = state;
+    inst->name = g_strdup(cfg && cfg->name ? cfg->name : cls->name);
+    g_ptr_array_add(m->devices, inst);
+    return state;
+}
+
+void nm_machine_free(nm_machine *m)
+{
+    if (!m) return;
+    /* Devices go in reverse order: later ones may depend on earlier ones. */
+    for (guint i = m->devices->len; i-- > 0;) {
+        nm_device_instance *inst = m->devices->pdata[i];
+        if (inst->cls->destroy) inst->cls->destroy(inst->state);
+        g_free(inst->name);
+        g_free(inst);
+    }
+    g_ptr_array_free(m->devices, TRUE);
+    nm_ioport_free(m->io);
+    nm_memmap_free(m->mem);
+    g_free(m->stop_detail);
+    g_free(m);
+}
+
+void nm_machine_reset(nm_machine *m)
+{
+    for (guint i = 0; i < m->devices->len; i++) {
+        nm_device_instance *inst = m->devices->pdata[i];
+        if (inst->cls->reset) inst->cls->reset(inst->state);
+    }
+}
+
+void nm_machine_set_a20(nm_machine *m, bool enabled)
+{
+    if (m->a20 == enabled) return;
+    m->a20 = enabled;
+    if (m->a20_listener) m->a20_listener(m->a20_listener_opaque, enabled);
+}
+
+void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status,
+                             const char *detail)
+{
+    if (m->stop_requested) return;
+    m->stop_reason = why;
+    m->exit_status = exit_status;
+    m->stop_detail = g_strdup(detail);
+    m->stop_requested = 1;
+}
+
+void nm_machine_report(nm_machine *m, nm_report *r)
+{
+    nm_report_section(r, "machine");
+    nm_report_str(r, "cpu", m->model->name);
+    nm_report_u64(r, "ram_bytes", m->cfg->ram_bytes);
+    nm_report_u64(r, "cycles", m->clock.cycles);
+    nm_report_u64(r, "virtual_time_ns", nm_clock_now_ns(&m->clock));
+    nm_report_u64(r, "bus_wait_cycles", m->clock.bus_wait_cycles);
+    nm_report_u64(r, "events_fired", m->clock.events_fired);
+    nm_report_u64(r, "unmapped_reads", m->mem->unmapped_reads);
+    nm_report_u64(r, "unmapped_writes", m->mem->unmapped_writes);
+    nm_report_u64(r, "rom_writes", m->mem->rom_writes);
+    nm_report_u64(r, "dma_refused", m->mem->dma_refused);
+    nm_report_u64(r, "unclaimed_port_reads", m->io->unclaimed_reads);
+    nm_report_u64(r, "unclaimed_port_writes", m->io->unclaimed_writes);
+    for (guint i = 0; i < m->devices->len; i++) {
+        nm_device_instance *inst = m->devices->pdata[i];
+        if (!inst->cls->report) continue;
+        nm_report_section(r, inst->name);
+        nm_report_str(r, "model", inst->cls->name);
+        inst->cls->report(inst->state, r);
+    }
+}

@@ -1,0 +1,98 @@
+/* A machine: the clock, the physical memory and I/O maps, the IRQ lines, the
+ * CPU and the devices, built from one nm_config.  Everything a device needs
+ * it reaches through this struct; nothing here is global. */
+#ifndef NICEMU_MACHINE_H
+#define NICEMU_MACHINE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu/models.h"
+#include "emu/clock.h"
+#include "emu/config.h"
+#include "emu/device.h"
+#include "emu/ioport.h"
+#include "emu/irq.h"
+#include "emu/memmap.h"
+#include "emu/report.h"
+
+typedef struct nm_cpu nm_cpu;
+
+typedef enum {
+    NM_STOP_NONE = 0,
+    NM_STOP_EXIT_PORT, /* the guest wrote its status to the exit port */
+    NM_STOP_HALT,      /* HLT with interrupts disabled: nothing can wake it */
+    NM_STOP_RESET,     /* triple fault or a reset request (reported as such) */
+    NM_STOP_MAX_INSTRUCTIONS,
+    NM_STOP_MAX_TIME,
+    NM_STOP_SIGNAL,
+    NM_STOP_ERROR, /* an emulator error (not the guest's) */
+} nm_stop_reason;
+
+const char *nm_stop_reason_name(nm_stop_reason why);
+
+typedef struct nm_device_instance {
+    const nm_device_class *cls;
+    void *state;
+    char *name;
+} nm_device_instance;
+
+/* The interrupt controller as the CPU sees it: the INTR pin and the
+ * interrupt-acknowledge cycle that returns a vector. */
+typedef struct nm_intc {
+    uint8_t (*acknowledge)(void *opaque);
+    void *opaque;
+} nm_intc;
+
+struct nm_machine {
+    const nm_config *cfg;
+    const nm_cpu_model *model;
+    nm_clock clock;
+    nm_memmap *mem;
+    nm_ioport_map *io;
+    nm_irq_bus irq;
+    nm_mem_region *ram;
+    nm_cpu *cpu;
+    nm_intc intc;
+    bool intr; /* the CPU's INTR input, driven by the interrupt controller */
+    bool a20;  /* A20 gate open */
+    /* Told when the A20 gate changes (the CPU masks address bit 20). */
+    void (*a20_listener)(void *opaque, bool enabled);
+    void *a20_listener_opaque;
+    GPtrArray *devices; /* nm_device_instance*, in creation order */
+
+    /* Why and how the run ended.  `stop_requested` is polled by the CPU loop
+     * (a volatile flag, so a signal handler may set it). */
+    volatile int stop_requested;
+    nm_stop_reason stop_reason;
+    int exit_status;
+    char *stop_detail;
+};
+
+/* Builds the machine from a configuration: clock at the CPU model's
+ * frequency, RAM from address 0, then the configured devices in order. */
+nm_machine *nm_machine_new(const nm_config *cfg, GError **err);
+void nm_machine_free(nm_machine *m);
+
+/* Creates one device from its configuration and adds it to the machine. */
+void *nm_machine_add_device(nm_machine *m, const nm_device_class *cls, const nm_devcfg *cfg,
+                            GError **err);
+/* Resets every device (in creation order) and the CPU. */
+void nm_machine_reset(nm_machine *m);
+
+/* Ends the run after the current instruction.  The first request wins. */
+void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status,
+                             const char *detail);
+
+/* Adds the machine's and every device's counters to a report. */
+void nm_machine_report(nm_machine *m, nm_report *r);
+
+/* Drives the CPU's INTR input (called by the interrupt controller). */
+static inline void nm_machine_set_intr(nm_machine *m, bool level) { m->intr = level; }
+
+/* The A20 gate (port 0x92, the keyboard controller's output port): when
+ * closed, the CPU's address line 20 is forced to 0. */
+void nm_machine_set_a20(nm_machine *m, bool enabled);
+
+#endif
