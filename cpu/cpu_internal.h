@@ -36,6 +36,12 @@ typedef struct nm_tlb_entry {
     uint32_t tag_user;  /* tags valid for CPL 3 accesses */
     uint32_t phys_page;
     uint8_t *host; /* host pointer of the page if RAM (NULL: go through memmap) */
+    /* Added by the core (access.c owns the meaning of every tag):
+     * tag_valid: the page translation is cached (any permission);
+     * tag_user_write: fast CPL 3 writes; perm: NM_TLBP_* bits. */
+    uint32_t tag_valid;
+    uint32_t tag_user_write;
+    uint32_t perm;
 } nm_tlb_entry;
 
 struct nm_cpu {
@@ -92,6 +98,15 @@ struct nm_cpu {
     bool have_hooks; /* any hook set: one test per instruction */
     void *icache;    /* decoded-instruction cache (core, icache.c) */
     void *tracer;    /* -d exec state (core, trace.c) */
+
+    /* ---- more core state (added by the core half) ---- */
+    uint32_t fetch_lin;     /* linear page of the last fetch translation (1: none) */
+    uint32_t fetch_phys;    /* its physical page */
+    uint32_t last_ea;       /* effective address of the last memory operand */
+    uint32_t rep_iterations; /* string iterations done by the last step (cost models) */
+    bool inhibit_fresh;     /* inhibit_irq set by the instruction that just ran */
+    uint64_t steps;         /* instructions + delivered exceptions (run loop bound) */
+    bool ac_on;             /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
 };
 
 /* ===== provided by the core ===== */

@@ -44,8 +44,12 @@ void nm_config_free(nm_config *c)
     g_free(c->initrd);
     g_free(c->append);
     g_free(c->rom);
+    g_free(c->elf);
+    g_free(c->serial);
     g_free(c->report_json);
     g_free(c->debug);
+    g_free(c->trace_range);
+    g_free(c->trace_window);
     for (guint i = 0; i < c->devices->len; i++) nm_devcfg_free(c->devices->pdata[i]);
     g_ptr_array_free(c->devices, TRUE);
     g_free(c);
@@ -88,6 +92,14 @@ bool nm_parse_size(const char *s, uint64_t *out)
     return true;
 }
 
+bool nm_parse_pair(const char *s, char sep, uint64_t *a, uint64_t *b)
+{
+    const char *mid = s ? strchr(s, sep) : NULL;
+    if (!mid) return false;
+    g_autofree char *first = g_strndup(s, (gsize)(mid - s));
+    return nm_parse_u64(first, a) && nm_parse_u64(mid + 1, b);
+}
+
 bool nm_parse_duration_ns(const char *s, uint64_t *out)
 {
     if (!s || !*s || !g_ascii_isdigit(*s)) return false;
@@ -111,7 +123,9 @@ bool nm_parse_duration_ns(const char *s, uint64_t *out)
 
 /* ---- the [machine] keys, one table for key-file and command line ------ */
 
-typedef enum { KEY_STRING, KEY_CPU, KEY_RAM, KEY_COUNT, KEY_TIME, KEY_BOOL, KEY_PORT } key_kind;
+typedef enum {
+    KEY_STRING, KEY_CPU, KEY_RAM, KEY_COUNT, KEY_TIME, KEY_BOOL, KEY_PORT, KEY_RANGE, KEY_WINDOW
+} key_kind;
 
 typedef struct {
     const char *name;
@@ -129,12 +143,20 @@ static const machine_key machine_keys[] = {
     {"initrd", KEY_STRING, FIELD(initrd), "FILE[,FILE...]", "initramfs archive(s)"},
     {"append", KEY_STRING, FIELD(append), "TEXT", "kernel command line"},
     {"rom", KEY_STRING, FIELD(rom), "FILE", "boot a raw ROM image instead of Linux"},
+    {"elf", KEY_STRING, FIELD(elf), "FILE",
+     "run a bare-metal ELF32 program (entered in flat 32-bit protected mode)"},
+    {"serial", KEY_STRING, FIELD(serial), "FILE",
+     "where the serial console (COM1) goes: stdout, none or a file; default stdout"},
     {"post-port", KEY_PORT, FIELD(post_port), "PORT", "also record POST codes written here"},
     {"max-instructions", KEY_COUNT, FIELD(max_instructions), "N", "stop after N instructions"},
     {"max-virtual-time", KEY_TIME, FIELD(max_virtual_ns), "TIME",
      "stop at this virtual time (e.g. 10s, 500ms)"},
     {"report-json", KEY_STRING, FIELD(report_json), "FILE", "write the run report as JSON"},
     {"debug", KEY_STRING, FIELD(debug), "LIST", "log subsystems (\"help\" lists them)"},
+    {"trace-range", KEY_RANGE, FIELD(trace_range), "LO-HI",
+     "-d exec: only instructions at linear addresses LO..HI"},
+    {"trace-window", KEY_WINDOW, FIELD(trace_window), "START,COUNT",
+     "-d exec: only instructions number START..START+COUNT-1"},
     {"strict-isa", KEY_BOOL, FIELD(strict_isa), NULL, "386 models: #UD on 486-only instructions"},
     {"rtc-epoch", KEY_COUNT, FIELD(rtc_epoch), "SECONDS", "RTC start time, seconds since 1970"},
 };
@@ -210,6 +232,18 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         else
             return bad_value(err, origin, key, value, "true, false");
         return true;
+    case KEY_RANGE:
+    case KEY_WINDOW: {
+        uint64_t a, b;
+        if (!nm_parse_pair(value, k->kind == KEY_RANGE ? '-' : ',', &a, &b) ||
+            (k->kind == KEY_RANGE && (a > b || b > 0xffffffffu)))
+            return bad_value(err, origin, key, value,
+                             k->kind == KEY_RANGE ? "LO-HI, linear addresses, e.g. 0xc1000000-0xc1001000"
+                                                  : "START,COUNT, e.g. 1000000,500");
+        g_free(*(char **)field);
+        *(char **)field = g_strdup(value);
+        return true;
+    }
     case KEY_PORT:
         if (!nm_parse_u64(value, &v) || v > 0xffff)
             return bad_value(err, origin, key, value, "an I/O port from 0 to 0xffff");
@@ -281,26 +315,53 @@ static void devcfg_put(nm_devcfg *d, const char *key, const char *value)
     g_ptr_array_add(d->values, g_strdup(value));
 }
 
+static bool class_accepts(const nm_device_class *cls, const char *key)
+{
+    for (const char *const *k = cls && cls->keys ? cls->keys : NULL; k && *k; k++)
+        if (!strcmp(*k, key)) return true;
+    return false;
+}
+
+/* "MODEL,key=value,...".  The backend named by net= has options of its own
+ * ("net=peer,ip=10.0.0.9/24"): words after net= that the device does not
+ * accept belong to the net= value. */
 static nm_devcfg *devcfg_from_spec(const char *origin, const char *name, const char *spec,
                                    GError **err)
 {
     nm_devcfg *d = devcfg_new(origin, name);
     gchar **parts = g_strsplit(spec, ",", -1);
+    const nm_device_class *cls = parts[0] ? nm_device_class_find(parts[0]) : NULL;
+    GString *net = NULL; /* the net= value while it may still grow */
     bool ok = true;
     for (gchar **p = parts; *p && ok; p++) {
         char *eq = strchr(*p, '=');
         if (p == parts && !eq) {
             devcfg_put(d, "model", *p);
-        } else if (!eq || eq == *p) {
+            continue;
+        }
+        if (net) {
+            g_autofree char *key = eq ? g_strndup(*p, (gsize)(eq - *p)) : NULL;
+            if (!key || !class_accepts(cls, key)) {
+                g_string_append_printf(net, ",%s", *p);
+                continue;
+            }
+        }
+        if (!eq || eq == *p) {
             g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
                         "%s: '%s' is not key=value (form: MODEL,key=value,...)", origin, *p);
             ok = false;
+        } else if (!strncmp(*p, "net=", 4)) {
+            net = g_string_new(eq + 1);
         } else {
             *eq = '\0';
             devcfg_put(d, *p, eq + 1);
         }
     }
     g_strfreev(parts);
+    if (net) {
+        devcfg_put(d, "net", net->str);
+        g_string_free(net, TRUE);
+    }
     if (!ok || !devcfg_check(d, err)) {
         nm_devcfg_free(d);
         return NULL;

@@ -23,12 +23,14 @@ typedef struct nm_devcfg {
 typedef struct nm_config {
     char *cpu;
     uint64_t ram_bytes;
-    char *kernel, *initrd, *append, *rom;
+    char *kernel, *initrd, *append, *rom, *elf;
+    char *serial; /* stdout (default), none, or a file */
     int post_port; /* -1: none */
     uint64_t max_instructions;
     uint64_t max_virtual_ns;
     char *report_json;
     char *debug;
+    char *trace_range, *trace_window; /* limits of -d exec */
     bool strict_isa;
     uint64_t rtc_epoch; /* seconds since 1970 the RTC starts at */
     GPtrArray *devices; /* nm_devcfg* */
@@ -66,5 +68,6 @@ bool nm_devcfg_mac(const nm_devcfg *d, const char *key, const uint8_t def[6], ui
 bool nm_parse_u64(const char *s, uint64_t *out);         /* decimal or 0x hex */
 bool nm_parse_size(const char *s, uint64_t *out);        /* 64M, 512K, 1G, bytes */
 bool nm_parse_duration_ns(const char *s, uint64_t *out); /* 10s, 5ms, 20us, 100ns */
+bool nm_parse_pair(const char *s, char sep, uint64_t *a, uint64_t *b); /* "A-B", "A,B" */
 
 #endif

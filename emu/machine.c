@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "cpu/cpu.h"
 #include "emu/log.h"
 
 const char *nm_stop_reason_name(nm_stop_reason why)
@@ -19,7 +20,7 @@ const char *nm_stop_reason_name(nm_stop_reason why)
     return why < G_N_ELEMENTS(names) ? names[why] : "?";
 }
 
-nm_machine *nm_machine_new(const nm_config *cfg, GError **err)
+nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
 {
     const nm_cpu_model *model = nm_cpu_model_find(cfg->cpu);
     if (!model) {
@@ -36,14 +37,26 @@ nm_machine *nm_machine_new(const nm_config *cfg, GError **err)
     nm_irq_init(&m->irq);
     m->a20 = true; /* the boot ROM may close it; Linux expects it open */
     m->devices = g_ptr_array_new();
+    m->pollers = g_array_new(FALSE, FALSE, sizeof(nm_machine_poller));
     m->ram = nm_memmap_add_ram(m->mem, "ram", 0, (uint32_t)cfg->ram_bytes);
+    return m;
+}
 
-    for (guint i = 0; i < cfg->devices->len; i++) {
-        const nm_devcfg *d = cfg->devices->pdata[i];
-        if (!nm_machine_add_device(m, nm_device_class_find(d->model), d, err)) {
-            nm_machine_free(m);
-            return NULL;
-        }
+bool nm_machine_add_config_devices(nm_machine *m, GError **err)
+{
+    for (guint i = 0; i < m->cfg->devices->len; i++) {
+        const nm_devcfg *d = m->cfg->devices->pdata[i];
+        if (!nm_machine_add_device(m, nm_device_class_find(d->model), d, err)) return false;
+    }
+    return true;
+}
+
+nm_machine *nm_machine_new(const nm_config *cfg, GError **err)
+{
+    nm_machine *m = nm_machine_new_bare(cfg, err);
+    if (m && !nm_machine_add_config_devices(m, err)) {
+        nm_machine_free(m);
+        return NULL;
     }
     return m;
 }
@@ -64,6 +77,7 @@ void *nm_machine_add_device(nm_machine *m, const nm_device_class *cls, const nm_
 void nm_machine_free(nm_machine *m)
 {
     if (!m) return;
+    nm_cpu_free(m->cpu);
     /* Devices go in reverse order: later ones may depend on earlier ones. */
     for (guint i = m->devices->len; i-- > 0;) {
         nm_device_instance *inst = m->devices->pdata[i];
@@ -72,10 +86,17 @@ void nm_machine_free(nm_machine *m)
         g_free(inst);
     }
     g_ptr_array_free(m->devices, TRUE);
+    g_array_free(m->pollers, TRUE);
     nm_ioport_free(m->io);
     nm_memmap_free(m->mem);
     g_free(m->stop_detail);
     g_free(m);
+}
+
+void nm_machine_add_poller(nm_machine *m, void (*fn)(void *opaque), void *opaque)
+{
+    nm_machine_poller p = {fn, opaque};
+    g_array_append_val(m->pollers, p);
 }
 
 void nm_machine_reset(nm_machine *m)

@@ -61,6 +61,8 @@ struct nm_machine {
     void (*a20_listener)(void *opaque, bool enabled);
     void *a20_listener_opaque;
     GPtrArray *devices; /* nm_device_instance*, in creation order */
+    /* Called by the run loop between CPU slices (nm_machine_run_pollers). */
+    GArray *pollers; /* nm_machine_poller */
 
     /* Why and how the run ended.  `stop_requested` is polled by the CPU loop
      * (a volatile flag, so a signal handler may set it). */
@@ -71,8 +73,12 @@ struct nm_machine {
 };
 
 /* Builds the machine from a configuration: clock at the CPU model's
- * frequency, RAM from address 0, then the configured devices in order. */
+ * frequency, RAM from address 0, then the configured devices in order.
+ * No CPU and no board devices: that is nm_pc_new (emu/pc.h). */
 nm_machine *nm_machine_new(const nm_config *cfg, GError **err);
+/* The same without the configured devices, and adding them. */
+nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err);
+bool nm_machine_add_config_devices(nm_machine *m, GError **err);
 void nm_machine_free(nm_machine *m);
 
 /* Creates one device from its configuration and adds it to the machine. */
@@ -87,6 +93,26 @@ void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status,
 
 /* Adds the machine's and every device's counters to a report. */
 void nm_machine_report(nm_machine *m, nm_report *r);
+
+/* A "poll between slices" callback: the run loop calls every poller, in the
+ * order added, after the events due at the end of each CPU slice.  For host
+ * I/O at a real-world boundary (slirp's sockets); a poller may block on host
+ * time briefly (slirp paces virtual time to host time that way).  Pollers
+ * live as long as the machine. */
+typedef struct nm_machine_poller {
+    void (*fn)(void *opaque);
+    void *opaque;
+} nm_machine_poller;
+
+void nm_machine_add_poller(nm_machine *m, void (*fn)(void *opaque), void *opaque);
+
+static inline void nm_machine_run_pollers(nm_machine *m)
+{
+    for (guint i = 0; i < m->pollers->len; i++) {
+        const nm_machine_poller *p = &g_array_index(m->pollers, nm_machine_poller, i);
+        p->fn(p->opaque);
+    }
+}
 
 /* Drives the CPU's INTR input (called by the interrupt controller). */
 static inline void nm_machine_set_intr(nm_machine *m, bool level) { m->intr = level; }

@@ -1,16 +1,41 @@
-/* nicemu: parse the configuration, build the machine, run it, report. */
+/* nicemu: parse the configuration, build the PC, run it, report. */
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "devices/pc/pc.h"
 #include "emu/config.h"
-#include "emu/machine.h"
+#include "emu/pc.h"
+#include "emu/run.h"
 
 static int config_error(GError *err)
 {
     fprintf(stderr, "nicemu: error: %s\n", err->message);
     g_error_free(err);
     return 2;
+}
+
+/* With --rom: what a CPU test ROM reported, on port 0xE9 and as POST codes. */
+static void print_rom_summary(const nm_pc_devices *devs)
+{
+    size_t count;
+    const uint8_t *codes = nm_postcode_codes(devs->postcode, &count);
+    fprintf(stderr, "nicemu: POST codes (%" G_GUINT64_FORMAT "):",
+            nm_postcode_total(devs->postcode));
+    for (size_t i = 0; i < count && i < 256; i++) fprintf(stderr, " %02x", codes[i]);
+    fprintf(stderr, "%s\n", count > 256 ? " ..." : "");
+}
+
+static bool write_report(nm_machine *m, const nm_run_result *r, const char *path, GError **err)
+{
+    nm_report *rep = nm_report_new();
+    nm_run_report(m, r, rep);
+    nm_machine_report(m, rep);
+    char *json = nm_report_json(rep);
+    bool ok = g_file_set_contents(path, json, -1, err);
+    g_free(json);
+    nm_report_free(rep);
+    return ok;
 }
 
 int main(int argc, char **argv)
@@ -26,18 +51,21 @@ int main(int argc, char **argv)
         nm_config_free(cfg);
         return 0;
     }
-    nm_machine *m = nm_machine_new(cfg, &err);
+    nm_pc_devices devs;
+    nm_machine *m = nm_pc_new(cfg, &devs, &err);
     if (!m) {
         nm_config_free(cfg);
         return config_error(err);
     }
-    int status = 0;
-    if (!cfg->kernel && !cfg->rom) {
-        fprintf(stderr, "nicemu: error: nothing to run: give --kernel FILE or --rom FILE\n");
+    nm_run_result r = nm_machine_run(m);
+    fflush(stdout);
+    nm_run_print_summary(m, &r, stderr);
+    if (cfg->rom) print_rom_summary(&devs);
+    int status = nm_run_exit_status(&r);
+    if (cfg->report_json && !write_report(m, &r, cfg->report_json, &err)) {
+        fprintf(stderr, "nicemu: error: %s\n", err->message);
+        g_error_free(err);
         status = 2;
-    } else {
-        fprintf(stderr, "nicemu: error: this build has no CPU yet\n");
-        status = 1;
     }
     nm_machine_free(m);
     nm_config_free(cfg);

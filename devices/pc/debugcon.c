@@ -4,6 +4,7 @@
 #include <glib.h>
 #include <stdio.h>
 
+#include "devices/pc/pc.h"
 #include "emu/device.h"
 #include "emu/log.h"
 #include "emu/machine.h"

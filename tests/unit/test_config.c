@@ -101,7 +101,8 @@ static void test_keyfile_errors(void)
     } cases[] = {
         {"[machine]\nrma=32M\n",
          "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, kernel, initrd, append, "
-         "rom, post-port, max-instructions, max-virtual-time, report-json, debug, strict-isa, "
+         "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, trace-range, trace-window, "
+         "strict-isa, "
          "rtc-epoch)"},
         {"[machine]\ncpu=z80\n",
          "machine.ini [machine]: cpu: bad value 'z80' (accepted: 386dx-25, 386dx-33, 386dx-40, "
@@ -193,6 +194,17 @@ static void test_device_values(void)
     g_assert_false(nm_config_add_device_spec(c, "--nic", "debugcon,io=1,io=2", &err));
     g_assert_cmpstr(err->message, ==, "--nic debugcon,io=1,io=2: key 'io' given twice");
     g_clear_error(&err);
+
+    /* The backend's own options follow net= on the command line; the NIC's
+     * keys may still come after them. */
+    g_assert_true(nm_config_add_device_spec(
+        c, "--nic", "ne2000,io=0x300,net=peer,ip=10.0.0.9/24,delayed-ack=1,capture=t.pcap,irq=5",
+        &err));
+    g_assert_no_error(err);
+    const nm_devcfg *d = c->devices->pdata[0];
+    g_assert_cmpstr(nm_devcfg_get(d, "net"), ==, "peer,ip=10.0.0.9/24,delayed-ack=1");
+    g_assert_cmpstr(nm_devcfg_get(d, "capture"), ==, "t.pcap");
+    g_assert_cmpstr(nm_devcfg_get(d, "irq"), ==, "5");
     nm_config_free(c);
 }
 

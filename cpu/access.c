@@ -1,0 +1,264 @@
+/* Memory access: segment checks (SDM vol. 3A, 5.3 limit checking, 5.4 type
+ * checking), then the software TLB, which maps a linear page to its physical
+ * page and, for RAM, a host pointer.  The inline fast paths are in core.h;
+ * this file fills the TLB and does everything the fast path does not:
+ * MMIO, ROM, page-crossing accesses, code pages (self-modifying code), the
+ * alignment check and the memory hook.
+ *
+ * Fast tags (tag_read, tag_write, tag_user, tag_user_write) are set only for
+ * host-pointer pages and never while a memory hook listens, so with a hook
+ * every access comes here and is reported. */
+#include "cpu/core.h"
+
+#include "emu/log.h"
+
+static bool align_check_on(const nm_cpu *c)
+{
+    return (c->cr0 & NM_CR0_AM) && (c->eflags & NM_FLAG_AC) && c->model->family >= NM_CPU_486;
+}
+
+static void tlb_invalidate_entry(nm_tlb_entry *e)
+{
+    e->tag_read = e->tag_write = e->tag_user = e->tag_user_write = NM_TLB_INVALID;
+    e->tag_valid = NM_TLB_INVALID;
+}
+
+void cpu_tlb_flush_all(nm_cpu *c)
+{
+    for (unsigned k = 0; k < NM_TLB_ENTRIES; k++) tlb_invalidate_entry(&c->tlb[k]);
+    c->fetch_lin = 1;
+}
+
+void cpu_tlb_flush_page(nm_cpu *c, uint32_t lin)
+{
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    if (e->tag_valid == (lin & ~0xfffu)) tlb_invalidate_entry(e);
+    if (c->fetch_lin == (lin & ~0xfffu)) c->fetch_lin = 1;
+}
+
+void access_code_page_watched(nm_cpu *c, uint32_t phys_page)
+{
+    for (unsigned k = 0; k < NM_TLB_ENTRIES; k++) {
+        nm_tlb_entry *e = &c->tlb[k];
+        if (e->tag_valid != NM_TLB_INVALID && e->phys_page == phys_page)
+            e->tag_write = e->tag_user_write = NM_TLB_INVALID;
+    }
+}
+
+/* The TLB entry for `lin` allowing access `acc` (NM_ACC_*), walking the
+ * page tables on a miss (which may raise #PF). */
+static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
+{
+    uint32_t page = lin & ~0xfffu;
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    bool user = acc & NM_ACC_USER, write = acc & NM_ACC_WRITE;
+    if (e->tag_valid == page) {
+        uint32_t p = e->perm;
+        uint32_t need = write ? (NM_TLBP_DIRTY | (user ? NM_TLBP_UW : NM_TLBP_SW))
+                              : (user ? NM_TLBP_UR : 0);
+        if ((p & need) == need) return e;
+    }
+    uint32_t phys, perm;
+    if (c->paging) {
+        bool writable = false, upage = false;
+        phys = cpu_page_walk(c, lin, acc, &writable, &upage);
+        /* The walk says writable only when the page is writable at every
+         * privilege that may use it and already dirty (mmu.c). */
+        perm = (user || upage) ? NM_TLBP_UR : 0;
+        if (writable) perm |= NM_TLBP_SW | NM_TLBP_DIRTY | ((user || upage) ? NM_TLBP_UW : 0);
+    } else {
+        phys = lin;
+        perm = NM_TLBP_SW | NM_TLBP_UR | NM_TLBP_UW | NM_TLBP_DIRTY;
+    }
+    phys = (phys & c->a20_mask) & ~0xfffu;
+    uint8_t *host = nm_memmap_page_ptr(c->mem, phys, false);
+    if (host && nm_memmap_page_ptr(c->mem, phys, true)) perm |= NM_TLBP_RAM;
+    bool watched = nm_memmap_page_is_watched(c->mem, phys);
+    bool fast = !(c->have_hooks && c->hooks.mem);
+    bool ac = align_check_on(c);
+    e->tag_valid = page;
+    e->phys_page = phys;
+    e->host = host;
+    e->perm = perm;
+    e->tag_read = fast && host ? page : NM_TLB_INVALID;
+    e->tag_user = fast && host && (perm & NM_TLBP_UR) && !ac ? page : NM_TLB_INVALID;
+    bool w = fast && (perm & NM_TLBP_RAM) && (perm & NM_TLBP_DIRTY) && !watched;
+    e->tag_write = w && (perm & NM_TLBP_SW) ? page : NM_TLB_INVALID;
+    e->tag_user_write = w && (perm & NM_TLBP_UW) && !ac ? page : NM_TLB_INVALID;
+    return e;
+}
+
+uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin)
+{
+    nm_tlb_entry *e = tlb_translate(c, lin, NM_ACC_FETCH | (c->cpl == 3 ? NM_ACC_USER : 0));
+    return e->phys_page;
+}
+
+static uint32_t entry_read(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, unsigned size)
+{
+    if (e->host) {
+        uint32_t v = 0;
+        memcpy(&v, e->host + off, size); /* little-endian host */
+        return v;
+    }
+    return nm_mem_read(c->mem, e->phys_page | off, size);
+}
+
+static void entry_write(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, uint32_t v, unsigned size)
+{
+    uint32_t phys = e->phys_page | off;
+    if (e->perm & NM_TLBP_RAM) {
+        memcpy(e->host + off, &v, size);
+        if (nm_memmap_page_is_watched(c->mem, phys)) icache_invalidate(c, phys, size);
+    } else {
+        nm_mem_write(c->mem, phys, v, size); /* ROM, MMIO, partial pages (watch via memmap) */
+    }
+}
+
+static void mem_hook(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, unsigned flags)
+{
+    if (c->have_hooks && c->hooks.mem) c->hooks.mem(c->hooks.opaque, lin, phys, size, flags);
+}
+
+static uint32_t read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, unsigned hflags)
+{
+    uint32_t off = lin & 0xfff;
+    unsigned acc = (user ? NM_ACC_USER : 0) | ((hflags & NM_MEM_CODE) ? NM_ACC_FETCH : 0);
+    if (user && size > 1 && (lin & (size - 1)) && align_check_on(c) && !(hflags & NM_MEM_CODE))
+        cpu_raise(c, NM_EXC_AC, 0); /* SDM vol. 3A, 6.15 interrupt 17 */
+    if (off + size <= 0x1000) {
+        nm_tlb_entry *e = tlb_translate(c, lin, acc);
+        uint32_t v = entry_read(c, e, off, size);
+        mem_hook(c, lin, e->phys_page | off, size, hflags);
+        return v;
+    }
+    /* Crosses a page: translate both (either may fault), then read bytes. */
+    unsigned n1 = 0x1000 - off;
+    nm_tlb_entry e1 = *tlb_translate(c, lin, acc);
+    nm_tlb_entry e2 = *tlb_translate(c, lin + n1, acc);
+    uint32_t v = 0;
+    for (unsigned k = 0; k < size; k++) {
+        uint32_t b = k < n1 ? entry_read(c, &e1, off + k, 1) : entry_read(c, &e2, k - n1, 1);
+        v |= b << (8 * k);
+    }
+    mem_hook(c, lin, e1.phys_page | off, n1, hflags);
+    mem_hook(c, lin + n1, e2.phys_page, size - n1, hflags);
+    return v;
+}
+
+static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user,
+                       unsigned hflags)
+{
+    uint32_t off = lin & 0xfff;
+    unsigned acc = NM_ACC_WRITE | (user ? NM_ACC_USER : 0);
+    if (user && size > 1 && (lin & (size - 1)) && align_check_on(c))
+        cpu_raise(c, NM_EXC_AC, 0);
+    if (off + size <= 0x1000) {
+        nm_tlb_entry *e = tlb_translate(c, lin, acc);
+        entry_write(c, e, off, v, size);
+        mem_hook(c, lin, e->phys_page | off, size, hflags | NM_MEM_WRITE);
+        return;
+    }
+    unsigned n1 = 0x1000 - off;
+    nm_tlb_entry e1 = *tlb_translate(c, lin, acc);
+    nm_tlb_entry e2 = *tlb_translate(c, lin + n1, acc);
+    /* Both pages are writable: nothing faults from here on. */
+    for (unsigned k = 0; k < size; k++) {
+        uint32_t b = (v >> (8 * k)) & 0xff;
+        if (k < n1) entry_write(c, &e1, off + k, b, 1);
+        else entry_write(c, &e2, k - n1, b, 1);
+    }
+    mem_hook(c, lin, e1.phys_page | off, n1, hflags | NM_MEM_WRITE);
+    mem_hook(c, lin + n1, e2.phys_page, size - n1, hflags | NM_MEM_WRITE);
+}
+
+uint32_t access_read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user)
+{
+    return read_slow(c, lin, size, user, 0);
+}
+
+void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user)
+{
+    write_slow(c, lin, v, size, user, 0);
+}
+
+/* Code bytes for the decoder: reported as code accesses. */
+uint32_t access_fetch_byte(nm_cpu *c, uint32_t lin)
+{
+    return read_slow(c, lin, 1, c->cpl == 3, NM_MEM_CODE);
+}
+
+_Noreturn static void seg_fault(nm_cpu *c, int seg)
+{
+    cpu_raise(c, seg == NM_SS ? NM_EXC_SS : NM_EXC_GP, 0);
+}
+
+uint32_t seg_check_slow(nm_cpu *c, int seg, uint32_t off, unsigned size, bool write)
+{
+    const nm_segment *s = &c->seg[seg];
+    uint16_t f = s->flags;
+    bool pm = c->pe && !c->vm86;
+    if (pm) {
+        /* A null selector leaves an unusable register (SDM 3A, 3.4.2). */
+        if (!(f & NM_SEGF_P) || !(f & NM_SEGF_S)) seg_fault(c, seg);
+        if ((s->selector & 0xfffc) == 0 && seg != NM_CS && seg != NM_SS) seg_fault(c, seg);
+        if (f & 0x8) { /* code: never writable, readable if R */
+            if (write || !(f & 0x2)) seg_fault(c, seg);
+        } else if (write && !(f & 0x2)) {
+            seg_fault(c, seg);
+        }
+    }
+    uint32_t last = off + (size - 1);
+    if (pm && !(f & 0x8) && (f & 0x4)) {
+        /* Expand-down: valid offsets are limit+1 .. 0xFFFF or 0xFFFFFFFF. */
+        uint32_t upper = (f & NM_SEGF_DB) ? 0xffffffffu : 0xffffu;
+        if (off <= s->limit || last > upper || last < off) seg_fault(c, seg);
+    } else {
+        if (off > s->limit || s->limit - off < size - 1) seg_fault(c, seg);
+    }
+    return s->base + off;
+}
+
+/* ---------------------------------------------------------- the API */
+
+uint8_t cpu_read8(nm_cpu *c, int seg, uint32_t offset) { return (uint8_t)mem_read(c, seg, offset, 1); }
+uint16_t cpu_read16(nm_cpu *c, int seg, uint32_t offset) { return (uint16_t)mem_read(c, seg, offset, 2); }
+uint32_t cpu_read32(nm_cpu *c, int seg, uint32_t offset) { return mem_read(c, seg, offset, 4); }
+void cpu_write8(nm_cpu *c, int seg, uint32_t offset, uint8_t value) { mem_write(c, seg, offset, value, 1); }
+void cpu_write16(nm_cpu *c, int seg, uint32_t offset, uint16_t value) { mem_write(c, seg, offset, value, 2); }
+void cpu_write32(nm_cpu *c, int seg, uint32_t offset, uint32_t value) { mem_write(c, seg, offset, value, 4); }
+
+static uint32_t lin_read_sys(nm_cpu *c, uint32_t lin, unsigned size, bool system)
+{
+    if (!system) return lin_read(c, lin, size);
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    if (e->tag_read == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)
+        return entry_read(c, e, lin & 0xfff, size);
+    return read_slow(c, lin, size, false, NM_MEM_SYSTEM);
+}
+
+static void lin_write_sys(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool system)
+{
+    if (!system) {
+        lin_write(c, lin, v, size);
+        return;
+    }
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    if (e->tag_write == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size) {
+        memcpy(e->host + (lin & 0xfff), &v, size);
+        return;
+    }
+    write_slow(c, lin, v, size, false, NM_MEM_SYSTEM);
+}
+
+uint8_t cpu_lin_read8(nm_cpu *c, uint32_t lin, bool system) { return (uint8_t)lin_read_sys(c, lin, 1, system); }
+uint16_t cpu_lin_read16(nm_cpu *c, uint32_t lin, bool system) { return (uint16_t)lin_read_sys(c, lin, 2, system); }
+uint32_t cpu_lin_read32(nm_cpu *c, uint32_t lin, bool system) { return lin_read_sys(c, lin, 4, system); }
+void cpu_lin_write8(nm_cpu *c, uint32_t lin, uint8_t value, bool system) { lin_write_sys(c, lin, value, 1, system); }
+void cpu_lin_write16(nm_cpu *c, uint32_t lin, uint16_t value, bool system) { lin_write_sys(c, lin, value, 2, system); }
+void cpu_lin_write32(nm_cpu *c, uint32_t lin, uint32_t value, bool system) { lin_write_sys(c, lin, value, 4, system); }
+
+void cpu_push16(nm_cpu *c, uint16_t v) { push(c, v, 2); }
+void cpu_push32(nm_cpu *c, uint32_t v) { push(c, v, 4); }
+uint16_t cpu_pop16(nm_cpu *c) { return (uint16_t)pop(c, 2); }
+uint32_t cpu_pop32(nm_cpu *c) { return pop(c, 4); }

@@ -1,0 +1,304 @@
+/* Inline fast paths shared by the core's files: registers, lazy flags,
+ * effective addresses, segmented and linear memory access through the
+ * software TLB.  The slow paths live in access.c and flags.c. */
+#ifndef NICEMU_CPU_CORE_H
+#define NICEMU_CPU_CORE_H
+
+#include <string.h>
+
+#include "cpu/cpu_internal.h"
+#include "cpu/decode.h"
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ---------------------------------------------------------------- flags */
+
+/* Lazy flags: lf_op = kind * 4 + size index (0: 8 bit, 1: 16, 2: 32). */
+enum { LF_NONE = 0, LF_ADD, LF_ADC, LF_SUB, LF_SBB, LF_LOGIC, LF_INC, LF_DEC };
+#define LF(kind, szi) ((uint32_t)(kind) * 4u + (uint32_t)(szi))
+
+static inline unsigned szi_of(unsigned size) { return size == 1 ? 0 : size == 2 ? 1 : 2; }
+static inline uint32_t szi_mask(unsigned szi) { return szi == 0 ? 0xffu : szi == 1 ? 0xffffu : 0xffffffffu; }
+static inline uint32_t szi_sign(unsigned szi) { return 1u << ((8u << szi) - 1); }
+static inline uint32_t size_mask(unsigned size) { return size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1; }
+
+static inline void lf_set(nm_cpu *c, unsigned kind, unsigned szi, uint32_t a, uint32_t b, uint32_t res)
+{
+    c->lf_op = LF(kind, szi);
+    c->lf_a = a;
+    c->lf_b = b;
+    c->lf_res = res;
+}
+
+bool flags_of(const nm_cpu *c);
+bool flags_af(const nm_cpu *c);
+bool flags_pf(const nm_cpu *c);
+/* Evaluates condition code 0..15 (Jcc/SETcc low nibble). */
+bool flags_cond(const nm_cpu *c, unsigned cc);
+/* Writes the six arithmetic flags eagerly (shifts, multiplies, BCD). */
+static inline void flags_set_arith(nm_cpu *c, uint32_t arith)
+{
+    c->eflags = (c->eflags & ~NM_FLAGS_ARITH) | (arith & NM_FLAGS_ARITH);
+    c->lf_op = LF_NONE;
+}
+static inline bool flags_zf(const nm_cpu *c)
+{
+    return c->lf_op == LF_NONE ? (c->eflags & NM_FLAG_ZF) != 0 : c->lf_res == 0;
+}
+static inline bool flags_sf(const nm_cpu *c)
+{
+    return c->lf_op == LF_NONE ? (c->eflags & NM_FLAG_SF) != 0
+                               : (c->lf_res & szi_sign(c->lf_op & 3)) != 0;
+}
+static inline bool flags_cf(const nm_cpu *c)
+{
+    uint32_t a = c->lf_a, b = c->lf_b, r = c->lf_res;
+    switch (c->lf_op >> 2) {
+    case LF_NONE: return c->eflags & NM_FLAG_CF;
+    case LF_ADD: return r < a;
+    case LF_ADC: return c->lf_carry_in ? r <= a : r < a;
+    case LF_SUB: return a < b;
+    case LF_SBB: return c->lf_carry_in ? a <= b : a < b;
+    case LF_INC:
+    case LF_DEC: return c->lf_carry_in != 0;
+    default: return false; /* logic ops clear CF */
+    }
+}
+
+static inline uint32_t parity_flag(uint32_t v)
+{
+    return (__builtin_popcount(v & 0xff) & 1) ? 0 : NM_FLAG_PF;
+}
+/* SF, ZF and PF of a result (for the eager paths). */
+static inline uint32_t szp_flags(uint32_t res, unsigned szi)
+{
+    res &= szi_mask(szi);
+    return (res == 0 ? NM_FLAG_ZF : 0) | ((res & szi_sign(szi)) ? NM_FLAG_SF : 0) | parity_flag(res);
+}
+
+/* ------------------------------------------------------------ registers */
+
+static inline uint32_t reg8(const nm_cpu *c, unsigned r)
+{
+    return r < 4 ? c->gpr[r] & 0xff : (c->gpr[r - 4] >> 8) & 0xff;
+}
+static inline void set_reg8(nm_cpu *c, unsigned r, uint32_t v)
+{
+    if (r < 4) c->gpr[r] = (c->gpr[r] & ~0xffu) | (v & 0xff);
+    else c->gpr[r - 4] = (c->gpr[r - 4] & ~0xff00u) | (v & 0xff) << 8;
+}
+static inline uint32_t reg_get(const nm_cpu *c, unsigned r, unsigned size)
+{
+    if (size == 4) return c->gpr[r];
+    if (size == 2) return c->gpr[r] & 0xffff;
+    return reg8(c, r);
+}
+static inline void reg_set(nm_cpu *c, unsigned r, unsigned size, uint32_t v)
+{
+    if (size == 4) c->gpr[r] = v;
+    else if (size == 2) c->gpr[r] = (c->gpr[r] & 0xffff0000u) | (v & 0xffff);
+    else set_reg8(c, r, v);
+}
+
+/* ---------------------------------------------------- effective address */
+
+static inline uint32_t insn_ea(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t a = i->disp;
+    if (i->base != NM_REG_NONE) a += c->gpr[i->base];
+    if (i->index != NM_REG_NONE) a += c->gpr[i->index] << i->scale;
+    if (!i->addr32) a &= 0xffff;
+    c->last_ea = a;
+    return a;
+}
+
+/* ------------------------------------------------------- linear access */
+
+/* TLB permission bits (nm_tlb_entry.perm). */
+#define NM_TLBP_SW 1u    /* supervisor writes allowed */
+#define NM_TLBP_UR 2u    /* user reads allowed */
+#define NM_TLBP_UW 4u    /* user writes allowed */
+#define NM_TLBP_DIRTY 8u /* D already set (a write walk was done) */
+#define NM_TLBP_RAM 16u  /* host pointer may be written */
+#define NM_TLB_INVALID 1u /* never equals a page-aligned tag */
+
+uint32_t access_read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user);
+void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user);
+uint32_t seg_check_slow(nm_cpu *c, int seg, uint32_t off, unsigned size, bool write);
+
+static inline nm_tlb_entry *tlb_entry(nm_cpu *c, uint32_t lin)
+{
+    return &c->tlb[(lin >> 12) & (NM_TLB_ENTRIES - 1)];
+}
+
+static inline uint32_t lin_read(nm_cpu *c, uint32_t lin, unsigned size)
+{
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    bool user = c->cpl == 3;
+    uint32_t tag = user ? e->tag_user : e->tag_read;
+    if (likely(tag == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)) {
+        const uint8_t *p = e->host + (lin & 0xfff);
+        if (size == 4) { uint32_t v; memcpy(&v, p, 4); return v; }
+        if (size == 2) { uint16_t v; memcpy(&v, p, 2); return v; }
+        return *p;
+    }
+    return access_read_slow(c, lin, size, user);
+}
+
+static inline void lin_write(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size)
+{
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    bool user = c->cpl == 3;
+    uint32_t tag = user ? e->tag_user_write : e->tag_write;
+    if (likely(tag == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)) {
+        uint8_t *p = e->host + (lin & 0xfff);
+        if (size == 4) { uint32_t x = v; memcpy(p, &x, 4); }
+        else if (size == 2) { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); }
+        else *p = (uint8_t)v;
+        return;
+    }
+    access_write_slow(c, lin, v, size, user);
+}
+
+/* ---------------------------------------------------- segmented access */
+
+/* Fast test of a data access: present data segment (readable; writable and
+ * expand-up for writes), offset within the limit.  Everything else (code
+ * segments, expand-down, real-mode leftovers, faults) goes to the slow path. */
+static inline uint32_t seg_lin(nm_cpu *c, int seg, uint32_t off, unsigned size, bool write)
+{
+    const nm_segment *s = &c->seg[seg];
+    uint16_t mask = write ? 0x9e : 0x9c, want = write ? 0x92 : 0x90;
+    if (likely((s->flags & mask) == want && off <= s->limit && s->limit - off >= size - 1))
+        return s->base + off;
+    return seg_check_slow(c, seg, off, size, write);
+}
+
+static inline uint32_t mem_read(nm_cpu *c, int seg, uint32_t off, unsigned size)
+{
+    return lin_read(c, seg_lin(c, seg, off, size, false), size);
+}
+static inline void mem_write(nm_cpu *c, int seg, uint32_t off, uint32_t v, unsigned size)
+{
+    lin_write(c, seg_lin(c, seg, off, size, true), v, size);
+}
+
+/* r/m operand of a decoded instruction. */
+static inline uint32_t rm_read(nm_cpu *c, const nm_insn *i, unsigned size)
+{
+    if (i->mod == 3) return reg_get(c, i->rm, size);
+    return mem_read(c, i->seg, insn_ea(c, i), size);
+}
+static inline void rm_write(nm_cpu *c, const nm_insn *i, unsigned size, uint32_t v)
+{
+    if (i->mod == 3) reg_set(c, i->rm, size, v);
+    else mem_write(c, i->seg, insn_ea(c, i), v, size);
+}
+
+/* ---------------------------------------------------------------- stack */
+
+static inline void push(nm_cpu *c, uint32_t v, unsigned size)
+{
+    uint32_t esp = c->gpr[NM_ESP];
+    if (c->stack32) {
+        mem_write(c, NM_SS, esp - size, v, size);
+        c->gpr[NM_ESP] = esp - size;
+    } else {
+        uint32_t sp = (esp - size) & 0xffff;
+        mem_write(c, NM_SS, sp, v, size);
+        c->gpr[NM_ESP] = (esp & 0xffff0000u) | sp;
+    }
+}
+static inline uint32_t pop(nm_cpu *c, unsigned size)
+{
+    uint32_t esp = c->gpr[NM_ESP], v;
+    if (c->stack32) {
+        v = mem_read(c, NM_SS, esp, size);
+        c->gpr[NM_ESP] = esp + size;
+    } else {
+        v = mem_read(c, NM_SS, esp & 0xffff, size);
+        c->gpr[NM_ESP] = (esp & 0xffff0000u) | ((esp + size) & 0xffff);
+    }
+    return v;
+}
+/* Reads the value `pop` would return, without moving the stack pointer. */
+static inline uint32_t stack_peek(nm_cpu *c, uint32_t depth, unsigned size)
+{
+    uint32_t esp = c->gpr[NM_ESP] + depth;
+    return mem_read(c, NM_SS, c->stack32 ? esp : esp & 0xffff, size);
+}
+
+/* ------------------------------------------------------------ branches */
+
+void core_branch_hook(nm_cpu *c, uint32_t to, bool taken);
+static inline void jump_to(nm_cpu *c, uint32_t target, unsigned opsize)
+{
+    if (opsize != 4) target &= 0xffff;
+    if (unlikely(target > c->seg[NM_CS].limit)) cpu_raise(c, NM_EXC_GP, 0);
+    c->eip = target;
+}
+
+/* ------------------------------------------------------ icache (icache.c) */
+
+void *icache_new(void);
+void icache_free(void *ic);
+/* The cache: direct-mapped by physical address (icache.c explains). */
+#define IC_BITS 16
+#define IC_SIZE (1u << IC_BITS)
+#define IC_MASK (IC_SIZE - 1)
+typedef struct ic_entry {
+    uint64_t tag; /* 0: empty; else 1<<40 | phys<<1 | code32 */
+    nm_insn insn;
+} ic_entry;
+typedef struct icache {
+    ic_entry e[IC_SIZE];
+    nm_insn scratch; /* the last uncacheable instruction */
+    uint64_t decodes, invalidations;
+} icache;
+static inline uint64_t ic_tag(uint32_t phys, bool code32)
+{
+    return (1ull << 40) | (uint64_t)phys << 1 | (code32 ? 1 : 0);
+}
+const nm_insn *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag);
+uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin);
+/* Returns the decoded instruction at the current CS:EIP. */
+static inline const nm_insn *icache_fetch(nm_cpu *c)
+{
+    icache *ic = c->icache;
+    uint32_t lin = c->seg[NM_CS].base + c->eip;
+    if (unlikely((lin & ~0xfffu) != c->fetch_lin)) {
+        c->fetch_phys = access_fetch_translate(c, lin);
+        c->fetch_lin = lin & ~0xfffu;
+    }
+    uint32_t phys = c->fetch_phys | (lin & 0xfff);
+    ic_entry *e = &ic->e[phys & IC_MASK];
+    uint64_t tag = ic_tag(phys, c->code32);
+    if (likely(e->tag == tag)) return &e->insn;
+    return icache_miss(c, e, lin, phys, tag);
+}
+/* A write to physical [paddr, paddr+len) in a watched page. */
+void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len);
+void icache_flush(nm_cpu *c);
+/* A page that now holds decoded code: its writes must take the slow path. */
+void access_code_page_watched(nm_cpu *c, uint32_t phys_page);
+
+/* --------------------------------------------------------- misc helpers */
+
+static inline unsigned iopl(const nm_cpu *c) { return (c->eflags >> 12) & 3; }
+/* CPL 0 check for privileged instructions (real mode is CPL 0). */
+static inline void require_cpl0(nm_cpu *c)
+{
+    if (c->cpl != 0) cpu_raise(c, NM_EXC_GP, 0);
+}
+void io_check(nm_cpu *c, uint16_t port, unsigned size);
+uint32_t io_in(nm_cpu *c, uint16_t port, unsigned size);
+void io_out(nm_cpu *c, uint16_t port, uint32_t v, unsigned size);
+
+/* Trace (trace.c). */
+void trace_init(nm_cpu *c);
+void trace_free(nm_cpu *c);
+void trace_insn(nm_cpu *c, const nm_insn *i);
+bool trace_active(nm_cpu *c);
+
+#endif

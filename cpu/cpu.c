@@ -1,0 +1,328 @@
+/* The CPU core: creation and reset, the run loop (fetch through the
+ * decoded-instruction cache, dispatch through the handler pointer), the
+ * exception landing pad, interrupts, HLT, the hooks, register access and
+ * the state dump. */
+#include "cpu/core.h"
+
+#include <glib.h>
+#include <inttypes.h>
+
+#include "emu/log.h"
+
+void icache_watch_cb(void *opaque, uint32_t paddr, unsigned len);
+
+/* Vectors that push an error code (SDM vol. 3A, table 6-1). */
+static bool vector_has_error(int v)
+{
+    return v == NM_EXC_DF || (v >= NM_EXC_TS && v <= NM_EXC_PF) || v == NM_EXC_AC;
+}
+
+_Noreturn void cpu_raise(nm_cpu *c, int vector, uint32_t error_code)
+{
+    c->pending_vector = vector;
+    c->pending_error = error_code;
+    c->pending_has_error = vector_has_error(vector);
+    if (!c->fault_jmp) {
+        /* Only the run loop executes guest code: an exception anywhere else
+         * is an emulator bug, not a guest action. */
+        g_error("cpu: exception %d raised outside nm_cpu_run", vector);
+    }
+    longjmp(*c->fault_jmp, 1);
+}
+
+_Noreturn void cpu_raise_noerr(nm_cpu *c, int vector) { cpu_raise(c, vector, 0); }
+
+void cpu_update_mode(nm_cpu *c)
+{
+    c->pe = c->cr0 & NM_CR0_PE;
+    c->vm86 = c->pe && (c->eflags & NM_FLAG_VM);
+    c->paging = (c->cr0 & NM_CR0_PG) && c->pe;
+    bool pm = c->pe && !c->vm86;
+    c->code32 = pm && (c->seg[NM_CS].flags & NM_SEGF_DB);
+    c->stack32 = pm && (c->seg[NM_SS].flags & NM_SEGF_DB);
+    /* CPL is SS.DPL in protected mode (equal to CS.RPL once CS is loaded,
+     * and 0 between setting CR0.PE and the first far jump). */
+    c->cpl = !c->pe ? 0 : c->vm86 ? 3 : (c->seg[NM_SS].flags & NM_SEGF_DPL) >> NM_SEGF_DPL_SHIFT;
+    c->fetch_lin = 1;
+    bool ac = (c->cr0 & NM_CR0_AM) && (c->eflags & NM_FLAG_AC);
+    if (ac != c->ac_on) {
+        c->ac_on = ac;
+        cpu_tlb_flush_all(c); /* user fast tags depend on it */
+    }
+}
+
+nm_cpu *nm_cpu_new(nm_machine *m)
+{
+    nm_cpu *c = g_new0(nm_cpu, 1);
+    c->m = m;
+    c->clock = &m->clock;
+    c->mem = m->mem;
+    c->io = m->io;
+    c->model = m->model;
+    c->strict_isa = m->cfg && m->cfg->strict_isa;
+    c->icache = icache_new();
+    c->a20_mask = 0xffffffffu;
+    nm_memmap_set_write_watch(m->mem, icache_watch_cb, c);
+    if (!m->cpu) m->cpu = c;
+    trace_init(c);
+    nm_cpu_reset(c);
+    return c;
+}
+
+void nm_cpu_free(nm_cpu *c)
+{
+    if (!c) return;
+    if (c->m->cpu == c) c->m->cpu = NULL;
+    if (c->mem->watch_opaque == c) nm_memmap_set_write_watch(c->mem, NULL, NULL);
+    trace_free(c);
+    icache_free(c->icache);
+    g_free(c);
+}
+
+static void set_seg(nm_segment *s, uint16_t sel, uint32_t base, uint32_t limit, uint16_t flags)
+{
+    s->selector = sel;
+    s->base = base;
+    s->limit = limit;
+    s->flags = flags;
+}
+
+void nm_cpu_reset(nm_cpu *c)
+{
+    /* SDM vol. 3A, 9.1.1, table 9-1. */
+    memset(c->gpr, 0, sizeof c->gpr);
+    c->gpr[NM_EDX] = c->model->reset_edx;
+    c->eip = 0xfff0;
+    c->eflags = 2;
+    c->lf_op = LF_NONE;
+    for (int s = 0; s < NM_SEG_COUNT; s++) set_seg(&c->seg[s], 0, 0, 0xffff, 0x93);
+    set_seg(&c->seg[NM_CS], 0xf000, 0xffff0000u, 0xffff, 0x9b);
+    set_seg(&c->ldtr, 0, 0, 0xffff, 0x82);
+    set_seg(&c->tr, 0, 0, 0xffff, 0x8b);
+    c->gdtr = (nm_dtr){0, 0xffff};
+    c->idtr = (nm_dtr){0, 0xffff};
+    /* The 486 and Pentium come up with CD, NW and ET set; the 386 with ET
+     * clear when no coprocessor answers. */
+    c->cr0 = c->model->family >= NM_CPU_486 ? 0x60000010u : 0;
+    c->cr2 = c->cr3 = c->cr4 = 0;
+    memset(c->dr, 0, sizeof c->dr);
+    c->dr[6] = 0xffff0ff0u;
+    c->dr[7] = 0x400;
+    c->tsc_offset = (uint64_t)0 - c->clock->cycles; /* RESET zeroes the TSC */
+    memset(c->msr_misc, 0, sizeof c->msr_misc);
+    c->halted = false;
+    c->inhibit_irq = c->inhibit_fresh = false;
+    c->pending_vector = -1;
+    c->exception_depth = 0;
+    c->ac_on = false;
+    cpu_update_mode(c);
+    cpu_tlb_flush_all(c);
+    icache_flush(c);
+}
+
+void nm_cpu_enter_flat32(nm_cpu *c, uint32_t eip, uint32_t esp)
+{
+    c->cr0 |= NM_CR0_PE;
+    c->cr0 &= ~NM_CR0_PG;
+    c->eflags = 2;
+    c->lf_op = LF_NONE;
+    for (int s = 0; s < NM_SEG_COUNT; s++) set_seg(&c->seg[s], 0x10, 0, 0xffffffffu, 0xc093);
+    set_seg(&c->seg[NM_CS], 0x08, 0, 0xffffffffu, 0xc09b);
+    c->eip = eip;
+    c->gpr[NM_ESP] = esp;
+    c->halted = false;
+    cpu_update_mode(c);
+    cpu_tlb_flush_all(c);
+}
+
+void nm_cpu_flush_translations(nm_cpu *c) { cpu_tlb_flush_all(c); }
+
+void nm_cpu_set_hooks(nm_cpu *c, const nm_cpu_hooks *hooks)
+{
+    if (hooks) c->hooks = *hooks;
+    else memset(&c->hooks, 0, sizeof c->hooks);
+    c->have_hooks = c->hooks.insn || c->hooks.mem || c->hooks.io || c->hooks.branch ||
+                    c->hooks.interrupt;
+    cpu_tlb_flush_all(c); /* fast TLB tags are off while a memory hook listens */
+}
+
+uint64_t nm_cpu_instructions(const nm_cpu *c) { return c->instructions; }
+bool nm_cpu_halted(const nm_cpu *c) { return c->halted; }
+
+uint32_t nm_cpu_get_reg(const nm_cpu *c, int reg) { return reg >= 0 && reg < 8 ? c->gpr[reg] : 0; }
+void nm_cpu_set_reg(nm_cpu *c, int reg, uint32_t value)
+{
+    if (reg >= 0 && reg < 8) c->gpr[reg] = value;
+}
+uint32_t nm_cpu_get_eip(const nm_cpu *c) { return c->eip; }
+void nm_cpu_set_eip(nm_cpu *c, uint32_t eip)
+{
+    c->eip = eip;
+    c->halted = false;
+}
+uint32_t nm_cpu_get_eflags(nm_cpu *c) { return cpu_get_eflags(c); }
+void nm_cpu_set_eflags(nm_cpu *c, uint32_t eflags)
+{
+    cpu_set_eflags(c, eflags, 0xffffffffu);
+    cpu_update_mode(c);
+}
+const nm_segment *nm_cpu_get_segment(const nm_cpu *c, int seg)
+{
+    return seg >= 0 && seg < NM_SEG_COUNT ? &c->seg[seg] : NULL;
+}
+
+/* ---------------------------------------------------------- run loop */
+
+static void deliver_external(nm_cpu *c)
+{
+    if (!c->m->intc.acknowledge) return;
+    c->insn_eip = c->eip;
+    c->insn_esp = c->gpr[NM_ESP];
+    c->halted = false;
+    unsigned v = c->m->intc.acknowledge(c->m->intc.opaque);
+    cpu_interrupt(c, v, NM_INT_EXTERNAL, false, 0, c->eip);
+}
+
+/* After an instruction: single-step trap, interrupt shadow, INTR. */
+static void post_insn(nm_cpu *c, uint32_t tf)
+{
+    if (tf) {
+        /* TF set at the start: #DB trap after it (SDM vol. 3A, 17.3.1.4). */
+        c->dr[6] |= 0x4000;
+        c->insn_eip = c->eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        cpu_deliver_exception(c, NM_EXC_DB, false, 0);
+        c->exception_depth = 0;
+        return;
+    }
+    if (c->inhibit_irq) {
+        if (c->inhibit_fresh) {
+            c->inhibit_fresh = false;
+            return;
+        }
+        c->inhibit_irq = false;
+    }
+    if (c->m->intr && (c->eflags & NM_FLAG_IF)) deliver_external(c);
+}
+
+static void run_hooks(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t cost = 1;
+    if (c->hooks.mem) {
+        /* The code bytes (the fetch page's translation is still cached
+         * unless the instruction itself changed it). */
+        uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
+        c->hooks.mem(c->hooks.opaque, lin, c->fetch_phys | (lin & 0xfff), i->len, NM_MEM_CODE);
+    }
+    if (c->hooks.branch && (nm_opcode_flags(i->op) & NM_OPF_BRANCH)) {
+        uint32_t next = c->insn_eip + i->len;
+        bool cond = i->op == NM_OP_JCC || i->op == NM_OP_LOOP || i->op == NM_OP_LOOPE ||
+                    i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
+        c->hooks.branch(c->hooks.opaque, c->insn_eip, c->eip, !cond || c->eip != next);
+    }
+    if (c->hooks.insn) {
+        nm_insn copy = *i;
+        copy.ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
+        cost = c->hooks.insn(c->hooks.opaque, c, &copy);
+    }
+    c->clock->cycles += cost;
+}
+
+uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
+{
+    jmp_buf jb;
+    jmp_buf *saved = c->fault_jmp;
+    const uint64_t start_insns = c->instructions;
+    /* 0 means no limit; the sum saturates (callers pass UINT64_MAX). */
+    const uint64_t limit = (max_instructions && max_instructions <= UINT64_MAX - c->steps)
+                               ? c->steps + max_instructions
+                               : UINT64_MAX;
+    const bool tracing = nm_log_enabled(EXEC, NM_LOG_DEBUG) && trace_active(c);
+    nm_clock *clk = c->clock;
+    nm_machine *m = c->m;
+
+    c->fault_jmp = &jb;
+    if (setjmp(jb)) {
+        /* Landing pad: the instruction faulted.  Restore its start and
+         * deliver (which may fault again: the system half escalates to #DF
+         * and triple fault). */
+        int v = c->pending_vector;
+        c->pending_vector = -1;
+        c->eip = c->insn_eip;
+        c->gpr[NM_ESP] = c->insn_esp;
+        c->steps++;
+        clk->cycles += 1;
+        cpu_deliver_exception(c, v, c->pending_has_error, c->pending_error);
+        c->exception_depth = 0;
+    }
+
+    while (clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit) {
+        if (unlikely(c->halted)) {
+            if (m->intr && (c->eflags & NM_FLAG_IF) && m->intc.acknowledge) {
+                deliver_external(c);
+                continue;
+            }
+            if (!(c->eflags & NM_FLAG_IF)) {
+                nm_machine_request_stop(m, NM_STOP_HALT, 0, "HLT with interrupts disabled");
+                break;
+            }
+            if (clk->deadline != UINT64_MAX) clk->cycles = clk->deadline;
+            break;
+        }
+        c->insn_eip = c->eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        const nm_insn *i = icache_fetch(c);
+        const nm_segment *cs = &c->seg[NM_CS];
+        if (unlikely(c->eip > cs->limit || cs->limit - c->eip < (uint32_t)i->len - 1u))
+            cpu_raise(c, NM_EXC_GP, 0);
+        uint32_t tf = c->eflags & NM_FLAG_TF;
+        if (unlikely(tracing)) trace_insn(c, i);
+        c->eip += i->len;
+        if (!c->code32) c->eip &= 0xffff;
+        i->fn(c, i);
+        c->instructions++;
+        c->steps++;
+        if (unlikely(c->have_hooks)) run_hooks(c, i);
+        else clk->cycles += 1;
+        if (unlikely(tf | (uint32_t)m->intr | (uint32_t)c->inhibit_irq)) post_insn(c, tf);
+    }
+    c->fault_jmp = saved;
+    return c->instructions - start_insns;
+}
+
+/* ------------------------------------------------------------- dump */
+
+void nm_cpu_dump_state(nm_cpu *c, FILE *out)
+{
+    static const char *const gpr_names[8] = {"EAX", "ECX", "EDX", "EBX", "ESP", "EBP", "ESI", "EDI"};
+    static const char *const seg_names[NM_SEG_COUNT] = {"ES", "CS", "SS", "DS", "FS", "GS"};
+    uint32_t f = cpu_get_eflags(c);
+    fprintf(out, "CPU %s: %s mode, CPL %d, %s code, %s stack%s%s\n", c->model->name,
+            !c->pe ? "real" : c->vm86 ? "virtual-8086" : "protected", c->cpl,
+            c->code32 ? "32-bit" : "16-bit", c->stack32 ? "32-bit" : "16-bit",
+            c->paging ? ", paging" : "", c->halted ? ", halted" : "");
+    for (int r = 0; r < 8; r++)
+        fprintf(out, "%s=%08x%s", gpr_names[r], c->gpr[r], r == 3 || r == 7 ? "\n" : " ");
+    fprintf(out, "EIP=%08x EFLAGS=%08x [%s%s%s%s%s%s%s%s%s%s%s%s IOPL=%u]\n", c->eip, f,
+            f & NM_FLAG_CF ? "CF " : "", f & NM_FLAG_PF ? "PF " : "", f & NM_FLAG_AF ? "AF " : "",
+            f & NM_FLAG_ZF ? "ZF " : "", f & NM_FLAG_SF ? "SF " : "", f & NM_FLAG_TF ? "TF " : "",
+            f & NM_FLAG_IF ? "IF " : "", f & NM_FLAG_DF ? "DF " : "", f & NM_FLAG_OF ? "OF " : "",
+            f & NM_FLAG_NT ? "NT " : "", f & NM_FLAG_VM ? "VM " : "", f & NM_FLAG_AC ? "AC " : "",
+            (f >> 12) & 3);
+    for (int s = 0; s < NM_SEG_COUNT; s++) {
+        const nm_segment *g = &c->seg[s];
+        fprintf(out, "%s=%04x base=%08x limit=%08x flags=%04x (type %x%s DPL%u%s%s%s)\n",
+                seg_names[s], g->selector, g->base, g->limit, g->flags, g->flags & 0xf,
+                g->flags & NM_SEGF_S ? "" : " system", (g->flags >> 5) & 3,
+                g->flags & NM_SEGF_P ? " P" : " NP", g->flags & NM_SEGF_DB ? " D/B" : "",
+                g->flags & NM_SEGF_G ? " G" : "");
+    }
+    fprintf(out, "LDTR=%04x base=%08x limit=%08x  TR=%04x base=%08x limit=%08x\n",
+            c->ldtr.selector, c->ldtr.base, c->ldtr.limit, c->tr.selector, c->tr.base, c->tr.limit);
+    fprintf(out, "GDTR=%08x/%04x IDTR=%08x/%04x\n", c->gdtr.base, c->gdtr.limit, c->idtr.base,
+            c->idtr.limit);
+    fprintf(out, "CR0=%08x CR2=%08x CR3=%08x CR4=%08x DR6=%08x DR7=%08x\n", c->cr0, c->cr2, c->cr3,
+            c->cr4, c->dr[6], c->dr[7]);
+    fprintf(out, "instructions=%" PRIu64 " cycles=%" PRIu64 " A20=%s\n", c->instructions,
+            c->clock->cycles, c->a20_mask == 0xffffffffu ? "on" : "off");
+}

@@ -1,0 +1,281 @@
+/* ALU operations, TEST, INC/DEC/NEG/NOT, MOV and friends, exchanges
+ * (SDM vol. 2, each instruction's page). */
+#include "cpu/exec.h"
+
+enum { ALU_ADD, ALU_OR, ALU_ADC, ALU_SBB, ALU_AND, ALU_SUB, ALU_XOR, ALU_CMP };
+
+/* Computes a op b at size index szi and records the lazy flags. */
+static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsigned szi)
+{
+    uint32_t m = szi_mask(szi), r, cin;
+    switch (op) {
+    case ALU_ADD: r = (a + b) & m; lf_set(c, LF_ADD, szi, a, b, r); return r;
+    case ALU_OR: r = a | b; lf_set(c, LF_LOGIC, szi, a, b, r); return r;
+    case ALU_ADC:
+        cin = flags_cf(c);
+        r = (a + b + cin) & m;
+        c->lf_carry_in = cin;
+        lf_set(c, LF_ADC, szi, a, b, r);
+        return r;
+    case ALU_SBB:
+        cin = flags_cf(c);
+        r = (a - b - cin) & m;
+        c->lf_carry_in = cin;
+        lf_set(c, LF_SBB, szi, a, b, r);
+        return r;
+    case ALU_AND: r = a & b; lf_set(c, LF_LOGIC, szi, a, b, r); return r;
+    case ALU_XOR: r = a ^ b; lf_set(c, LF_LOGIC, szi, a, b, r); return r;
+    default: /* SUB, CMP */ r = (a - b) & m; lf_set(c, LF_SUB, szi, a, b, r); return r;
+    }
+}
+
+/* Specialised per operation so that `alu` folds to one case. */
+#define ALU_HANDLERS(name, op)                                                                     \
+    static void h_##name##_EG(nm_cpu *c, const nm_insn *i)                                         \
+    {                                                                                              \
+        unsigned sz = i->opsize, szi = szi_of(sz);                                                 \
+        uint32_t b = reg_get(c, i->reg, sz);                                                       \
+        if (i->mod == 3) {                                                                         \
+            uint32_t r = alu(c, op, reg_get(c, i->rm, sz), b, szi);                                \
+            if (op != ALU_CMP) reg_set(c, i->rm, sz, r);                                           \
+        } else {                                                                                   \
+            uint32_t ea = insn_ea(c, i);                                                           \
+            uint32_t r = alu(c, op, mem_read(c, i->seg, ea, sz), b, szi);                          \
+            if (op != ALU_CMP) mem_write(c, i->seg, ea, r, sz);                                    \
+        }                                                                                          \
+    }                                                                                              \
+    static void h_##name##_GE(nm_cpu *c, const nm_insn *i)                                         \
+    {                                                                                              \
+        unsigned sz = i->opsize;                                                                   \
+        uint32_t b = rm_read(c, i, sz);                                                            \
+        uint32_t r = alu(c, op, reg_get(c, i->reg, sz), b, szi_of(sz));                            \
+        if (op != ALU_CMP) reg_set(c, i->reg, sz, r);                                              \
+    }                                                                                              \
+    static void h_##name##_EI(nm_cpu *c, const nm_insn *i)                                         \
+    {                                                                                              \
+        unsigned sz = i->opsize, szi = szi_of(sz);                                                 \
+        if (i->mod == 3) {                                                                         \
+            uint32_t r = alu(c, op, reg_get(c, i->rm, sz), i->imm, szi);                           \
+            if (op != ALU_CMP) reg_set(c, i->rm, sz, r);                                           \
+        } else {                                                                                   \
+            uint32_t ea = insn_ea(c, i);                                                           \
+            uint32_t r = alu(c, op, mem_read(c, i->seg, ea, sz), i->imm, szi);                     \
+            if (op != ALU_CMP) mem_write(c, i->seg, ea, r, sz);                                    \
+        }                                                                                          \
+    }
+
+ALU_HANDLERS(add, ALU_ADD)
+ALU_HANDLERS(or, ALU_OR)
+ALU_HANDLERS(adc, ALU_ADC)
+ALU_HANDLERS(sbb, ALU_SBB)
+ALU_HANDLERS(and, ALU_AND)
+ALU_HANDLERS(sub, ALU_SUB)
+ALU_HANDLERS(xor, ALU_XOR)
+ALU_HANDLERS(cmp, ALU_CMP)
+
+const nm_handler h_alu_EG[8] = {h_add_EG, h_or_EG, h_adc_EG, h_sbb_EG,
+                                h_and_EG, h_sub_EG, h_xor_EG, h_cmp_EG};
+const nm_handler h_alu_GE[8] = {h_add_GE, h_or_GE, h_adc_GE, h_sbb_GE,
+                                h_and_GE, h_sub_GE, h_xor_GE, h_cmp_GE};
+const nm_handler h_alu_EI[8] = {h_add_EI, h_or_EI, h_adc_EI, h_sbb_EI,
+                                h_and_EI, h_sub_EI, h_xor_EI, h_cmp_EI};
+
+void h_test_EG(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    uint32_t r = rm_read(c, i, sz) & reg_get(c, i->reg, sz);
+    lf_set(c, LF_LOGIC, szi_of(sz), 0, 0, r);
+}
+
+void h_test_EI(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    uint32_t r = rm_read(c, i, sz) & i->imm;
+    lf_set(c, LF_LOGIC, szi_of(sz), 0, 0, r);
+}
+
+/* INC/DEC keep CF (SDM vol. 2A, INC). */
+static inline void incdec(nm_cpu *c, const nm_insn *i, bool dec)
+{
+    unsigned sz = i->opsize, szi = szi_of(sz);
+    uint32_t cf = flags_cf(c), a, r;
+    if (i->mod == 3) {
+        a = reg_get(c, i->rm, sz);
+        r = (dec ? a - 1 : a + 1) & szi_mask(szi);
+        reg_set(c, i->rm, sz, r);
+    } else {
+        uint32_t ea = insn_ea(c, i);
+        a = mem_read(c, i->seg, ea, sz);
+        r = (dec ? a - 1 : a + 1) & szi_mask(szi);
+        mem_write(c, i->seg, ea, r, sz);
+    }
+    c->lf_carry_in = cf;
+    lf_set(c, dec ? LF_DEC : LF_INC, szi, a, 1, r);
+}
+void h_inc(nm_cpu *c, const nm_insn *i) { incdec(c, i, false); }
+void h_dec(nm_cpu *c, const nm_insn *i) { incdec(c, i, true); }
+
+void h_neg(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize, szi = szi_of(sz);
+    uint32_t ea = i->mod == 3 ? 0 : insn_ea(c, i);
+    uint32_t a = i->mod == 3 ? reg_get(c, i->rm, sz) : mem_read(c, i->seg, ea, sz);
+    uint32_t r = (0 - a) & szi_mask(szi);
+    if (i->mod == 3) reg_set(c, i->rm, sz, r);
+    else mem_write(c, i->seg, ea, r, sz);
+    lf_set(c, LF_SUB, szi, 0, a, r); /* NEG is 0 - x: CF = (x != 0) */
+}
+
+void h_not(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    if (i->mod == 3) {
+        reg_set(c, i->rm, sz, ~reg_get(c, i->rm, sz));
+    } else {
+        uint32_t ea = insn_ea(c, i);
+        mem_write(c, i->seg, ea, ~mem_read(c, i->seg, ea, sz), sz);
+    }
+}
+
+void h_mov_EG(nm_cpu *c, const nm_insn *i) { rm_write(c, i, i->opsize, reg_get(c, i->reg, i->opsize)); }
+void h_mov_GE(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, i->opsize)); }
+void h_mov_EI(nm_cpu *c, const nm_insn *i) { rm_write(c, i, i->opsize, i->imm); }
+
+void h_movzx8(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, 1)); }
+void h_movzx16(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, 2)); }
+void h_movsx8(nm_cpu *c, const nm_insn *i)
+{
+    reg_set(c, i->reg, i->opsize, (uint32_t)(int32_t)(int8_t)rm_read(c, i, 1));
+}
+void h_movsx16(nm_cpu *c, const nm_insn *i)
+{
+    reg_set(c, i->reg, i->opsize, (uint32_t)(int32_t)(int16_t)rm_read(c, i, 2));
+}
+
+void h_lea(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, insn_ea(c, i)); }
+
+void h_xchg(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    uint32_t a = reg_get(c, i->reg, sz);
+    if (i->mod == 3) {
+        reg_set(c, i->reg, sz, reg_get(c, i->rm, sz));
+        reg_set(c, i->rm, sz, a);
+    } else {
+        uint32_t ea = insn_ea(c, i);
+        uint32_t m = mem_read(c, i->seg, ea, sz);
+        mem_write(c, i->seg, ea, a, sz);
+        reg_set(c, i->reg, sz, m);
+    }
+}
+
+void h_xadd(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize, szi = szi_of(sz);
+    uint32_t src = reg_get(c, i->reg, sz);
+    if (i->mod == 3) {
+        uint32_t d = reg_get(c, i->rm, sz);
+        uint32_t r = alu(c, ALU_ADD, d, src, szi);
+        reg_set(c, i->reg, sz, d);
+        reg_set(c, i->rm, sz, r);
+    } else {
+        uint32_t ea = insn_ea(c, i);
+        uint32_t d = mem_read(c, i->seg, ea, sz);
+        uint32_t r = (d + src) & szi_mask(szi);
+        mem_write(c, i->seg, ea, r, sz);
+        lf_set(c, LF_ADD, szi, d, src, r);
+        reg_set(c, i->reg, sz, d);
+    }
+}
+
+/* CMPXCHG: compare the accumulator with the destination (SDM vol. 2A); the
+ * destination is written back either way (the bus sees a write). */
+void h_cmpxchg(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize, szi = szi_of(sz);
+    uint32_t acc = reg_get(c, NM_EAX, sz), src = reg_get(c, i->reg, sz), d;
+    uint32_t ea = 0;
+    if (i->mod == 3) d = reg_get(c, i->rm, sz);
+    else { ea = insn_ea(c, i); d = mem_read(c, i->seg, ea, sz); }
+    uint32_t r = (acc - d) & szi_mask(szi);
+    bool eq = acc == d;
+    uint32_t out = eq ? src : d;
+    if (i->mod == 3) reg_set(c, i->rm, sz, out);
+    else mem_write(c, i->seg, ea, out, sz);
+    if (!eq) reg_set(c, NM_EAX, sz, d);
+    lf_set(c, LF_SUB, szi, acc, d, r);
+}
+
+void h_cmpxchg8b(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t ea = insn_ea(c, i);
+    uint32_t lo = mem_read(c, i->seg, ea, 4), hi = mem_read(c, i->seg, ea + 4, 4);
+    uint32_t f = cpu_get_eflags(c);
+    if (lo == c->gpr[NM_EAX] && hi == c->gpr[NM_EDX]) {
+        mem_write(c, i->seg, ea, c->gpr[NM_EBX], 4);
+        mem_write(c, i->seg, ea + 4, c->gpr[NM_ECX], 4);
+        f |= NM_FLAG_ZF;
+    } else {
+        mem_write(c, i->seg, ea, lo, 4);
+        mem_write(c, i->seg, ea + 4, hi, 4);
+        c->gpr[NM_EAX] = lo;
+        c->gpr[NM_EDX] = hi;
+        f &= ~NM_FLAG_ZF;
+    }
+    flags_set_arith(c, f);
+}
+
+void h_bswap(nm_cpu *c, const nm_insn *i)
+{
+    /* With a 16-bit operand the result is undefined; the 486 clears the
+     * low word (as later parts do). */
+    if (i->opsize == 2) c->gpr[i->rm] &= 0xffff0000u;
+    else c->gpr[i->rm] = __builtin_bswap32(c->gpr[i->rm]);
+}
+
+void h_cbw(nm_cpu *c, const nm_insn *i)
+{
+    if (i->opsize == 4) c->gpr[NM_EAX] = (uint32_t)(int32_t)(int16_t)c->gpr[NM_EAX];
+    else reg_set(c, NM_EAX, 2, (uint32_t)(int32_t)(int8_t)c->gpr[NM_EAX]);
+}
+
+void h_cwd(nm_cpu *c, const nm_insn *i)
+{
+    if (i->opsize == 4) c->gpr[NM_EDX] = (c->gpr[NM_EAX] & 0x80000000u) ? 0xffffffffu : 0;
+    else reg_set(c, NM_EDX, 2, (c->gpr[NM_EAX] & 0x8000) ? 0xffff : 0);
+}
+
+void h_lahf(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    set_reg8(c, 4, (cpu_get_eflags(c) & 0xd5) | 2);
+}
+
+void h_sahf(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    uint32_t f = cpu_get_eflags(c);
+    flags_set_arith(c, (f & ~0xd5u) | (reg8(c, 4) & 0xd5u) | (f & NM_FLAG_OF));
+}
+
+void h_xlat(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t a = c->gpr[NM_EBX] + (c->gpr[NM_EAX] & 0xff);
+    if (!i->addr32) a &= 0xffff;
+    c->last_ea = a;
+    set_reg8(c, 0, mem_read(c, i->seg, a, 1));
+}
+
+/* SALC (D6): undocumented but present on every 8086-compatible Intel part:
+ * AL = CF ? 0xFF : 0. */
+void h_salc(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    set_reg8(c, 0, flags_cf(c) ? 0xff : 0);
+}
+
+void h_nop(nm_cpu *c, const nm_insn *i)
+{
+    (void)c;
+    (void)i;
+}

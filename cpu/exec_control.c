@@ -1,0 +1,232 @@
+/* Stack and control transfer: PUSH/POP (all forms), PUSHA/POPA, PUSHF/POPF,
+ * ENTER/LEAVE, Jcc/JMP/CALL/RET near and far, INT n/INT3/INTO/ICEBP/IRET,
+ * LOOP/JCXZ, BOUND (SDM vol. 2).  Far transfers and interrupts go to the
+ * system half; everything here reads memory before it changes a register,
+ * so a fault leaves the state of the instruction's start (ESP is restored
+ * by the run loop). */
+#include "cpu/exec.h"
+
+void h_push_E(nm_cpu *c, const nm_insn *i) { push(c, rm_read(c, i, i->opsize), i->opsize); }
+void h_push_I(nm_cpu *c, const nm_insn *i) { push(c, i->imm, i->opsize); }
+
+static void esp_add(nm_cpu *c, uint32_t n)
+{
+    if (c->stack32) c->gpr[NM_ESP] += n;
+    else c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] + n) & 0xffff);
+}
+
+void h_pop_E(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    uint32_t v = stack_peek(c, 0, sz);
+    /* The destination address is computed with the incremented ESP
+     * (SDM vol. 2B, POP). */
+    esp_add(c, sz);
+    rm_write(c, i, sz, v);
+}
+
+void h_push_sreg(nm_cpu *c, const nm_insn *i) { push(c, c->seg[i->reg].selector, i->opsize); }
+
+void h_pop_sreg(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v = stack_peek(c, 0, i->opsize);
+    cpu_load_sreg(c, i->reg, (uint16_t)v);
+    esp_add(c, i->opsize);
+    if (i->reg == NM_SS) { /* POP SS: no interrupt before the next instruction */
+        c->inhibit_irq = true;
+        c->inhibit_fresh = true;
+    }
+}
+
+void h_pusha(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    uint32_t old_esp = c->gpr[NM_ESP];
+    for (unsigned r = 0; r < 8; r++) push(c, r == NM_ESP ? old_esp : c->gpr[r], sz);
+}
+
+void h_popa(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    uint32_t v[8];
+    for (unsigned k = 0; k < 8; k++) v[7 - k] = stack_peek(c, k * sz, sz);
+    for (unsigned r = 0; r < 8; r++)
+        if (r != NM_ESP) reg_set(c, r, sz, v[r]);
+    esp_add(c, 8 * sz);
+}
+
+void h_pushf(nm_cpu *c, const nm_insn *i)
+{
+    if (c->vm86 && iopl(c) < 3) cpu_raise(c, NM_EXC_GP, 0);
+    /* VM and RF are pushed clear (SDM vol. 2B, PUSHF). */
+    push(c, cpu_get_eflags(c) & ~(NM_FLAG_VM | NM_FLAG_RF), i->opsize);
+}
+
+void h_popf(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    if (c->vm86 && iopl(c) < 3) cpu_raise(c, NM_EXC_GP, 0);
+    uint32_t v = stack_peek(c, 0, sz);
+    /* SDM vol. 2B, POPF: IOPL changes only at CPL 0, IF only when CPL <=
+     * IOPL, VM/RF/VIF/VIP never. */
+    uint32_t mask = NM_FLAGS_ARITH | NM_FLAG_TF | NM_FLAG_DF | NM_FLAG_NT | NM_FLAG_AC | NM_FLAG_ID;
+    if (c->cpl == 0 && !c->vm86) mask |= NM_FLAG_IOPL | NM_FLAG_IF;
+    else if (c->cpl <= (int)iopl(c)) mask |= NM_FLAG_IF;
+    if (sz == 2) mask &= 0xffff;
+    esp_add(c, sz);
+    cpu_set_eflags(c, v, mask);
+    c->lf_op = LF_NONE;
+}
+
+void h_enter(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize, level = i->imm2 & 31;
+    push(c, c->gpr[NM_EBP], sz);
+    uint32_t frame = c->gpr[NM_ESP];
+    if (level) {
+        uint32_t bp = c->gpr[NM_EBP];
+        for (unsigned k = 1; k < level; k++) {
+            bp = c->stack32 ? bp - sz : (bp & 0xffff0000u) | ((bp - sz) & 0xffff);
+            push(c, mem_read(c, NM_SS, c->stack32 ? bp : bp & 0xffff, sz), sz);
+        }
+        push(c, frame, sz);
+    }
+    reg_set(c, NM_EBP, sz, frame);
+    if (c->stack32) c->gpr[NM_ESP] -= i->imm;
+    else c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] - i->imm) & 0xffff);
+}
+
+void h_leave(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    uint32_t sp = c->stack32 ? c->gpr[NM_EBP] : c->gpr[NM_EBP] & 0xffff;
+    uint32_t v = mem_read(c, NM_SS, sp, sz);
+    if (c->stack32) c->gpr[NM_ESP] = sp + sz;
+    else c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((sp + sz) & 0xffff);
+    reg_set(c, NM_EBP, sz, v);
+}
+
+void h_jcc(nm_cpu *c, const nm_insn *i)
+{
+    unsigned cc = i->cond;
+    bool t = (cc >> 1) == 2 ? flags_zf(c) ^ (cc & 1) : flags_cond(c, cc);
+    if (t) jump_to(c, c->eip + i->disp, i->opsize);
+}
+
+void h_jmp_rel(nm_cpu *c, const nm_insn *i) { jump_to(c, c->eip + i->disp, i->opsize); }
+void h_jmp_E(nm_cpu *c, const nm_insn *i) { jump_to(c, rm_read(c, i, i->opsize), i->opsize); }
+void h_jmp_far(nm_cpu *c, const nm_insn *i) { cpu_jmp_far(c, (uint16_t)i->imm2, i->imm); }
+
+static void far_ptr(nm_cpu *c, const nm_insn *i, uint16_t *sel, uint32_t *off)
+{
+    uint32_t ea = insn_ea(c, i);
+    *off = mem_read(c, i->seg, ea, i->opsize);
+    uint32_t ea2 = ea + i->opsize;
+    if (!i->addr32) ea2 &= 0xffff;
+    *sel = (uint16_t)mem_read(c, i->seg, ea2, 2);
+}
+
+void h_jmp_far_M(nm_cpu *c, const nm_insn *i)
+{
+    uint16_t sel;
+    uint32_t off;
+    far_ptr(c, i, &sel, &off);
+    cpu_jmp_far(c, sel, off);
+}
+
+static void call_near(nm_cpu *c, uint32_t target, unsigned sz)
+{
+    if (sz != 4) target &= 0xffff;
+    if (target > c->seg[NM_CS].limit) cpu_raise(c, NM_EXC_GP, 0);
+    push(c, c->eip, sz);
+    c->eip = target;
+}
+
+void h_call_rel(nm_cpu *c, const nm_insn *i) { call_near(c, c->eip + i->disp, i->opsize); }
+void h_call_E(nm_cpu *c, const nm_insn *i) { call_near(c, rm_read(c, i, i->opsize), i->opsize); }
+void h_call_far(nm_cpu *c, const nm_insn *i)
+{
+    cpu_call_far(c, (uint16_t)i->imm2, i->imm, i->opsize == 4);
+}
+void h_call_far_M(nm_cpu *c, const nm_insn *i)
+{
+    uint16_t sel;
+    uint32_t off;
+    far_ptr(c, i, &sel, &off);
+    cpu_call_far(c, sel, off, i->opsize == 4);
+}
+
+void h_ret(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t target = pop(c, i->opsize);
+    if (i->imm) esp_add(c, i->imm);
+    jump_to(c, target, i->opsize);
+}
+
+void h_ret_far(nm_cpu *c, const nm_insn *i) { cpu_ret_far(c, i->opsize == 4, (uint16_t)i->imm); }
+void h_iret(nm_cpu *c, const nm_insn *i) { cpu_iret(c, i->opsize == 4); }
+
+void h_int(nm_cpu *c, const nm_insn *i)
+{
+    cpu_interrupt(c, i->imm & 0xff, NM_INT_SOFTWARE, false, 0, c->eip);
+}
+void h_int3(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    cpu_interrupt(c, NM_EXC_BP, NM_INT_SOFTWARE, false, 0, c->eip);
+}
+void h_into(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    if (flags_of(c)) cpu_interrupt(c, NM_EXC_OF, NM_INT_SOFTWARE, false, 0, c->eip);
+}
+void h_icebp(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    cpu_interrupt(c, NM_EXC_DB, NM_INT_SOFTWARE_ICEBP, false, 0, c->eip);
+}
+
+/* LOOP*: the count register is CX or ECX by address size. */
+static bool loop_dec(nm_cpu *c, const nm_insn *i)
+{
+    if (i->addr32) return --c->gpr[NM_ECX] != 0;
+    uint32_t cx = (c->gpr[NM_ECX] - 1) & 0xffff;
+    c->gpr[NM_ECX] = (c->gpr[NM_ECX] & 0xffff0000u) | cx;
+    return cx != 0;
+}
+void h_loop(nm_cpu *c, const nm_insn *i)
+{
+    if (loop_dec(c, i)) jump_to(c, c->eip + i->disp, i->opsize);
+}
+void h_loope(nm_cpu *c, const nm_insn *i)
+{
+    if (loop_dec(c, i) && flags_zf(c)) jump_to(c, c->eip + i->disp, i->opsize);
+}
+void h_loopne(nm_cpu *c, const nm_insn *i)
+{
+    if (loop_dec(c, i) && !flags_zf(c)) jump_to(c, c->eip + i->disp, i->opsize);
+}
+void h_jcxz(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t n = i->addr32 ? c->gpr[NM_ECX] : c->gpr[NM_ECX] & 0xffff;
+    if (n == 0) jump_to(c, c->eip + i->disp, i->opsize);
+}
+
+void h_bound(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize;
+    uint32_t ea = insn_ea(c, i);
+    uint32_t ea2 = ea + sz;
+    if (!i->addr32) ea2 &= 0xffff;
+    int32_t lo, hi, v;
+    if (sz == 2) {
+        lo = (int16_t)mem_read(c, i->seg, ea, 2);
+        hi = (int16_t)mem_read(c, i->seg, ea2, 2);
+        v = (int16_t)c->gpr[i->reg];
+    } else {
+        lo = (int32_t)mem_read(c, i->seg, ea, 4);
+        hi = (int32_t)mem_read(c, i->seg, ea2, 4);
+        v = (int32_t)c->gpr[i->reg];
+    }
+    if (v < lo || v > hi) cpu_raise(c, NM_EXC_BR, 0);
+}

@@ -1,0 +1,128 @@
+/* Shifts and rotates (SDM vol. 2B, "SAL/SAR/SHL/SHR", "RCL/RCR/ROL/ROR",
+ * SHLD, SHRD).  The count is masked to 5 bits (386 and later); a masked
+ * count of 0 changes nothing, flags included.  OF is defined for 1-bit
+ * shifts; for larger counts we compute the same formula (deterministic). */
+#include "cpu/exec.h"
+
+static uint32_t shift_count(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t n = i->src == NM_OPK_CL ? c->gpr[NM_ECX] : i->imm;
+    return n & 31;
+}
+
+void h_shift(nm_cpu *c, const nm_insn *i)
+{
+    unsigned sz = i->opsize, szi = szi_of(sz), bits = 8 * sz;
+    uint32_t cnt = shift_count(c, i);
+    uint32_t ea = 0, v;
+    if (i->mod == 3) v = reg_get(c, i->rm, sz);
+    else {
+        ea = insn_ea(c, i);
+        v = mem_read(c, i->seg, ea, sz);
+    }
+    if (cnt == 0) return;
+    uint32_t m = szi_mask(szi), sign = szi_sign(szi);
+    uint32_t f = cpu_get_eflags(c), r, cf, of;
+    switch (i->cond) {
+    case 0: { /* ROL */
+        unsigned k = cnt % bits;
+        r = k ? ((v << k) | (v >> (bits - k))) & m : v;
+        cf = r & 1;
+        of = ((r & sign) != 0) ^ cf;
+        f = (f & ~(NM_FLAG_CF | NM_FLAG_OF)) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+        break;
+    }
+    case 1: { /* ROR */
+        unsigned k = cnt % bits;
+        r = k ? ((v >> k) | (v << (bits - k))) & m : v;
+        cf = (r & sign) != 0;
+        of = cf ^ ((r & (sign >> 1)) != 0);
+        f = (f & ~(NM_FLAG_CF | NM_FLAG_OF)) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+        break;
+    }
+    case 2: case 3: { /* RCL, RCR: rotate through CF, n+1 bits */
+        unsigned k = cnt % (bits + 1);
+        uint64_t mm = (1ull << (bits + 1)) - 1;
+        uint64_t x = ((uint64_t)(f & NM_FLAG_CF) << bits) | v;
+        if (k) {
+            if (i->cond == 2) x = ((x << k) | (x >> (bits + 1 - k))) & mm;
+            else x = ((x >> k) | (x << (bits + 1 - k))) & mm;
+        }
+        r = (uint32_t)x & m;
+        cf = (uint32_t)(x >> bits) & 1;
+        if (i->cond == 2) of = ((r & sign) != 0) ^ cf;
+        else of = ((r & sign) != 0) ^ ((r & (sign >> 1)) != 0);
+        f = (f & ~(NM_FLAG_CF | NM_FLAG_OF)) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+        break;
+    }
+    case 4: { /* SHL/SAL */
+        uint64_t x = (uint64_t)v << cnt;
+        r = (uint32_t)x & m;
+        cf = (uint32_t)(x >> bits) & 1;
+        of = ((r & sign) != 0) ^ cf;
+        f = (f & ~NM_FLAGS_ARITH) | szp_flags(r, szi) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+        break;
+    }
+    case 5: /* SHR */
+        r = cnt >= 32 ? 0 : (v >> cnt);
+        cf = (v >> (cnt - 1)) & 1;
+        of = (v & sign) != 0;
+        f = (f & ~NM_FLAGS_ARITH) | szp_flags(r, szi) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+        break;
+    default: { /* SAR */
+        int32_t sv = (int32_t)(v << (32 - bits)) >> (32 - bits);
+        r = (uint32_t)(sv >> cnt) & m;
+        cf = (uint32_t)(sv >> (cnt - 1)) & 1;
+        f = (f & ~NM_FLAGS_ARITH) | szp_flags(r, szi) | (cf ? NM_FLAG_CF : 0);
+        break;
+    }
+    }
+    if (i->mod == 3) reg_set(c, i->rm, sz, r);
+    else mem_write(c, i->seg, ea, r, sz);
+    flags_set_arith(c, f);
+}
+
+static void shxd(nm_cpu *c, const nm_insn *i, bool left)
+{
+    unsigned sz = i->opsize, szi = szi_of(sz), bits = 8 * sz;
+    uint32_t cnt = shift_count(c, i);
+    uint32_t ea = 0, d;
+    if (i->mod == 3) d = reg_get(c, i->rm, sz);
+    else {
+        ea = insn_ea(c, i);
+        d = mem_read(c, i->seg, ea, sz);
+    }
+    if (cnt == 0) return;
+    uint32_t s = reg_get(c, i->reg, sz), r, cf;
+    if (bits == 32) {
+        uint64_t x = left ? ((uint64_t)d << 32 | s) : ((uint64_t)s << 32 | d);
+        if (left) {
+            r = (uint32_t)((x << cnt) >> 32);
+            cf = (uint32_t)(x >> (64 - cnt)) & 1;
+        } else {
+            r = (uint32_t)(x >> cnt);
+            cf = (uint32_t)(x >> (cnt - 1)) & 1;
+        }
+    } else {
+        /* 16 bits: counts above 16 are undefined; shift through d:s:d. */
+        uint64_t x = left ? ((uint64_t)d << 32 | (uint64_t)s << 16 | d)
+                          : ((uint64_t)d << 32 | (uint64_t)s << 16 | d);
+        if (left) {
+            r = (uint32_t)((x << cnt) >> 32) & 0xffff;
+            cf = (uint32_t)(x >> (48 - cnt)) & 1;
+        } else {
+            r = (uint32_t)(x >> cnt) & 0xffff;
+            cf = (uint32_t)(x >> (cnt - 1)) & 1;
+        }
+    }
+    uint32_t sign = szi_sign(szi);
+    bool of = ((r ^ d) & sign) != 0;
+    uint32_t f = cpu_get_eflags(c);
+    f = (f & ~NM_FLAGS_ARITH) | szp_flags(r, szi) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+    if (i->mod == 3) reg_set(c, i->rm, sz, r);
+    else mem_write(c, i->seg, ea, r, sz);
+    flags_set_arith(c, f);
+}
+
+void h_shld(nm_cpu *c, const nm_insn *i) { shxd(c, i, true); }
+void h_shrd(nm_cpu *c, const nm_insn *i) { shxd(c, i, false); }

@@ -1,0 +1,74 @@
+/* The decoded-instruction cache: direct-mapped by physical address (low
+ * bits index, full address + CS.D as the tag), so a lookup is one compare
+ * and a hit costs no hashing or allocation.  Pages we decode from are
+ * watched: the TLB keeps no fast write entry for them, and every write that
+ * reaches one (CPU store, DMA) invalidates the entries that may start in the
+ * bytes written, so self-modifying code -- even the very next instruction --
+ * is decoded again.  Instructions crossing a page or fetched from MMIO are
+ * decoded every time and never cached. */
+#include "cpu/core.h"
+
+#include <glib.h>
+
+void *icache_new(void) { return g_new0(icache, 1); }
+void icache_free(void *ic) { g_free(ic); }
+
+void icache_flush(nm_cpu *c)
+{
+    icache *ic = c->icache;
+    for (unsigned k = 0; k < IC_SIZE; k++) ic->e[k].tag = 0;
+}
+
+const nm_insn *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag)
+{
+    icache *ic = c->icache;
+    nm_insn tmp;
+    bool cacheable;
+    nm_decode(c, lin, &tmp, &cacheable);
+    ic->decodes++;
+    if (!cacheable) {
+        ic->scratch = tmp;
+        return &ic->scratch;
+    }
+    if (!nm_memmap_page_is_watched(c->mem, phys)) {
+        nm_memmap_watch_page(c->mem, phys);
+        access_code_page_watched(c, phys & ~0xfffu);
+    }
+    e->insn = tmp;
+    e->tag = tag;
+    return &e->insn;
+}
+
+void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len)
+{
+    icache *ic = c->icache;
+    /* An instruction is at most 15 bytes: those starting up to 14 bytes
+     * before the write may include written bytes. */
+    uint32_t start = paddr - 14;
+    uint64_t n = (uint64_t)len + 14;
+    if (n >= IC_SIZE) { /* a big write: test every entry against the range */
+        for (uint32_t k = 0; k < IC_SIZE; k++) {
+            ic_entry *e = &ic->e[k];
+            if (e->tag && (uint32_t)(e->tag >> 1) - start < n) {
+                e->tag = 0;
+                ic->invalidations++;
+            }
+        }
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t a = start + k;
+        ic_entry *e = &ic->e[a & IC_MASK];
+        if (e->tag && (uint32_t)(e->tag >> 1) == a) {
+            e->tag = 0;
+            ic->invalidations++;
+        }
+    }
+}
+
+/* The memmap's write-watch callback: DMA and other writes that bypass the
+ * CPU's store path. */
+void icache_watch_cb(void *opaque, uint32_t paddr, unsigned len)
+{
+    icache_invalidate(opaque, paddr, len);
+}

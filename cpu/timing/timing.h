@@ -1,0 +1,89 @@
+/* Cost models: what an instruction costs on a 386, 486 or Pentium.  The
+ * interpreter computes what instructions do; a cost model listens on the CPU
+ * hooks (cpu/cpu.h) and returns, per instruction, the core clocks it took,
+ * including the stalls its memory accesses caused (caches, write buffer,
+ * DRAM).  Bus wait states of I/O and MMIO accesses are charged separately by
+ * the bus models (emu/memmap.h nm_bus_cost), before the device sees the
+ * access: a model must not count them again.
+ *
+ * Order of hook calls for one instruction, as cpu/cpu.c makes them today:
+ * mem for each data/system access (page walks included) and io, in program
+ * order while the instruction executes (interrupt for INT n inside that);
+ * then mem once with NM_MEM_CODE for the instruction's bytes (linear of
+ * CS:insn_eip, length insn->len); then branch (control transfers); then
+ * insn, whose return value closes the instruction.  The decoder also
+ * reports single code bytes (NM_MEM_CODE, size 1) when it decodes an
+ * instruction crossing a page or in MMIO.  External interrupts and
+ * exceptions are delivered between insn calls without an insn call of
+ * their own (their memory accesses arrive before the next insn).  A model
+ * keeps what it learns from the first ones in its state and settles the
+ * bill in insn.
+ *
+ * Models are switched at run time (nm_timing_select): a run boots with no
+ * model (one clock per instruction, no hooks, full speed) and switches to
+ * the chosen one when the guest opens the measurement window. */
+#ifndef NICEMU_TIMING_H
+#define NICEMU_TIMING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu/cpu.h"
+#include "cpu/decode.h"
+#include "cpu/models.h"
+#include "emu/config.h"
+#include "emu/report.h"
+
+typedef struct nm_machine nm_machine;
+
+/* Memory-system parameters a model needs beyond the CPU model itself; from
+ * the machine configuration (defaults per model, documented in
+ * docs/cost-models.md). */
+typedef struct nm_timing_params {
+    unsigned mem_wait_states;    /* 386: wait states per non-pipelined DRAM bus cycle */
+    unsigned dram_first_clocks;  /* 486/P5: bus clocks for the first transfer of a burst */
+    unsigned dram_burst_clocks;  /* and for each following transfer (e.g. 5-2-2-2) */
+    unsigned dram_single_clocks; /* a single non-burst read or write */
+} nm_timing_params;
+
+typedef struct nm_cost_model_class {
+    const char *name; /* "386", "486", "pentium" */
+    const char *description;
+    /* NULL when this model cannot run this CPU (a Pentium model on a 386). */
+    void *(*create)(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *params);
+    void (*destroy)(void *state);
+    /* The hooks; insn must be set, the others may be NULL. */
+    nm_cpu_hooks hooks;
+    /* Counters for the report (cache hits/misses, stalls by cause, pairs…). */
+    void (*report)(void *state, nm_report *r);
+} nm_cost_model_class;
+
+/* The models, by name; "none" is one clock per instruction (no hooks). */
+const nm_cost_model_class *nm_cost_model_find(const char *name);
+/* The model matching a CPU model's family. */
+const nm_cost_model_class *nm_cost_model_for_cpu(const nm_cpu_model *model);
+const char *nm_cost_model_names(void);
+
+/* Per-machine timing state: the selected model and its instance. */
+typedef struct nm_timing nm_timing;
+nm_timing *nm_timing_new(nm_machine *m, const nm_timing_params *params);
+void nm_timing_free(nm_timing *t);
+/* Switches the running CPU to `cls` (NULL: none) from the next instruction
+ * on; the old model's state is kept for the report. */
+void nm_timing_select(nm_timing *t, const nm_cost_model_class *cls);
+const nm_cost_model_class *nm_timing_current(const nm_timing *t);
+void nm_timing_report(nm_timing *t, nm_report *r);
+const nm_timing_params *nm_timing_get_params(const nm_timing *t);
+
+/* ---- configuration ([machine] keys cost-model, cost-from, mem-wait-states,
+ * dram-timing; docs/cost-models.md) ---- */
+typedef enum { NM_COST_FROM_MARKER, NM_COST_FROM_BOOT } nm_cost_from;
+/* The defaults for a CPU model (docs/cost-models.md gives the sources). */
+void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p);
+/* Reads and checks the keys: *cls is NULL for "none"; one clear error on a
+ * bad value. */
+bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
+                           const nm_cost_model_class **cls, nm_cost_from *from,
+                           nm_timing_params *p, GError **err);
+
+#endif

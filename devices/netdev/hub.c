@@ -1,0 +1,117 @@
+/* hub:NAME — several NICs and backends on one segment.  Each attachment is a
+ * port with its own full-duplex link; a frame that arrives on a port is sent
+ * on every other port's link (flooding, store and forward: a switch without
+ * learning rather than a half-duplex repeater, so there are no collisions).
+ * Ports forward in the order they were attached, so delivery is
+ * deterministic.  The first `net=hub:NAME` creates the hub. */
+#include <string.h>
+
+#include "devices/netdev/netdev_internal.h"
+
+typedef struct hub_port {
+    struct hub *hub;
+    nm_net_endpoint ep;
+    char *name;
+    uint64_t frames_in;
+} hub_port;
+
+typedef struct hub {
+    nm_machine *machine;
+    char *name;
+    GPtrArray *ports;    /* hub_port*, in attach order */
+    GPtrArray *backends; /* backend specs already on the hub */
+    uint64_t frames, forwarded;
+} hub;
+
+static void hub_receive(void *opaque, const uint8_t *frame, size_t len)
+{
+    hub_port *in = opaque;
+    hub *h = in->hub;
+    in->frames_in++;
+    h->frames++;
+    for (guint i = 0; i < h->ports->len; i++) {
+        hub_port *out = h->ports->pdata[i];
+        if (out == in) continue;
+        nm_net_send(&out->ep, frame, len);
+        h->forwarded++;
+    }
+}
+
+nm_net_endpoint *nm_net_hub_new_port(void *opaque, const char *port_name)
+{
+    hub *h = opaque;
+    hub_port *p = g_new0(hub_port, 1);
+    p->hub = h;
+    p->name = g_strdup_printf("hub:%s port %u (%s)", h->name, h->ports->len, port_name);
+    p->ep.name = p->name;
+    p->ep.opaque = p;
+    p->ep.receive = hub_receive;
+    g_ptr_array_add(h->ports, p);
+    return &p->ep;
+}
+
+bool nm_net_hub_has_backend(void *opaque, const char *spec)
+{
+    hub *h = opaque;
+    for (guint i = 0; i < h->backends->len; i++)
+        if (!strcmp(h->backends->pdata[i], spec)) return true;
+    return false;
+}
+
+void nm_net_hub_add_backend(void *opaque, const char *spec)
+{
+    hub *h = opaque;
+    g_ptr_array_add(h->backends, g_strdup(spec));
+}
+
+const char *nm_net_hub_name(void *opaque)
+{
+    return ((hub *)opaque)->name;
+}
+
+static void *hub_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
+{
+    (void)err;
+    hub *h = g_new0(hub, 1);
+    h->machine = m;
+    h->name = g_strdup(nm_devcfg_get(cfg, "name"));
+    h->ports = g_ptr_array_new();
+    h->backends = g_ptr_array_new_with_free_func(g_free);
+    return h;
+}
+
+static void hub_destroy(void *opaque)
+{
+    hub *h = opaque;
+    for (guint i = 0; i < h->ports->len; i++) {
+        hub_port *p = h->ports->pdata[i];
+        g_free(p->name);
+        g_free(p);
+    }
+    g_ptr_array_free(h->ports, TRUE);
+    g_ptr_array_free(h->backends, TRUE);
+    g_free(h->name);
+    g_free(h);
+}
+
+static void hub_report(void *opaque, nm_report *r)
+{
+    hub *h = opaque;
+    nm_report_u64(r, "ports", h->ports->len);
+    nm_report_u64(r, "frames", h->frames);
+    nm_report_u64(r, "forwarded", h->forwarded);
+    for (guint i = 0; i < h->ports->len; i++) {
+        hub_port *p = h->ports->pdata[i];
+        char key[32];
+        g_snprintf(key, sizeof key, "port%u_frames_in", i);
+        nm_report_u64(r, key, p->frames_in);
+    }
+}
+
+const nm_device_class nm_net_hub_class = {
+    .name = "hub",
+    .help = "an Ethernet segment joining NICs and backends (net=hub:NAME)",
+    .create = hub_create,
+    .destroy = hub_destroy,
+    .report = hub_report,
+};

@@ -1,0 +1,54 @@
+/* Between the link (link.c) and the backends in devices/netdev/: not for NICs.
+ * Each backend is a device class whose create() reads its options from an
+ * nm_devcfg that nm_net_attach builds from the spec, and which exposes the
+ * endpoint at its end of the wire. */
+#ifndef NICEMU_NETDEV_INTERNAL_H
+#define NICEMU_NETDEV_INTERNAL_H
+
+#include "devices/netdev/netdev.h"
+#include "emu/device.h"
+#include "emu/machine.h"
+
+extern const nm_device_class nm_net_link_class;
+extern const nm_device_class nm_net_peer_class;
+extern const nm_device_class nm_net_slirp_class;
+extern const nm_device_class nm_net_pcap_in_class;
+extern const nm_device_class nm_net_hub_class;
+
+nm_net_endpoint *nm_net_peer_endpoint(void *peer);
+nm_net_endpoint *nm_net_slirp_endpoint(void *slirp);
+nm_net_endpoint *nm_net_pcap_in_endpoint(void *pcap_in);
+
+/* Joins the two endpoints through a link instance (already created). */
+void nm_net_link_connect(nm_net_link *l, nm_net_endpoint *nic, nm_net_endpoint *far);
+const char *nm_net_link_capture_path(const nm_net_link *l);
+uint64_t nm_net_link_bps(const nm_net_link *l);
+/* Preamble + frame (no gap) at `bps`: from first bit sent to last bit in. */
+uint64_t nm_net_frame_ns(uint64_t bps, size_t len);
+
+/* The hub: a new port endpoint for each attachment.  `backend_key` (may be
+ * NULL) names a backend spec already on the hub, to attach it only once. */
+nm_net_endpoint *nm_net_hub_new_port(void *hub, const char *port_name);
+bool nm_net_hub_has_backend(void *hub, const char *backend_spec);
+void nm_net_hub_add_backend(void *hub, const char *backend_spec);
+const char *nm_net_hub_name(void *hub);
+
+/* Capture writer (pcap.c): frames without their FCS, nanosecond stamps. */
+typedef struct nm_pcap_writer nm_pcap_writer;
+nm_pcap_writer *nm_pcap_writer_open(const char *path, GError **err);
+void nm_pcap_writer_write(nm_pcap_writer *w, uint64_t ns, const uint8_t *frame, size_t len);
+void nm_pcap_writer_close(nm_pcap_writer *w);
+
+/* A backend's options: a devcfg made from "key=value" words (link.c). */
+nm_devcfg *nm_net_devcfg_new(const char *origin, const char *name);
+void nm_net_devcfg_put(nm_devcfg *d, const char *key, const char *value);
+/* "origin: key: bad value 'v' (accepted: what)" */
+bool nm_net_bad_value(GError **err, const char *origin, const char *key, const char *value,
+                      const char *accepted);
+/* A duration key ("10us", "40ms"). */
+bool nm_net_devcfg_duration(const nm_devcfg *d, const char *key, uint64_t def, uint64_t *out,
+                            GError **err);
+/* An IPv4 address key (dotted quad, host order in *out), optional "/len". */
+bool nm_net_parse_ipv4(const char *s, uint32_t *out, int *prefix_len);
+
+#endif

@@ -1,0 +1,359 @@
+/* Differential test, emulator side: replays every record diffgen wrote on
+ * the host CPU through nicemu's interpreter and compares all eight GPRs,
+ * the memory window, EIP and the *defined* arithmetic flags (plus DF).
+ * What the SDM leaves undefined is masked per instruction: see
+ * undefined() below and README.md.  Host #DE cases must raise vector 0 in
+ * the emulator, at the faulting instruction, with the registers untouched.
+ *
+ *   NICEMU_DIFF_RECORDS=records.bin test_diff [-p /diff/alu] [--verbose]
+ *
+ * One g_test case per template: /diff/<group>/<name>. */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "diff_table.h"
+#include "emu/config.h"
+#include "emu/machine.h"
+
+/* Emulator memory layout (all in the default 32 MB of RAM). */
+#define GDT_ADDR 0x00001000u
+#define IDT_ADDR 0x00002000u
+#define HANDLERS 0x00003000u /* 32 stubs of 16 bytes: `jmp $` */
+#define SETUP 0x00004000u
+#define PSEUDO 0x00005000u
+#define STACK 0x00080000u
+#define CODE 0x00100000u
+#define MAX_REPORT 8
+
+#define ARITH (NM_FLAG_CF | NM_FLAG_PF | NM_FLAG_AF | NM_FLAG_ZF | NM_FLAG_SF | NM_FLAG_OF)
+#define COMPARED (ARITH | NM_FLAG_DF)
+
+static const diff_insn *table;
+static unsigned ntable;
+static diff_record *records;
+static uint32_t nrecords;
+static uint32_t *first, *count; /* per template */
+static uint32_t file_seed;
+
+static nm_config *cfg;
+static nm_machine *mach;
+static nm_cpu *cpu;
+
+static uint32_t mem_in32(const diff_record *r, unsigned size)
+{
+    uint32_t v = 0;
+    for (unsigned i = 0; i < size; i++) v |= (uint32_t)r->mem_in[8 + i] << (8 * i);
+    return v;
+}
+
+static void flag_names(GString *s, uint32_t f)
+{
+    static const struct { uint32_t bit; const char *name; } n[] = {
+        {NM_FLAG_OF, "OF"}, {NM_FLAG_DF, "DF"}, {NM_FLAG_SF, "SF"}, {NM_FLAG_ZF, "ZF"},
+        {NM_FLAG_AF, "AF"}, {NM_FLAG_PF, "PF"}, {NM_FLAG_CF, "CF"}};
+    bool any = false;
+    for (size_t i = 0; i < G_N_ELEMENTS(n); i++)
+        if (f & n[i].bit) {
+            g_string_append_printf(s, "%s%s", any ? " " : "", n[i].name);
+            any = true;
+        }
+    if (!any) g_string_append(s, "-");
+}
+
+/* ------------------------------------------------------ the machine */
+
+static void put_desc(uint8_t *p, uint32_t lo, uint32_t hi)
+{
+    for (int i = 0; i < 4; i++) {
+        p[i] = (uint8_t)(lo >> (8 * i));
+        p[4 + i] = (uint8_t)(hi >> (8 * i));
+    }
+}
+
+static bool run_to(uint32_t end, unsigned max_steps)
+{
+    for (unsigned i = 0; i < max_steps; i++) {
+        uint32_t eip = nm_cpu_get_eip(cpu);
+        if (eip == end) return true;
+        if (eip >= HANDLERS && eip < HANDLERS + 32 * 16) return false;
+        nm_cpu_run(cpu, 1);
+    }
+    return nm_cpu_get_eip(cpu) == end;
+}
+
+/* A flat GDT (0x08 code, 0x10 data) and an IDT whose 32 exception gates
+ * lead to `jmp $` stubs, loaded by LGDT/LIDT executed in the emulator. */
+static void machine_setup(void)
+{
+    GError *err = NULL;
+    cfg = nm_config_new();
+    mach = nm_machine_new(cfg, &err);
+    g_assert_no_error(err);
+    cpu = nm_cpu_new(mach);
+    if (!mach->cpu) mach->cpu = cpu;
+    nm_cpu_reset(cpu);
+
+    uint8_t *ram = mach->ram->host;
+    put_desc(ram + GDT_ADDR, 0, 0);
+    put_desc(ram + GDT_ADDR + 8, 0x0000ffffu, 0x00cf9a00u);
+    put_desc(ram + GDT_ADDR + 16, 0x0000ffffu, 0x00cf9200u);
+    for (uint32_t v = 0; v < 32; v++) {
+        uint32_t h = HANDLERS + v * 16;
+        put_desc(ram + IDT_ADDR + v * 8, (0x08u << 16) | (h & 0xffff), (h & 0xffff0000u) | 0x8e00u);
+        ram[h] = 0xeb; /* jmp $ */
+        ram[h + 1] = 0xfe;
+    }
+    /* Pseudo-descriptors: GDTR at PSEUDO, IDTR at PSEUDO + 8. */
+    uint8_t pd[14] = {23, 0, GDT_ADDR & 0xff, (GDT_ADDR >> 8) & 0xff, (GDT_ADDR >> 16) & 0xff, 0, 0, 0,
+                      32 * 8 - 1, 0, IDT_ADDR & 0xff, (IDT_ADDR >> 8) & 0xff, (IDT_ADDR >> 16) & 0xff, 0};
+    memcpy(ram + PSEUDO, pd, sizeof pd);
+    const uint8_t setup[] = {0x0f, 0x01, 0x15, PSEUDO & 0xff, (PSEUDO >> 8) & 0xff, (PSEUDO >> 16) & 0xff, 0,
+                             0x0f, 0x01, 0x1d, (PSEUDO + 8) & 0xff, ((PSEUDO + 8) >> 8) & 0xff,
+                             ((PSEUDO + 8) >> 16) & 0xff, 0};
+    nm_mem_dma_write(mach->mem, SETUP, setup, sizeof setup);
+    nm_cpu_enter_flat32(cpu, SETUP, STACK);
+    if (!run_to(SETUP + sizeof setup, 4)) {
+        nm_cpu_dump_state(cpu, stderr);
+        g_error("diff: LGDT/LIDT setup did not complete (EIP %08x)", nm_cpu_get_eip(cpu));
+    }
+}
+
+/* ---------------------------------------------------------- one case */
+
+typedef struct {
+    bool exception;
+    unsigned vector;
+    uint32_t regs[8], eflags, eip, pushed_eip;
+    uint8_t mem[DIFF_WIN];
+} emu_out;
+
+static void emu_run(const diff_record *r, emu_out *o)
+{
+    nm_mem_dma_write(mach->mem, CODE, r->code, r->len);
+    nm_mem_dma_write(mach->mem, DIFF_WIN_BASE, r->mem_in, DIFF_WIN);
+    for (int i = 0; i < 8; i++) nm_cpu_set_reg(cpu, i, i == NM_ESP ? STACK : r->in_regs[i]);
+    nm_cpu_set_eflags(cpu, (r->in_flags & ~NM_FLAG_IF) | 0x2u);
+    nm_cpu_set_eip(cpu, CODE);
+    mach->stop_requested = 0;
+
+    bool done = run_to(CODE + r->len, 4);
+    o->eip = nm_cpu_get_eip(cpu);
+    o->exception = !done && o->eip >= HANDLERS && o->eip < HANDLERS + 32 * 16;
+    o->vector = o->exception ? (o->eip - HANDLERS) / 16 : 0;
+    for (int i = 0; i < 8; i++) o->regs[i] = nm_cpu_get_reg(cpu, i);
+    o->eflags = nm_cpu_get_eflags(cpu);
+    o->pushed_eip = 0;
+    if (o->exception) {
+        uint32_t esp = o->regs[NM_ESP];
+        if (esp < STACK && esp >= 0x1000) memcpy(&o->pushed_eip, mach->ram->host + esp, 4);
+    }
+    nm_mem_dma_read(mach->mem, DIFF_WIN_BASE, o->mem, DIFF_WIN);
+}
+
+static const char *const regn[8] = {"eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi"};
+
+static void report(const diff_insn *t, const diff_record *r, const emu_out *o, const diff_undef *u,
+                   const char *what)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "MISMATCH %s [", t->name);
+    for (unsigned i = 0; i < r->len; i++) g_string_append_printf(s, "%s%02x", i ? " " : "", r->code[i]);
+    g_string_append_printf(s, "]: %s\n  in:  eflags=%08x", what, r->in_flags);
+    for (int i = 0; i < 8; i++)
+        if (i != NM_ESP) g_string_append_printf(s, " %s=%08x", regn[i], r->in_regs[i]);
+    if (t->mem) g_string_append_printf(s, " [mem]=%08x", mem_in32(r, 4));
+    g_string_append_printf(s, "\n  host:%s eflags=%08x", r->status == DIFF_ST_DE ? " #DE" : "",
+                           r->out_flags);
+    for (int i = 0; i < 8; i++)
+        if (i != NM_ESP) g_string_append_printf(s, " %s=%08x", regn[i], r->out_regs[i]);
+    if (t->mem)
+        g_string_append_printf(s, " [mem]=%08x",
+                               r->mem_out[8] | (uint32_t)r->mem_out[9] << 8 |
+                                   (uint32_t)r->mem_out[10] << 16 | (uint32_t)r->mem_out[11] << 24);
+    g_string_append_printf(s, "\n  emu: eflags=%08x", o->eflags);
+    for (int i = 0; i < 8; i++)
+        if (i != NM_ESP) g_string_append_printf(s, " %s=%08x", regn[i], o->regs[i]);
+    if (t->mem)
+        g_string_append_printf(s, " [mem]=%08x",
+                               o->mem[8] | (uint32_t)o->mem[9] << 8 | (uint32_t)o->mem[10] << 16 |
+                                   (uint32_t)o->mem[11] << 24);
+    g_string_append_printf(s, " esp=%08x eip=%08x", o->regs[NM_ESP], o->eip);
+    if (o->exception) g_string_append_printf(s, " (exception %u)", o->vector);
+    g_string_append(s, "\n  flags differing (defined): ");
+    flag_names(s, (r->out_flags ^ o->eflags) & COMPARED & ~u->flags);
+    g_string_append(s, "; undefined here: ");
+    flag_names(s, u->flags);
+    if (u->reg >= 0) g_string_append_printf(s, "; dest %s bits %08x undefined", regn[u->reg], u->mask);
+    fprintf(stderr, "%s\n", s->str);
+    g_string_free(s, TRUE);
+}
+
+/* Returns NULL if the case matches, else what differs. */
+static const char *check(const diff_insn *t, const diff_record *r, const emu_out *o, const diff_undef *u,
+                         char *buf, size_t len)
+{
+    if (r->status == DIFF_ST_DE) {
+        if (!o->exception) return "host raised #DE, emulator did not";
+        if (o->vector != NM_EXC_DE) {
+            snprintf(buf, len, "host raised #DE, emulator raised vector %u", o->vector);
+            return buf;
+        }
+        if (o->pushed_eip != CODE) {
+            snprintf(buf, len, "#DE pushed EIP %08x, not the faulting instruction %08x", o->pushed_eip,
+                     CODE);
+            return buf;
+        }
+        for (int i = 0; i < 8; i++)
+            if (i != NM_ESP && o->regs[i] != r->in_regs[i]) {
+                snprintf(buf, len, "#DE changed %s", regn[i]);
+                return buf;
+            }
+        if (memcmp(o->mem, r->mem_in, DIFF_WIN)) return "#DE changed memory";
+        return NULL;
+    }
+    if (o->exception) {
+        snprintf(buf, len, "emulator raised exception %u", o->vector);
+        return buf;
+    }
+    if (o->eip != CODE + r->len) return "EIP";
+    for (int i = 0; i < 8; i++) {
+        uint32_t exp = i == NM_ESP ? STACK : r->out_regs[i];
+        uint32_t diff = exp ^ o->regs[i];
+        if (i == u->reg) diff &= ~u->mask;
+        if (diff) {
+            snprintf(buf, len, "%s", regn[i]);
+            return buf;
+        }
+    }
+    if (!u->mem && memcmp(o->mem, r->mem_out, DIFF_WIN)) return "memory";
+    if ((r->out_flags ^ o->eflags) & COMPARED & ~u->flags) return "flags";
+    (void)t;
+    return NULL;
+}
+
+static void test_template(gconstpointer data)
+{
+    unsigned tid = GPOINTER_TO_UINT(data);
+    const diff_insn *t = &table[tid];
+    if (!cpu) machine_setup();
+    unsigned bad = 0, de = 0, undef_differs = 0, dest_differs = 0;
+    for (uint32_t k = 0; k < count[tid]; k++) {
+        const diff_record *r = &records[first[tid] + k];
+        emu_out o;
+        emu_run(r, &o);
+        diff_undef u = diff_undefined(t, r);
+        char buf[96];
+        const char *what = check(t, r, &o, &u, buf, sizeof buf);
+        if (r->status == DIFF_ST_DE) de++;
+        else if (!what) {
+            bool dest = u.reg >= 0 && ((r->out_regs[u.reg] ^ o.regs[u.reg]) & u.mask);
+            undef_differs += ((r->out_flags ^ o.eflags) & u.flags) || dest;
+            dest_differs += dest;
+        }
+        if (what) {
+            if (bad < MAX_REPORT) report(t, r, &o, &u, what);
+            bad++;
+        }
+    }
+    if (g_test_verbose())
+        printf("# %s: %u cases (%u #DE), %u mismatches, %u differ from the host only in what "
+               "is undefined (%u in an undefined destination)\n", t->name, count[tid], de, bad,
+               undef_differs, dest_differs);
+    if (bad) {
+        fprintf(stderr, "%s: %u of %u cases differ (seed %u)\n", t->name, bad, count[tid], file_seed);
+        g_test_fail();
+    }
+}
+
+/* ---------------------------------------------------------- the file */
+
+static bool load(const char *path)
+{
+    gchar *data;
+    gsize len;
+    GError *err = NULL;
+    if (!g_file_get_contents(path, &data, &len, &err)) {
+        fprintf(stderr, "test_diff: %s\n", err->message);
+        g_error_free(err);
+        return false;
+    }
+    diff_header h;
+    if (len < sizeof h) goto bad;
+    memcpy(&h, data, sizeof h);
+    if (memcmp(h.magic, DIFF_MAGIC, 8) || h.record_size != sizeof(diff_record) ||
+        len != sizeof h + (gsize)h.records * sizeof(diff_record))
+        goto bad;
+    if (h.templates != ntable || h.table_hash != diff_table_hash()) {
+        fprintf(stderr, "test_diff: %s was written for another template table: rerun diffgen\n", path);
+        g_free(data);
+        return false;
+    }
+    file_seed = h.seed;
+    nrecords = h.records;
+    records = g_malloc((gsize)nrecords * sizeof(diff_record));
+    memcpy(records, data + sizeof h, (gsize)nrecords * sizeof(diff_record));
+    g_free(data);
+    first = g_new0(uint32_t, ntable);
+    count = g_new0(uint32_t, ntable);
+    for (uint32_t i = 0; i < nrecords; i++) {
+        unsigned tid = records[i].tmpl;
+        if (tid >= ntable || records[i].len == 0 || records[i].len > 16) {
+            fprintf(stderr, "test_diff: %s: record %u is corrupt\n", path, i);
+            return false;
+        }
+        if (!count[tid]) first[tid] = i;
+        if (first[tid] + count[tid] != i) {
+            fprintf(stderr, "test_diff: %s: records of template %u are not contiguous\n", path, tid);
+            return false;
+        }
+        count[tid]++;
+    }
+    return true;
+bad:
+    fprintf(stderr, "test_diff: %s is not a diffgen record file (or is truncated)\n", path);
+    g_free(data);
+    return false;
+}
+
+static char *test_path(const diff_insn *t)
+{
+    GString *s = g_string_new("/diff/");
+    g_string_append_printf(s, "%s/", t->group);
+    for (const char *p = t->name; *p; p++) {
+        if (*p == '/') continue; /* r/m8 -> rm8 */
+        g_string_append_c(s, *p == ' ' ? '_' : *p);
+    }
+    return g_string_free(s, FALSE);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    ntable = diff_table_build(&table);
+    const char *path = g_getenv("NICEMU_DIFF_RECORDS");
+    if (!path && argc > 1) path = argv[1];
+    if (!path) {
+        fprintf(stderr, "test_diff: set NICEMU_DIFF_RECORDS to the file diffgen wrote\n");
+        return 2;
+    }
+    if (!load(path)) return 1;
+    printf("# differential records: %s, seed %u, %u cases, %u templates\n", path, file_seed, nrecords,
+           ntable);
+    for (unsigned i = 0; i < ntable; i++) {
+        if (!count[i]) continue;
+        char *p = test_path(&table[i]);
+        g_test_add_data_func(p, GUINT_TO_POINTER(i), test_template);
+        g_free(p);
+    }
+    int rc = g_test_run();
+    if (cpu) nm_cpu_free(cpu);
+    if (mach) nm_machine_free(mach);
+    nm_config_free(cfg);
+    g_free(records);
+    g_free(first);
+    g_free(count);
+    return rc;
+}

@@ -1,0 +1,122 @@
+/* Runs the bare-metal programs of tests/baremetal/ (built by CMake into
+ * NICEMU_BAREMETAL_DIR) on several CPU models and checks their PASS/FAIL
+ * lines on the debug console. */
+#include <glib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "emu/config.h"
+#include "emu/device.h"
+#include "emu/elfload.h"
+#include "emu/machine.h"
+
+#ifndef NICEMU_BAREMETAL_DIR
+#define NICEMU_BAREMETAL_DIR "tests/baremetal"
+#endif
+
+extern const nm_device_class nm_debugcon_class;
+const char *nm_debugcon_text(void *opaque);
+
+typedef struct {
+    const char *program;
+    const char *cpu;
+    const char *must_contain; /* one line every run of it must print, or NULL */
+    bool triple_fault;        /* must end in a triple fault (reset request) */
+} bm_case;
+
+static char *program_path(const char *program)
+{
+    const char *dir = g_getenv("NICEMU_BAREMETAL_DIR");
+    return g_strdup_printf("%s/%s.elf", dir ? dir : NICEMU_BAREMETAL_DIR, program);
+}
+
+/* Runs one program to its final HLT; returns the debug console text. */
+static char *run_program(const char *program, const char *cpu_name, nm_stop_reason *why)
+{
+    GError *err = NULL;
+    nm_config *cfg = nm_config_new();
+    g_assert_true(nm_config_set(cfg, "test", "cpu", cpu_name, &err));
+    g_assert_no_error(err);
+    g_assert_true(nm_config_add_device_spec(cfg, "--device", "debugcon,file=none", &err));
+    nm_machine *m = nm_machine_new(cfg, &err);
+    g_assert_no_error(err);
+    g_assert_nonnull(m);
+    g_assert_cmpuint(m->devices->len, ==, 1);
+    void *con = ((nm_device_instance *)m->devices->pdata[0])->state;
+    nm_cpu *cpu = nm_cpu_new(m);
+    if (!m->cpu) m->cpu = cpu;
+    nm_cpu_reset(cpu);
+    char *path = program_path(program);
+    if (!nm_elf_boot(m, cpu, path, 0x90000, &err)) g_error("%s", err->message);
+
+    for (int i = 0; i < 2000 && !m->stop_requested; i++) {
+        nm_cpu_run(cpu, 100000);
+        if (nm_cpu_halted(cpu) && !(nm_cpu_get_eflags(cpu) & NM_FLAG_IF)) break;
+    }
+    *why = m->stop_requested ? m->stop_reason : NM_STOP_HALT;
+    char *text = g_strdup(nm_debugcon_text(con));
+    if ((!strstr(text, "DONE\n") || strstr(text, "FAIL")) && *why != NM_STOP_RESET) {
+        g_test_message("%s on %s:\n%s", program, cpu_name, text);
+        nm_cpu_dump_state(cpu, stderr);
+    }
+    g_free(path);
+    if (m->cpu == cpu) m->cpu = NULL;
+    nm_cpu_free(cpu);
+    nm_machine_free(m);
+    nm_config_free(cfg);
+    return text;
+}
+
+static void run_case(gconstpointer data)
+{
+    const bm_case *tc = data;
+    char *path = program_path(tc->program);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_free(path);
+        g_test_fail_printf("%s not built (tests/baremetal/CMakeLists.txt)", tc->program);
+        return;
+    }
+    g_free(path);
+    nm_stop_reason why;
+    char *text = run_program(tc->program, tc->cpu, &why);
+    if (g_test_verbose()) g_test_message("%s on %s:\n%s", tc->program, tc->cpu, text);
+    if (tc->triple_fault) {
+        g_assert_cmpint(why, ==, NM_STOP_RESET);
+        g_assert_null(strstr(text, "FAIL"));
+        g_assert_nonnull(strstr(text, tc->must_contain));
+        g_free(text);
+        return;
+    }
+    if (strstr(text, "FAIL") || !strstr(text, "DONE\n"))
+        fprintf(stderr, "---- %s on %s ----\n%s\n----\n", tc->program, tc->cpu, text);
+    g_assert_null(strstr(text, "FAIL"));
+    g_assert_nonnull(strstr(text, "DONE\n"));
+    g_assert_cmpint(why, !=, NM_STOP_RESET);
+    if (tc->must_contain) g_assert_nonnull(strstr(text, tc->must_contain));
+    g_free(text);
+}
+
+static const bm_case cases[] = {
+    {"pmode", "486dx2-66", "PASS ss_not_present_ss\n", false},
+    {"pmode", "pentium-100", "PASS jmp_short_tss_ts\n", false},
+    {"ring3", "486dx2-66", "PASS callgate_param1\n", false},
+    {"ring3", "pentium-60", "PASS int80_on_esp0_stack\n", false},
+    {"taskdf", "486dx2-66", "PASS df_task_ran\n", false},
+    {"taskdf", "pentium-100", "PASS task2_back_link\n", false},
+    {"paging", "486dx2-66", "SKIP pse_4mb", false},
+    {"paging", "pentium-100", "PASS pse_pde_dirty\n", false},
+    {"smc", "486dx2-66", "PASS smc_same_block\n", false},
+    {"smc", "pentium-100", "PASS smc_after_store\n", false},
+    {"triple", "486dx2-66", "triple fault next\n", true},
+};
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *name = g_strdup_printf("/cpu_sys/baremetal/%s/%s", cases[i].program, cases[i].cpu);
+        g_test_add_data_func(name, &cases[i], run_case);
+        g_free(name);
+    }
+    return g_test_run();
+}
