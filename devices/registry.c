@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <string.h>
 
+#include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
 #include "emu/device.h"
 
@@ -24,6 +25,7 @@ static const nm_device_class *const classes[] = {
     &nm_i8042_class,
     &nm_postcode_class,
     &nm_exitport_class,
+    &nm_marker_class,
     &nm_pci_host_class,
     NULL,
 };

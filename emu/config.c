@@ -48,6 +48,10 @@ void nm_config_free(nm_config *c)
     g_free(c->serial);
     g_free(c->report_json);
     g_free(c->debug);
+    g_free(c->cost_model);
+    g_free(c->cost_from);
+    g_free(c->mem_wait_states);
+    g_free(c->dram_timing);
     g_free(c->trace_range);
     g_free(c->trace_window);
     for (guint i = 0; i < c->devices->len; i++) nm_devcfg_free(c->devices->pdata[i]);
@@ -159,6 +163,16 @@ static const machine_key machine_keys[] = {
      "-d exec: only instructions number START..START+COUNT-1"},
     {"strict-isa", KEY_BOOL, FIELD(strict_isa), NULL, "386 models: #UD on 486-only instructions"},
     {"rtc-epoch", KEY_COUNT, FIELD(rtc_epoch), "SECONDS", "RTC start time, seconds since 1970"},
+    {"cost-model", KEY_STRING, FIELD(cost_model), "MODEL",
+     "CPU cost model: auto (the CPU's family), none, 386, 486, pentium; default auto"},
+    {"cost-from", KEY_STRING, FIELD(cost_from), "WHEN",
+     "when the cost model runs: boot, or marker (only inside the guest's measurement window, "
+     "port 0x600); default marker"},
+    {"mem-wait-states", KEY_STRING, FIELD(mem_wait_states), "N",
+     "386: wait states per DRAM bus cycle (default 2 at 33/40 MHz, 1 at 25 MHz)"},
+    {"dram-timing", KEY_STRING, FIELD(dram_timing), "F-B-B-B[/S]",
+     "486/Pentium: DRAM burst timing in bus clocks (default 5-2-2-2 on a 486, 7-3-3-3 on a "
+     "Pentium; S: single transfer, default F)"},
 };
 
 static const machine_key *find_machine_key(const char *name)

@@ -33,6 +33,9 @@ typedef struct nm_config {
     char *trace_range, *trace_window; /* limits of -d exec */
     bool strict_isa;
     uint64_t rtc_epoch; /* seconds since 1970 the RTC starts at */
+    /* Cost model (cpu/timing/timing.h; NULL: the default, checked when the
+     * machine is built). */
+    char *cost_model, *cost_from, *mem_wait_states, *dram_timing;
     GPtrArray *devices; /* nm_devcfg* */
 } nm_config;
 

@@ -54,6 +54,9 @@ struct nm_machine {
     nm_irq_bus irq;
     nm_mem_region *ram;
     nm_cpu *cpu;
+    /* The cost-model state (nm_timing*, cpu/timing/timing.h); owned by the
+     * marker device (devices/pc/marker.c), NULL without one. */
+    void *timing;
     nm_intc intc;
     bool intr; /* the CPU's INTR input, driven by the interrupt controller */
     bool a20;  /* A20 gate open */

@@ -7,6 +7,7 @@
 #include "cpu/cpu.h"
 #include "cpu/trace.h"
 #include "devices/bus/pci.h"
+#include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
 #include "emu/elfload.h"
 #include "emu/linux_boot.h"
@@ -57,6 +58,7 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
     m->a20_listener = cpu_a20_listener;
     m->a20_listener_opaque = m->cpu;
     /* The measurement-window port and the cost model (after the CPU). */
+    if (!add_board_device(m, &nm_marker_class, NULL, err)) goto fail;
     uint64_t a, b;
     if (cfg->trace_range && nm_parse_pair(cfg->trace_range, '-', &a, &b))
         nm_cpu_trace_set_range(m->cpu, (uint32_t)a, (uint32_t)b);

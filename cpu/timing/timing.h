@@ -54,6 +54,11 @@ typedef struct nm_cost_model_class {
     void (*destroy)(void *state);
     /* The hooks; insn must be set, the others may be NULL. */
     nm_cpu_hooks hooks;
+    /* May be NULL.  Called when an existing instance is selected again (a
+     * second measurement window): the CPU ran without the model meanwhile,
+     * so whatever the model remembers about the previous instruction (mode,
+     * EIP, queue) is stale.  Caches and counters stay. */
+    void (*resume)(void *state, nm_cpu *cpu);
     /* Counters for the report (cache hits/misses, stalls by cause, pairs…). */
     void (*report)(void *state, nm_report *r);
 } nm_cost_model_class;

@@ -101,9 +101,9 @@ static void test_keyfile_errors(void)
     } cases[] = {
         {"[machine]\nrma=32M\n",
          "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, kernel, initrd, append, "
-         "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, trace-range, trace-window, "
-         "strict-isa, "
-         "rtc-epoch)"},
+         "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, "
+         "trace-range, trace-window, strict-isa, rtc-epoch, cost-model, cost-from, "
+         "mem-wait-states, dram-timing)"},
         {"[machine]\ncpu=z80\n",
          "machine.ini [machine]: cpu: bad value 'z80' (accepted: 386dx-25, 386dx-33, 386dx-40, "
          "486dx-33, 486dx2-66, 486dx4-100, pentium-60, pentium-100, pentium-133)"},

@@ -1,0 +1,207 @@
+/* The set-associative cache model (cache.h explains the policies). */
+#include "cpu/timing/cache.h"
+
+#include <glib.h>
+#include <string.h>
+
+#define TAG_VALID 1u /* line addresses have their low bits clear: bit 0 marks valid */
+
+struct nm_cache {
+    nm_cache_config cfg;
+    uint32_t sets;
+    uint32_t line_shift;
+    uint32_t set_mask;
+    uint32_t *tag;    /* [set * ways + way]: line address | TAG_VALID, or 0 */
+    uint8_t *dirty;   /* [set * ways + way] */
+    uint8_t *rank;    /* LRU: [set * ways + way], 0 = most recently used */
+    uint8_t *plru;    /* PLRU: [set], bits B0 B1 B2 */
+    nm_cache_stats stats;
+};
+
+static bool pow2(uint32_t v) { return v && !(v & (v - 1)); }
+
+nm_cache *nm_cache_new(const nm_cache_config *cfg)
+{
+    if (!cfg || !pow2(cfg->size) || !pow2(cfg->line_size) || cfg->line_size < 4 ||
+        cfg->ways == 0 || cfg->ways > 16 ||
+        cfg->size % (cfg->ways * cfg->line_size) != 0 ||
+        (cfg->replacement == NM_CACHE_PLRU && cfg->ways != 4))
+        return NULL;
+    uint32_t sets = cfg->size / (cfg->ways * cfg->line_size);
+    if (!pow2(sets)) return NULL;
+    nm_cache *c = g_new0(nm_cache, 1);
+    c->cfg = *cfg;
+    c->sets = sets;
+    c->line_shift = (uint32_t)__builtin_ctz(cfg->line_size);
+    c->set_mask = sets - 1;
+    c->tag = g_new0(uint32_t, (gsize)sets * cfg->ways);
+    c->dirty = g_new0(uint8_t, (gsize)sets * cfg->ways);
+    c->rank = g_new0(uint8_t, (gsize)sets * cfg->ways);
+    c->plru = g_new0(uint8_t, sets);
+    nm_cache_invalidate_all(c);
+    c->stats.flushes = 0;
+    return c;
+}
+
+void nm_cache_free(nm_cache *c)
+{
+    if (!c) return;
+    g_free(c->tag);
+    g_free(c->dirty);
+    g_free(c->rank);
+    g_free(c->plru);
+    g_free(c);
+}
+
+const nm_cache_config *nm_cache_get_config(const nm_cache *c) { return &c->cfg; }
+const nm_cache_stats *nm_cache_get_stats(const nm_cache *c) { return &c->stats; }
+void nm_cache_reset_stats(nm_cache *c) { memset(&c->stats, 0, sizeof c->stats); }
+
+/* ---- replacement state ---- */
+
+static void touch(nm_cache *c, uint32_t set, uint32_t way)
+{
+    if (c->cfg.replacement == NM_CACHE_PLRU) {
+        uint8_t b = c->plru[set];
+        /* B0 (bit 0): 1 after L0/L1; B1 (bit 1): 1 after L0, 0 after L1;
+         * B2 (bit 2): 1 after L2, 0 after L3. */
+        switch (way) {
+        case 0: b |= 1u | 2u; break;
+        case 1: b = (uint8_t)((b | 1u) & ~2u); break;
+        case 2: b = (uint8_t)((b & ~1u) | 4u); break;
+        default: b &= (uint8_t)~(1u | 4u); break;
+        }
+        c->plru[set] = b;
+        return;
+    }
+    uint8_t *r = &c->rank[set * c->cfg.ways];
+    uint8_t old = r[way];
+    for (uint32_t w = 0; w < c->cfg.ways; w++)
+        if (r[w] < old) r[w]++;
+    r[way] = 0;
+}
+
+static uint32_t victim_way(const nm_cache *c, uint32_t set)
+{
+    const uint32_t *t = &c->tag[set * c->cfg.ways];
+    for (uint32_t w = 0; w < c->cfg.ways; w++)
+        if (!(t[w] & TAG_VALID)) return w;
+    if (c->cfg.replacement == NM_CACHE_PLRU) {
+        uint8_t b = c->plru[set];
+        if (!(b & 1u)) return (b & 2u) ? 1 : 0;
+        return (b & 4u) ? 3 : 2;
+    }
+    const uint8_t *r = &c->rank[set * c->cfg.ways];
+    for (uint32_t w = 0; w < c->cfg.ways; w++)
+        if (r[w] == c->cfg.ways - 1) return w;
+    return 0; /* not reached: ranks are a permutation */
+}
+
+/* ---- lookups ---- */
+
+static inline int find_way(const nm_cache *c, uint32_t set, uint32_t want)
+{
+    const uint32_t *t = &c->tag[set * c->cfg.ways];
+    for (uint32_t w = 0; w < c->cfg.ways; w++)
+        if (t[w] == want) return (int)w;
+    return -1;
+}
+
+static unsigned do_fill(nm_cache *c, uint32_t set, uint32_t line, bool dirty, uint32_t *victim)
+{
+    uint32_t way = victim_way(c, set);
+    uint32_t idx = set * c->cfg.ways + way;
+    unsigned res = NM_CACHE_FILL;
+    if (c->tag[idx] & TAG_VALID) {
+        c->stats.evictions++;
+        if (c->dirty[idx]) {
+            c->stats.writebacks++;
+            res |= NM_CACHE_WRITEBACK;
+            if (victim) *victim = c->tag[idx] & ~TAG_VALID;
+        }
+    }
+    c->tag[idx] = line | TAG_VALID;
+    c->dirty[idx] = dirty;
+    c->stats.fills++;
+    touch(c, set, way);
+    return res;
+}
+
+unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+{
+    uint32_t line = phys & ~(c->cfg.line_size - 1);
+    uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    int way = find_way(c, set, line | TAG_VALID);
+    if (way >= 0) {
+        if (write) {
+            c->stats.write_hits++;
+            if (c->cfg.write_policy == NM_CACHE_WRITE_BACK) c->dirty[set * c->cfg.ways + (uint32_t)way] = 1;
+        } else {
+            c->stats.read_hits++;
+        }
+        touch(c, set, (uint32_t)way);
+        return NM_CACHE_HIT;
+    }
+    if (write) {
+        c->stats.write_misses++;
+        if (!c->cfg.write_allocate) return 0;
+        return do_fill(c, set, line, c->cfg.write_policy == NM_CACHE_WRITE_BACK, victim);
+    }
+    c->stats.read_misses++;
+    return do_fill(c, set, line, false, victim);
+}
+
+bool nm_cache_probe(const nm_cache *c, uint32_t phys)
+{
+    uint32_t line = phys & ~(c->cfg.line_size - 1);
+    uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    return find_way(c, set, line | TAG_VALID) >= 0;
+}
+
+unsigned nm_cache_fill(nm_cache *c, uint32_t phys, uint32_t *victim)
+{
+    uint32_t line = phys & ~(c->cfg.line_size - 1);
+    uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    int way = find_way(c, set, line | TAG_VALID);
+    if (way >= 0) return NM_CACHE_HIT;
+    return do_fill(c, set, line, false, victim);
+}
+
+bool nm_cache_invalidate_line(nm_cache *c, uint32_t phys)
+{
+    uint32_t line = phys & ~(c->cfg.line_size - 1);
+    uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    int way = find_way(c, set, line | TAG_VALID);
+    if (way < 0) return false;
+    uint32_t idx = set * c->cfg.ways + (uint32_t)way;
+    bool was_dirty = c->dirty[idx];
+    c->tag[idx] = 0;
+    c->dirty[idx] = 0;
+    c->stats.line_invalidations++;
+    return was_dirty;
+}
+
+static uint32_t drop_all(nm_cache *c)
+{
+    uint32_t n = c->sets * c->cfg.ways, dirty = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if ((c->tag[k] & TAG_VALID) && c->dirty[k]) dirty++;
+        c->tag[k] = 0;
+        c->dirty[k] = 0;
+    }
+    for (uint32_t s = 0; s < c->sets; s++) {
+        for (uint32_t w = 0; w < c->cfg.ways; w++) c->rank[s * c->cfg.ways + w] = (uint8_t)w;
+        c->plru[s] = 0;
+    }
+    c->stats.flushes++;
+    return dirty;
+}
+
+uint32_t nm_cache_invalidate_all(nm_cache *c) { return drop_all(c); }
+
+uint32_t nm_cache_writeback_invalidate(nm_cache *c)
+{
+    uint32_t dirty = drop_all(c);
+    c->stats.writebacks += dirty;
+    return dirty;
+}

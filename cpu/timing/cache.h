@@ -1,0 +1,96 @@
+/* A generic set-associative cache model for the cost models: tags only (the
+ * data lives in guest RAM), physical addresses, deterministic.  One instance
+ * per cache (the 486's unified 8 KB cache; the Pentium's code and data
+ * caches).  Everything is allocated at creation: a lookup touches only the
+ * tag, dirty and replacement arrays of one set.
+ *
+ * Replacement:
+ *   NM_CACHE_LRU   true LRU (any number of ways up to 16): the Pentium's
+ *                  2-way caches (one LRU bit per set, Pentium data book,
+ *                  "cache organisation") are exactly this.
+ *   NM_CACHE_PLRU  the Intel486 tree pseudo-LRU for 4 ways, 3 bits per set
+ *                  (Intel486 Microprocessor Family data book, "cache
+ *                  replacement", figure "on-chip cache replacement
+ *                  strategy"): an access to L0/L1 sets B0=1, to L2/L3 sets
+ *                  B0=0; L0 sets B1=1, L1 B1=0; L2 sets B2=1, L3 B2=0.  A
+ *                  fill takes an invalid way first (lowest numbered), else
+ *                  B0=0 -> (B1=0 ? L0 : L1), B0=1 -> (B2=0 ? L2 : L3).
+ *
+ * Write policy: write-through (486, Pentium code cache) never holds dirty
+ * lines; write-back (Pentium data cache in WB mode) marks a written line
+ * dirty and reports it when it is evicted.  write_allocate says whether a
+ * write miss fills the line (neither the 486 nor the Pentium allocate on a
+ * write miss). */
+#ifndef NICEMU_CPU_TIMING_CACHE_H
+#define NICEMU_CPU_TIMING_CACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { NM_CACHE_WRITE_THROUGH, NM_CACHE_WRITE_BACK } nm_cache_write_policy;
+typedef enum { NM_CACHE_LRU, NM_CACHE_PLRU } nm_cache_replacement;
+
+typedef struct nm_cache_config {
+    const char *name;   /* for the report: "l1", "code", "data" */
+    uint32_t size;      /* bytes, a power of two */
+    uint32_t ways;      /* 1..16; NM_CACHE_PLRU needs 4 */
+    uint32_t line_size; /* bytes, a power of two >= 4 */
+    nm_cache_write_policy write_policy;
+    bool write_allocate;
+    nm_cache_replacement replacement;
+} nm_cache_config;
+
+typedef struct nm_cache_stats {
+    uint64_t read_hits, read_misses;
+    uint64_t write_hits, write_misses;
+    uint64_t fills;         /* lines allocated */
+    uint64_t evictions;     /* valid lines replaced by a fill */
+    uint64_t writebacks;    /* dirty lines written back (evictions, flushes) */
+    uint64_t flushes;       /* whole-cache invalidations (INVD, WBINVD, CR0.CD) */
+    uint64_t line_invalidations; /* single lines (snoops, INVLPG does not) */
+} nm_cache_stats;
+
+/* Result bits of nm_cache_access. */
+#define NM_CACHE_HIT 1u       /* the line was present */
+#define NM_CACHE_FILL 2u      /* a miss that allocated the line (a line fill follows) */
+#define NM_CACHE_WRITEBACK 4u /* the fill evicted a dirty line (*victim = its address) */
+
+typedef struct nm_cache nm_cache;
+
+/* NULL (with nothing allocated) if the geometry is impossible: size not a
+ * multiple of ways*line_size, not powers of two, PLRU with ways != 4. */
+nm_cache *nm_cache_new(const nm_cache_config *cfg);
+void nm_cache_free(nm_cache *c);
+const nm_cache_config *nm_cache_get_config(const nm_cache *c);
+
+/* One access to the line holding physical address `phys` (the caller splits
+ * accesses that cross lines: nm_cache_lines).  Updates replacement state on
+ * hits and fills, counters always.  A write hit in a write-back cache marks
+ * the line dirty; a write-allocating fill likewise.  Returns NM_CACHE_* bits;
+ * when NM_CACHE_WRITEBACK is set, *victim (may be NULL) gets the line
+ * address written back. */
+unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim);
+/* Is the line present?  No state or counter changes. */
+bool nm_cache_probe(const nm_cache *c, uint32_t phys);
+/* Fills a line without counting an access (prefetch, the other pipe's
+ * line); returns NM_CACHE_* bits like nm_cache_access. */
+unsigned nm_cache_fill(nm_cache *c, uint32_t phys, uint32_t *victim);
+/* Drops one line (bus snoop, DMA write); returns true if it was dirty. */
+bool nm_cache_invalidate_line(nm_cache *c, uint32_t phys);
+/* INVD: drops everything, dirty data is lost.  Returns the dirty lines dropped. */
+uint32_t nm_cache_invalidate_all(nm_cache *c);
+/* WBINVD: returns the number of dirty lines written back, then drops all. */
+uint32_t nm_cache_writeback_invalidate(nm_cache *c);
+/* How many lines [phys, phys+size) touches (1 or 2 for data; more for a
+ * code span); size 0 counts as 1. */
+static inline unsigned nm_cache_lines(const nm_cache_config *cfg, uint32_t phys, uint32_t size)
+{
+    uint32_t first = phys / cfg->line_size;
+    uint32_t last = (phys + (size ? size - 1 : 0)) / cfg->line_size;
+    return last - first + 1;
+}
+
+const nm_cache_stats *nm_cache_get_stats(const nm_cache *c);
+void nm_cache_reset_stats(nm_cache *c);
+
+#endif

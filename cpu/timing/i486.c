@@ -1,0 +1,503 @@
+/* The Intel486 cost model (486DX, DX2, DX4).
+ *
+ * Numbers: "Intel486 Microprocessor Family Programmer's Reference Manual"
+ * (order 240486), chapter "Instruction Set Summary" / appendix "Instruction
+ * Clock Count Summary" table (the same as the Intel486 data book's table
+ * "Clock Count Summary").  The table assumes cache hits, aligned operands,
+ * no AGI and no prefixes; the rules below add:
+ *   - prefixes: 1 clock per operand-size, address-size, segment or LOCK
+ *     prefix (REP is in the string rows);
+ *   - address generation interlock: +1 when the base or index register of a
+ *     memory operand was written by the previous instruction; +1 for an
+ *     index register in the address (both from the table's notes);
+ *   - +3 for a memory operand that crosses a dword boundary (misaligned);
+ *   - the on-chip cache: 8 KB unified, 4-way, 16-byte lines, pseudo-LRU,
+ *     write-through, no allocation on write misses (cache.h).  A read miss
+ *     (code or data) stalls for the burst line fill: dram-timing first +
+ *     3 x burst bus clocks, converted to core clocks (nm_bus_to_core), after
+ *     the bus finishes what the write buffer has queued;
+ *   - a 4-entry write buffer: every write goes to the bus (write-through),
+ *     taking dram-timing single bus clocks; the CPU stalls only when all 4
+ *     entries are waiting.
+ * Code fetch: the instruction's bytes are looked up line by line (every
+ * 16-byte line it touches); the 32-byte prefetch queue is not modelled
+ * beyond that.  I/O and MMIO wait states are charged by the bus models; an
+ * MMIO access is neither cached nor buffered here. */
+#include <glib.h>
+
+#include "cpu/timing/cache.h"
+#include "cpu/timing/membus.h"
+#include "cpu/timing/timing.h"
+#include "cpu/timing/x86cost.h"
+
+typedef struct row {
+    uint8_t c[NM_FORM_COUNT];
+} row;
+
+/* Clock count summary rows (Intel486 programmer's reference, clock count
+ * summary).  0: a rule in cost_of(). */
+static const row table[NM_OP_COUNT] = {
+    /* ALU: reg,reg 1; reg,mem 2; mem,reg 3; imm,reg 1; imm,mem 3 */
+    [NM_OP_ADD] = {{1, 2, 3}}, [NM_OP_OR] = {{1, 2, 3}},  [NM_OP_ADC] = {{1, 2, 3}},
+    [NM_OP_SBB] = {{1, 2, 3}}, [NM_OP_AND] = {{1, 2, 3}}, [NM_OP_SUB] = {{1, 2, 3}},
+    [NM_OP_XOR] = {{1, 2, 3}},
+    /* CMP: reg,reg 1; reg,mem 2; mem,reg 2; imm,mem 2.  TEST: 1 / 2 */
+    [NM_OP_CMP] = {{1, 2, 2}}, [NM_OP_TEST] = {{1, 2, 2}},
+    /* INC/DEC/NEG/NOT: reg 1, mem 3 */
+    [NM_OP_INC] = {{1, 3, 3}}, [NM_OP_DEC] = {{1, 3, 3}}, [NM_OP_NEG] = {{1, 3, 3}},
+    [NM_OP_NOT] = {{1, 3, 3}},
+    /* MOV: reg,reg 1; mem to reg 1; reg to mem 1; imm to reg/mem 1 */
+    [NM_OP_MOV] = {{1, 1, 1}},
+    /* MOV r/m,Sreg 3 / 3 */
+    [NM_OP_MOV_FROM_SREG] = {{3, 3, 3}},
+    /* MOVSX/MOVZX 3 / 3 */
+    [NM_OP_MOVSX] = {{3, 3, 3}}, [NM_OP_MOVZX] = {{3, 3, 3}},
+    /* LEA 1 (the index +1 rule applies) */
+    [NM_OP_LEA] = {{1, 1, 1}},
+    /* XCHG: reg,reg 3; with memory 5 */
+    [NM_OP_XCHG] = {{3, 5, 5}},
+    /* XADD: reg 3, mem 4; CMPXCHG: reg 6, mem 7 (8 if the compare fails,
+     * not distinguished); BSWAP 1 */
+    [NM_OP_XADD] = {{3, 4, 4}}, [NM_OP_CMPXCHG] = {{6, 7, 7}}, [NM_OP_BSWAP] = {{1, 1, 1}},
+    /* CBW 3; CWD 3; LAHF 3; SAHF 2; XLAT 4 */
+    [NM_OP_CBW] = {{3, 3, 3}}, [NM_OP_CWD] = {{3, 3, 3}},  [NM_OP_LAHF] = {{3, 3, 3}},
+    [NM_OP_SAHF] = {{2, 2, 2}}, [NM_OP_XLAT] = {{4, 4, 4}},
+    /* PUSH: reg 1, mem 4, imm 1; POP: reg 1, mem 6 */
+    [NM_OP_PUSH] = {{1, 4, 4}}, [NM_OP_POP] = {{1, 6, 6}},
+    /* PUSH Sreg 3; PUSHA 11; POPA 9; PUSHF 4 (3 in PM, not distinguished);
+     * LEAVE 5 */
+    [NM_OP_PUSH_SREG] = {{3, 3, 3}}, [NM_OP_PUSHA] = {{11, 11, 11}},
+    [NM_OP_POPA] = {{9, 9, 9}},      [NM_OP_PUSHF] = {{4, 4, 4}},
+    [NM_OP_LEAVE] = {{5, 5, 5}},
+    /* SHLD/SHRD: reg,imm 2; mem,imm 3; reg,CL 3; mem,CL 4 (CL: +1 rule) */
+    [NM_OP_SHLD] = {{2, 3, 3}}, [NM_OP_SHRD] = {{2, 3, 3}},
+    /* DAA/DAS 2; AAA/AAS 3; AAM 15; AAD 14; SALC (undocumented) 2 */
+    [NM_OP_DAA] = {{2, 2, 2}}, [NM_OP_DAS] = {{2, 2, 2}}, [NM_OP_AAA] = {{3, 3, 3}},
+    [NM_OP_AAS] = {{3, 3, 3}}, [NM_OP_AAM] = {{15, 15, 15}}, [NM_OP_AAD] = {{14, 14, 14}},
+    [NM_OP_SALC] = {{2, 2, 2}},
+    /* BOUND 7 (in range) */
+    [NM_OP_BOUND] = {{7, 7, 7}},
+    /* NOP 1; HLT 4; CLI 5; STI 5; CLC/STC/CMC/CLD/STD 2; WAIT 1 (no FPU) */
+    [NM_OP_NOP] = {{1, 1, 1}}, [NM_OP_HLT] = {{4, 4, 4}}, [NM_OP_CLI] = {{5, 5, 5}},
+    [NM_OP_STI] = {{5, 5, 5}}, [NM_OP_CLC] = {{2, 2, 2}}, [NM_OP_STC] = {{2, 2, 2}},
+    [NM_OP_CMC] = {{2, 2, 2}}, [NM_OP_CLD] = {{2, 2, 2}}, [NM_OP_STD] = {{2, 2, 2}},
+    [NM_OP_WAIT] = {{1, 1, 1}}, [NM_OP_ESC] = {{1, 1, 1}},
+    /* system: SLDT 2/3; STR 2/3; LLDT 11; LTR 20; VERR 11; VERW 11;
+     * SGDT/SIDT 10; LGDT/LIDT 11; SMSW 2/3; LMSW 13; LAR 11; LSL 10; ARPL 9/9;
+     * CLTS 7; INVD 4; WBINVD 5; INVLPG 12; CPUID 14 (SL-enhanced parts) */
+    [NM_OP_SLDT] = {{2, 3, 3}},   [NM_OP_STR] = {{2, 3, 3}},    [NM_OP_LLDT] = {{11, 11, 11}},
+    [NM_OP_LTR] = {{20, 20, 20}}, [NM_OP_VERR] = {{11, 11, 11}}, [NM_OP_VERW] = {{11, 11, 11}},
+    [NM_OP_SGDT] = {{10, 10, 10}}, [NM_OP_SIDT] = {{10, 10, 10}}, [NM_OP_LGDT] = {{11, 11, 11}},
+    [NM_OP_LIDT] = {{11, 11, 11}}, [NM_OP_SMSW] = {{2, 3, 3}},  [NM_OP_LMSW] = {{13, 13, 13}},
+    [NM_OP_LAR] = {{11, 11, 11}}, [NM_OP_LSL] = {{10, 10, 10}}, [NM_OP_ARPL] = {{9, 9, 9}},
+    [NM_OP_CLTS] = {{7, 7, 7}},   [NM_OP_INVD] = {{4, 4, 4}},   [NM_OP_WBINVD] = {{5, 5, 5}},
+    [NM_OP_INVLPG] = {{12, 12, 12}}, [NM_OP_CPUID] = {{14, 14, 14}},
+};
+
+/* Strings: single; REP with n > 0: base + each*n (MOVS 7, REP 12+3n;
+ * CMPS 8, REP 7+7n; SCAS 6, REP 7+5n; LODS 5, REP 7+4n; STOS 5, REP 7+4n;
+ * REP with ECX = 0: 5). */
+typedef struct str_row {
+    uint8_t single, rep_base, rep_each;
+} str_row;
+static const str_row strings[] = {
+    [NM_OP_MOVS - NM_OP_MOVS] = {7, 12, 3}, [NM_OP_CMPS - NM_OP_MOVS] = {8, 7, 7},
+    [NM_OP_SCAS - NM_OP_MOVS] = {6, 7, 5},  [NM_OP_LODS - NM_OP_MOVS] = {5, 7, 4},
+    [NM_OP_STOS - NM_OP_MOVS] = {5, 7, 4},
+};
+
+/* I/O by nm_io_class (real, PM CPL<=IOPL, PM CPL>IOPL, V86). */
+static const uint8_t in_imm[4] = {14, 9, 29, 27}, in_dx[4] = {14, 8, 28, 27};
+static const uint8_t out_imm[4] = {16, 11, 31, 29}, out_dx[4] = {16, 10, 30, 29};
+static const uint8_t ins_one[4] = {17, 10, 32, 30}, ins_rep[4] = {16, 10, 30, 29};    /* + 8n */
+static const uint8_t outs_one[4] = {17, 10, 32, 30}, outs_rep[4] = {17, 11, 31, 30};  /* + 5n */
+
+/* Control transfers by nm_xfer_class (real, same, gate, privilege, V86,
+ * task).  Task switch: the "TS" table, 486 TSS to 486 TSS = 199. */
+#define TS 199
+/* INT n: real 26; PM same 44; to inner 71; from V86 82; task gate 37+TS */
+static const uint16_t int_n[6] = {26, 44, 44, 71, 82, 37 + TS};
+/* IRET: real 15; PM same 20; to outer 36; task 32+TS */
+static const uint16_t iret_t[6] = {15, 20, 20, 36, 36, 32 + TS};
+/* CALL far direct: real 18; PM 20; gate same 35; to inner (no params) 69;
+ * task 37+TS.  Indirect: 17, 20, 35, 69, 37+TS. */
+static const uint16_t callf_d[6] = {18, 20, 35, 69, 69, 37 + TS}, callf_m[6] = {17, 20, 35, 69, 69, 37 + TS};
+/* JMP far direct: real 17; PM 19; gate 32; task 42+TS.  Indirect: 13, 18, 31. */
+static const uint16_t jmpf_d[6] = {17, 19, 32, 32, 32, 42 + TS}, jmpf_m[6] = {13, 18, 31, 31, 31, 41 + TS};
+/* RET far: real 13; PM same 18; to outer 33 */
+static const uint16_t retf_t[6] = {13, 18, 18, 33, 33, 33};
+
+#define LINE 16u
+
+typedef struct i486_state {
+    nm_cpu *cpu;
+    const nm_cpu_model *model;
+    nm_cache *cache;
+    nm_membus bus;
+    nm_wbuf wbuf;
+    uint32_t fill_clocks;   /* core clocks of a burst line fill */
+    uint32_t single_clocks; /* core clocks of a single write */
+    /* this instruction */
+    uint32_t stall;         /* cache / write-buffer stall so far */
+    uint32_t accesses;      /* data accesses so far */
+    uint32_t misaligned;
+    uint32_t last_read_phys;
+    bool taken;
+    /* across instructions */
+    nm_x86_mode prev;
+    uint8_t last_written;   /* register the previous instruction wrote (8: none) */
+    bool rep_continues;
+    /* counters */
+    uint64_t insns, clocks, agi, prefix_clocks, misaligned_count, fill_stall, wbuf_stall;
+    uint64_t code_misses, data_misses, async_transfers, taken_transfers;
+} i486_state;
+
+static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *p)
+{
+    nm_cache_config cc = {"l1", 8192, 4, LINE, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_PLRU};
+    nm_cache *cache = nm_cache_new(&cc);
+    if (!cache) return NULL;
+    i486_state *s = g_new0(i486_state, 1);
+    s->cpu = cpu;
+    s->model = model;
+    s->cache = cache;
+    nm_wbuf_init(&s->wbuf, 4);
+    s->fill_clocks = nm_bus_to_core(model, p->dram_first_clocks + 3 * p->dram_burst_clocks);
+    s->single_clocks = nm_bus_to_core(model, p->dram_single_clocks);
+    s->prev = nm_x86_mode_now(cpu);
+    s->last_written = NM_REG_NONE;
+    return s;
+}
+
+static void i486_resume(void *st, nm_cpu *cpu)
+{
+    i486_state *s = st;
+    s->prev = nm_x86_mode_now(cpu);
+    s->rep_continues = false;
+    s->taken = false;
+    s->last_written = NM_REG_NONE;
+}
+
+static void i486_destroy(void *st)
+{
+    i486_state *s = st;
+    nm_cache_free(s->cache);
+    g_free(s);
+}
+
+static inline bool is_mmio(const nm_cpu *c, uint32_t phys)
+{
+    const nm_mem_region *r = c->mem->page_region[phys >> NM_PAGE_SHIFT];
+    return r && r->kind == NM_REGION_MMIO && c->mem->page_whole[phys >> NM_PAGE_SHIFT];
+}
+
+/* When an access of this instruction happens: its start, the stalls so far,
+ * and one clock per earlier access (the 486 makes at most one per clock). */
+static inline uint64_t now_of(const i486_state *s)
+{
+    return s->cpu->clock->cycles + s->stall + s->accesses;
+}
+
+/* A read of one line: hit, or a burst fill after the queued writes. */
+static void read_line(i486_state *s, uint32_t phys, bool code)
+{
+    /* CR0.CD: the cache is neither filled nor used (NW is not modelled). */
+    if (s->cpu->cr0 & NM_CR0_CD) {
+        uint64_t now = now_of(s);
+        uint64_t done = nm_membus_use(&s->bus, now, s->single_clocks);
+        s->stall += (uint32_t)(done - now);
+        s->fill_stall += done - now;
+        return;
+    }
+    if (nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT) return;
+    if (code) s->code_misses++;
+    else s->data_misses++;
+    uint64_t now = now_of(s);
+    uint64_t done = nm_membus_use(&s->bus, now, s->fill_clocks);
+    s->stall += (uint32_t)(done - now);
+    s->fill_stall += done - now;
+}
+
+static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
+{
+    (void)linear;
+    i486_state *s = opaque;
+    if (flags & NM_MEM_CODE) return; /* code lines are looked up in insn */
+    if (!(flags & NM_MEM_SYSTEM) && ((phys & 3) + size > 4)) s->misaligned++;
+    if (!(flags & NM_MEM_WRITE)) s->last_read_phys = phys;
+    if (is_mmio(s->cpu, phys)) return; /* uncached, timed by the bus model */
+    if (flags & NM_MEM_WRITE) {
+        /* Write-through: update the line if present, and queue the write. */
+        if (!(s->cpu->cr0 & NM_CR0_CD)) nm_cache_access(s->cache, phys, true, NULL);
+        uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now_of(s), s->single_clocks);
+        s->stall += st;
+        s->wbuf_stall += st;
+        s->accesses++;
+        return;
+    }
+    read_line(s, phys, false);
+    if ((phys & (LINE - 1)) + size > LINE) read_line(s, (phys | (LINE - 1)) + 1, false);
+    s->accesses++;
+}
+
+static void i486_branch(void *opaque, uint32_t from, uint32_t to, bool taken)
+{
+    (void)from;
+    (void)to;
+    ((i486_state *)opaque)->taken = taken;
+}
+
+static unsigned mul_clocks(i486_state *s, const nm_cpu *c, const nm_insn *i)
+{
+    /* MUL/IMUL 13-18 / 13-26 / 13-42: 10 + max(ceiling(log2 |m|), 3) */
+    uint32_t v;
+    bool sgn = i->op != NM_OP_MUL;
+    if (i->op == NM_OP_IMUL3) {
+        v = i->imm;
+    } else if (i->src == NM_OPK_MEM || i->dst == NM_OPK_MEM) {
+        const uint8_t *p = nm_memmap_page_ptr(c->mem, s->last_read_phys, false);
+        if (!p || (s->last_read_phys & 0xfff) + i->opsize > 0x1000) return 10 + 8u * i->opsize;
+        p += s->last_read_phys & 0xfff;
+        v = i->opsize == 1 ? p[0] : i->opsize == 2 ? (uint32_t)(p[0] | p[1] << 8)
+                                                   : (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
+    } else {
+        unsigned r = i->rm;
+        bool clobbered = (i->op == NM_OP_MUL || i->op == NM_OP_IMUL) ? (r == NM_EAX || r == NM_EDX)
+                                                                     : r == i->reg;
+        if (i->opsize == 1) clobbered = i->op == NM_OP_IMUL2 ? r == i->reg : (r == 0 || r == 4);
+        if (clobbered) return 10 + 8u * i->opsize;
+        v = reg_get(c, r, i->opsize);
+    }
+    return 10 + nm_mul_bits(v, i->opsize, sgn);
+}
+
+static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const nm_x86_mode *now)
+{
+    unsigned form = nm_insn_form(i);
+    const nm_x86_mode *before = &s->prev;
+    unsigned ioc = nm_io_class(before);
+    unsigned xc = nm_xfer_class(before, now);
+    bool real = !before->pe || before->vm86;
+    bool rep = i->prefixes & (NM_PFX_REP | NM_PFX_REPNE);
+    switch (i->op) {
+    case NM_OP_JCC: return s->taken ? 3 : 1;             /* Jcc 3 taken / 1 not */
+    case NM_OP_JMP: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5; /* rel 3; r/m 5 */
+    case NM_OP_CALL: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5; /* rel 3; r/m 5 */
+    case NM_OP_RET: return 5;                            /* RET (imm) 5 */
+    case NM_OP_LOOP: return s->taken ? 7 : 6;            /* LOOP 7 / 6 */
+    case NM_OP_LOOPE: case NM_OP_LOOPNE: return s->taken ? 9 : 6; /* LOOPcc 9 / 6 */
+    case NM_OP_JCXZ: return s->taken ? 8 : 5;            /* JCXZ 8 / 5 */
+    case NM_OP_JMP_FAR: {
+        unsigned k = xc == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (now->cs & ~3u)
+                         ? NM_XFER_GATE : xc;
+        return form == NM_FORM_R ? jmpf_d[k] : jmpf_m[k];
+    }
+    case NM_OP_CALL_FAR: {
+        unsigned k = xc == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (now->cs & ~3u)
+                         ? NM_XFER_GATE : xc;
+        return form == NM_FORM_R ? callf_d[k] : callf_m[k];
+    }
+    case NM_OP_RET_FAR: return retf_t[xc] + (i->src == NM_OPK_IMM && xc <= NM_XFER_GATE ? (real ? 1 : 0) : 0);
+    case NM_OP_IRET: return iret_t[xc];
+    case NM_OP_INT: case NM_OP_INT3: case NM_OP_ICEBP: return int_n[xc]; /* INT 3 = INT n */
+    case NM_OP_INTO: return s->taken ? (xc == NM_XFER_REAL ? 28 : int_n[xc]) : 3; /* 28 / 3 */
+    case NM_OP_IN: return i->src == NM_OPK_IMM ? in_imm[ioc] : in_dx[ioc];
+    case NM_OP_OUT: return i->dst == NM_OPK_IMM ? out_imm[ioc] : out_dx[ioc];
+    case NM_OP_MOVS: case NM_OP_CMPS: case NM_OP_SCAS: case NM_OP_LODS: case NM_OP_STOS: {
+        const str_row *r = &strings[i->op - NM_OP_MOVS];
+        if (!rep) return r->single;
+        if (s->rep_continues) return r->rep_each * c->rep_iterations;
+        if (c->rep_iterations == 0) return 5;
+        if (i->op == NM_OP_MOVS && c->rep_iterations == 1) return 13; /* REP MOVS n=1: 13 */
+        return r->rep_base + r->rep_each * c->rep_iterations;
+    }
+    case NM_OP_INS: case NM_OP_OUTS: {
+        bool ins = i->op == NM_OP_INS;
+        if (!rep) return ins ? ins_one[ioc] : outs_one[ioc];
+        unsigned base = s->rep_continues ? 0u : ins ? ins_rep[ioc] : outs_rep[ioc];
+        return base + (ins ? 8u : 5u) * c->rep_iterations;
+    }
+    case NM_OP_MUL: case NM_OP_IMUL: case NM_OP_IMUL2: case NM_OP_IMUL3: return mul_clocks(s, c, i);
+    case NM_OP_DIV: return i->opsize == 1 ? 16 : i->opsize == 2 ? 24 : 40;  /* DIV 16/24/40 */
+    case NM_OP_IDIV: return i->opsize == 1 ? 19 : i->opsize == 2 ? 27 : 43; /* IDIV 19/27/43 */
+    case NM_OP_ROL: case NM_OP_ROR: case NM_OP_SHL: case NM_OP_SHR: case NM_OP_SAR:
+        /* reg,1 3; reg,CL 3; reg,imm 2; mem,1 4; mem,CL 4; mem,imm 4 */
+        return form != NM_FORM_R ? 4 : i->src == NM_OPK_IMM ? 2 : 3;
+    case NM_OP_RCL: case NM_OP_RCR:
+        /* reg,1 3; mem,1 4; reg,CL/imm 8-30; mem,CL/imm 9-31: 8 + count */
+        if (i->src == NM_OPK_ONE) return form != NM_FORM_R ? 4 : 3;
+        return (form != NM_FORM_R ? 9u : 8u) +
+               ((i->src == NM_OPK_IMM ? i->imm : c->gpr[NM_ECX]) & 31) * 22u / 31u;
+    case NM_OP_SHLD: case NM_OP_SHRD:
+        return table[i->op].c[form] + (i->src == NM_OPK_CL ? 1 : 0);
+    case NM_OP_BT: /* reg,imm 3; mem,imm 3; reg,reg 3; mem,reg 8 */
+        return form != NM_FORM_R && i->src == NM_OPK_REG ? 8 : 3;
+    case NM_OP_BTS: case NM_OP_BTR: case NM_OP_BTC: /* reg 6; mem,imm 8; mem,reg 13 */
+        return form == NM_FORM_R ? 6 : i->src == NM_OPK_IMM ? 8 : 13;
+    case NM_OP_BSF: case NM_OP_BSR: {
+        /* BSF 6-42, BSR 6-103 (reg; +1 mem): 6 + bits scanned (BSR: 3 per bit
+         * scanned past the first byte is folded into the same linear rule) */
+        unsigned bits = 8u * i->opsize, n;
+        if (flags_zf(c)) n = bits;
+        else {
+            uint32_t idx = reg_get(c, i->reg, i->opsize);
+            n = i->op == NM_OP_BSF ? idx + 1 : bits - idx;
+        }
+        unsigned v = 6 + (i->op == NM_OP_BSF ? n * 36 / 32 : n * 97 / 32);
+        return v + (form != NM_FORM_R ? 1 : 0);
+    }
+    case NM_OP_SETCC: /* reg 4 if true, 3 if false; mem 3 true, 4 false */
+        if (form == NM_FORM_R) return flags_cond(c, i->cond) ? 4 : 3;
+        return flags_cond(c, i->cond) ? 3 : 4;
+    case NM_OP_ENTER: { /* ENTER imm16,0: 14; ,1: 17; ,L: 17+3L */
+        unsigned l = i->imm2 & 31;
+        return l == 0 ? 14 : l == 1 ? 17 : 17 + 3 * l;
+    }
+    case NM_OP_POPF: return real ? 9 : 6;                 /* POPF real 9, PM 6 */
+    case NM_OP_MOV_TO_SREG: return real ? 3 : 9;          /* MOV Sreg,r/m: real 3, PM 9 */
+    case NM_OP_POP_SREG: return real ? 3 : 9;             /* POP Sreg: real 3, PM 9 */
+    case NM_OP_LDS: case NM_OP_LES: case NM_OP_LFS: case NM_OP_LGS: case NM_OP_LSS:
+        return real ? 6 : 12;                             /* LDS etc.: real 6, PM 12 */
+    case NM_OP_MOV_TO_CR: return i->reg == 0 ? 17 : 4;    /* MOV CR0,r 17; CR2/CR3 4 */
+    case NM_OP_MOV_FROM_CR: return 4;                     /* MOV r,CRn 4 */
+    case NM_OP_MOV_TO_DR: return i->reg < 4 ? 11 : 11;    /* MOV DRn,r 11 */
+    case NM_OP_MOV_FROM_DR: return i->reg < 4 ? 9 : 9;    /* MOV r,DRn 9 */
+    default: {
+        unsigned v = table[i->op].c[form];
+        return v ? v : 1;
+    }
+    }
+}
+
+/* The general register an instruction writes as its destination, for the
+ * AGI rule (NM_REG_NONE: none we track).  Implicit writes of ESP by stack
+ * instructions count too (PUSH/POP then [ESP] addressing). */
+static uint8_t written_reg(const nm_insn *i)
+{
+    switch (i->op) {
+    case NM_OP_POP:
+        if (i->dst == NM_OPK_REG) return i->reg;
+        return NM_ESP;
+    case NM_OP_PUSH: case NM_OP_CALL: case NM_OP_RET: case NM_OP_PUSHF: case NM_OP_POPF:
+    case NM_OP_PUSH_SREG: case NM_OP_POP_SREG: case NM_OP_PUSHA: case NM_OP_ENTER:
+    case NM_OP_LEAVE:
+        return i->op == NM_OP_LEAVE ? NM_EBP : NM_ESP;
+    case NM_OP_MOVS: case NM_OP_STOS: case NM_OP_CMPS: case NM_OP_SCAS: return NM_EDI;
+    case NM_OP_LODS: return NM_ESI;
+    case NM_OP_CMP: case NM_OP_TEST: case NM_OP_BT: case NM_OP_MOV_TO_CR: case NM_OP_MOV_TO_DR:
+    case NM_OP_MOV_TO_SREG:
+        return NM_REG_NONE;
+    default: break;
+    }
+    if (i->dst != NM_OPK_REG) return NM_REG_NONE;
+    uint8_t r;
+    if (i->mod != 3) {
+        r = i->reg; /* reg <- mem, or a register named in the opcode */
+    } else if (i->prefixes & NM_PFX_0F) {
+        bool to_reg = i->op == NM_OP_MOVSX || i->op == NM_OP_MOVZX || i->op == NM_OP_IMUL2 ||
+                      i->op == NM_OP_BSF || i->op == NM_OP_BSR || i->op == NM_OP_LAR ||
+                      i->op == NM_OP_LSL;
+        r = to_reg ? i->reg : i->rm;
+    } else if (i->opcode < 0x40 || (i->opcode >= 0x88 && i->opcode <= 0x8b)) {
+        r = (i->opcode & 2) ? i->reg : i->rm; /* the direction bit */
+    } else if (i->opcode == 0x69 || i->opcode == 0x6b) {
+        r = i->reg;
+    } else {
+        r = i->rm; /* group opcodes: the r/m register */
+    }
+    return i->opsize == 1 ? (uint8_t)(r & 3) : r;
+}
+
+static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    i486_state *s = opaque;
+    nm_x86_mode now = nm_x86_mode_now(c);
+    uint32_t clocks = 0;
+
+    if (c->insn_eip != s->prev.next_eip || c->seg[NM_CS].selector != s->prev.cs) {
+        clocks += int_n[nm_xfer_class(&s->prev, &now)];
+        s->async_transfers++;
+    }
+
+    /* Code: every 16-byte line the instruction touches. */
+    uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
+    uint32_t phys = c->fetch_phys | (lin & 0xfff);
+    if (!is_mmio(c, phys)) {
+        uint32_t lines = nm_cache_lines(nm_cache_get_config(s->cache), phys, i->len);
+        for (uint32_t k = 0; k < lines; k++) read_line(s, (phys & ~(LINE - 1)) + k * LINE, true);
+    }
+
+    uint32_t base = cost_of(s, c, i, &now);
+    clocks += base;
+    /* Prefixes: 1 clock each (REP is in the string rows). */
+    unsigned pfx = (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE |
+                                                               NM_PFX_SEG | NM_PFX_LOCK));
+    clocks += pfx;
+    s->prefix_clocks += pfx;
+    /* Address generation: an index register +1; AGI +1. */
+    bool mem = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) &&
+               !(nm_opcode_flags(i->op) & NM_OPF_STRING) && i->op != NM_OP_XLAT;
+    if (mem) {
+        if (i->index != NM_REG_NONE) clocks += 1;
+        if (s->last_written != NM_REG_NONE &&
+            (i->base == s->last_written || i->index == s->last_written)) {
+            clocks += 1;
+            s->agi++;
+        }
+    }
+    if (s->misaligned) {
+        clocks += 3 * s->misaligned;
+        s->misaligned_count += s->misaligned;
+    }
+    clocks += s->stall;
+
+    /* INVD/WBINVD empty the cache (write-through: nothing to write back). */
+    if (i->op == NM_OP_INVD || i->op == NM_OP_WBINVD) nm_cache_invalidate_all(s->cache);
+
+    if ((nm_opcode_flags(i->op) & NM_OPF_BRANCH) && s->taken) s->taken_transfers++;
+    s->rep_continues = (nm_opcode_flags(i->op) & NM_OPF_STRING) &&
+                       (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) && c->eip == c->insn_eip;
+    s->last_written = written_reg(i);
+    s->stall = 0;
+    s->accesses = 0;
+    s->misaligned = 0;
+    s->taken = false;
+    s->prev = now;
+    s->insns++;
+    s->clocks += clocks;
+    return clocks;
+}
+
+static void i486_report(void *opaque, nm_report *r)
+{
+    i486_state *s = opaque;
+    const nm_cache_stats *cs = nm_cache_get_stats(s->cache);
+    nm_report_u64(r, "instructions", s->insns);
+    nm_report_u64(r, "clocks", s->clocks);
+    nm_report_u64(r, "agi_stalls", s->agi);
+    nm_report_u64(r, "prefix_clocks", s->prefix_clocks);
+    nm_report_u64(r, "misaligned_accesses", s->misaligned_count);
+    nm_report_u64(r, "cache_read_hits", cs->read_hits);
+    nm_report_u64(r, "cache_read_misses", cs->read_misses);
+    nm_report_u64(r, "cache_code_misses", s->code_misses);
+    nm_report_u64(r, "cache_data_misses", s->data_misses);
+    nm_report_u64(r, "cache_write_hits", cs->write_hits);
+    nm_report_u64(r, "cache_write_misses", cs->write_misses);
+    nm_report_u64(r, "line_fill_stall_clocks", s->fill_stall);
+    nm_report_u64(r, "write_buffer_writes", s->wbuf.writes);
+    nm_report_u64(r, "write_buffer_full_stalls", s->wbuf.full_stalls);
+    nm_report_u64(r, "write_buffer_stall_clocks", s->wbuf_stall);
+    nm_report_u64(r, "taken_transfers", s->taken_transfers);
+    nm_report_u64(r, "interrupts_and_exceptions", s->async_transfers);
+}
+
+const nm_cost_model_class nm_cost_model_486 = {
+    .name = "486",
+    .description = "Intel486: clock count summary, AGI, prefixes, 8 KB write-through cache, "
+                   "4-entry write buffer, burst fills",
+    .create = i486_create,
+    .destroy = i486_destroy,
+    .resume = i486_resume,
+    .hooks = {.insn = i486_insn, .mem = i486_mem, .branch = i486_branch},
+    .report = i486_report,
+};

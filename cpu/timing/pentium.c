@@ -1,0 +1,1071 @@
+/* The Pentium (P5 / P54C) cost model: what an instruction costs on the
+ * two-pipe Pentium without MMX.  A table of clocks per instruction ID and
+ * operand form, plus the rules of the pipeline:
+ *
+ *   - U/V pairing: an instruction of class UV or PU issued in the U pipe
+ *     opens a slot that the next instruction of class UV or PV may fill in
+ *     the V pipe (no RAW/WAW register dependency, no prefix, no
+ *     displacement+immediate, code already in the code cache);
+ *   - AGI: a base or index register written by the previous issue group
+ *     costs one clock;
+ *   - prefix decode: one clock per prefix byte (0F counts, except before a
+ *     near Jcc), hidden in the shadow of a preceding multi-clock group;
+ *   - branch prediction: a 256-entry, 4-way BTB of 2-bit counters;
+ *   - memory: split 8 KB 2-way code and data caches (cache.c), the data
+ *     cache write-back without write allocation, two write buffers, burst
+ *     line fills and single transfers at the bus clock (membus.h), 3 clocks
+ *     for a misaligned access, locked cycles on the bus.
+ *
+ * Sources, cited per row and rule as:
+ *   [IT]  Agner Fog, "Instruction tables", list "Intel Pentium and Pentium
+ *         MMX": clocks and pairability (UV, PU, PV, NP) per instruction.
+ *   [MA]  Agner Fog, "The microarchitecture of Intel, AMD and VIA CPUs",
+ *         chapter "Pentium 1 and Pentium MMX pipeline": 4.1 pairing rules,
+ *         4.2 address generation interlock, 4.4 prefixes; chapter "Branch
+ *         prediction", section on the P1 (BTB, penalties 3 / 4 clocks).
+ *   [DB]  Intel, Pentium Processor data book (241428) 3.1.2 "Instruction
+ *         pairing rules": two clocks for ALU reg,mem, three for ALU mem,reg,
+ *         two more when two read-modify-write instructions pair.
+ *   [PDM] Intel, Pentium Processor Family Developer's Manual vol. 3
+ *         (241430), chapter 25 instruction clock counts: the mode-dependent
+ *         rows (I/O, INT, IRET, far transfers, control registers).
+ * docs/cost-models.md ("Pentium") lists what is approximated.
+ *
+ * Hooks: mem only logs the accesses (a preallocated array); branch notes
+ * the outcome; insn settles the bill, when the instruction ID is known: a
+ * REP string's accesses are spread over its iterations so that write
+ * buffer drains overlap the per-iteration clocks. */
+#include "cpu/timing/pentium.h"
+
+#include <glib.h>
+#include <string.h>
+
+#include "cpu/cpu_internal.h"
+#include "cpu/timing/cache.h"
+#include "cpu/timing/membus.h"
+#include "cpu/timing/timing.h"
+#include "cpu/timing/x86cost.h"
+#include "emu/memmap.h"
+
+/* ------------------------------------------------------------ the table */
+
+enum { P_NP = 0, P_UV, P_PU, P_PV }; /* pairability [IT] */
+
+/* Row flags. */
+#define F_RMW 1u     /* the memory-destination form reads and writes memory */
+#define F_SPECIAL 2u /* clocks computed in special_clocks() */
+#define F_DST_G 4u   /* the register destination is ModRM.reg (else ModRM.rm) */
+#define F_STACK 8u   /* uses ESP implicitly (push/pop/call/ret family) */
+
+typedef struct p5_row {
+    uint8_t pair;
+    uint8_t clk[NM_FORM_COUNT]; /* NM_FORM_R, NM_FORM_LOAD, NM_FORM_MEM */
+    uint8_t flags;
+} p5_row;
+
+#define ROW(p, r, l, m, f) {p, {r, l, m}, f}
+#define SPECIAL(p, f) {p, {1, 1, 1}, (f) | F_SPECIAL}
+
+static const p5_row rows[NM_OP_COUNT] = {
+    [NM_OP_INVALID] = ROW(P_NP, 1, 1, 1, 0),
+    /* ALU r,r/i 1; r,m 2; m,r/i 3 [IT], [DB]; ADC/SBB pair in U only [IT]. */
+    [NM_OP_ADD] = ROW(P_UV, 1, 2, 3, F_RMW),
+    [NM_OP_OR] = ROW(P_UV, 1, 2, 3, F_RMW),
+    [NM_OP_ADC] = ROW(P_PU, 1, 2, 3, F_RMW),
+    [NM_OP_SBB] = ROW(P_PU, 1, 2, 3, F_RMW),
+    [NM_OP_AND] = ROW(P_UV, 1, 2, 3, F_RMW),
+    [NM_OP_SUB] = ROW(P_UV, 1, 2, 3, F_RMW),
+    [NM_OP_XOR] = ROW(P_UV, 1, 2, 3, F_RMW),
+    [NM_OP_CMP] = ROW(P_UV, 1, 2, 2, 0),  /* CMP m,r reads only [IT] */
+    [NM_OP_TEST] = SPECIAL(P_UV, 0),      /* r,r r,m eax,i UV; r/m,i NP [IT] */
+    [NM_OP_INC] = ROW(P_UV, 1, 3, 3, F_RMW), /* INC/DEC r 1, m 3 [IT] */
+    [NM_OP_DEC] = ROW(P_UV, 1, 3, 3, F_RMW),
+    [NM_OP_NEG] = ROW(P_NP, 1, 3, 3, F_RMW), /* NEG/NOT r 1, m 3 NP [IT] */
+    [NM_OP_NOT] = ROW(P_NP, 1, 3, 3, F_RMW),
+    /* data movement */
+    [NM_OP_MOV] = ROW(P_UV, 1, 1, 1, 0),         /* [IT] */
+    [NM_OP_MOV_TO_SREG] = SPECIAL(P_NP, 0),      /* real 2, protected 3 [PDM] */
+    [NM_OP_MOV_FROM_SREG] = ROW(P_NP, 1, 1, 1, 0), /* [IT] */
+    [NM_OP_MOV_TO_CR] = SPECIAL(P_NP, 0),        /* CR0 22 CR2 12 CR3 21 CR4 14 [PDM] */
+    [NM_OP_MOV_FROM_CR] = ROW(P_NP, 4, 4, 4, 0), /* [PDM] */
+    [NM_OP_MOV_TO_DR] = ROW(P_NP, 11, 11, 11, 0), /* DR0-3 11 [PDM] */
+    [NM_OP_MOV_FROM_DR] = ROW(P_NP, 2, 2, 2, 0),  /* DR0-3 2 [PDM] */
+    [NM_OP_MOVSX] = ROW(P_NP, 3, 3, 3, F_DST_G),  /* [IT] */
+    [NM_OP_MOVZX] = ROW(P_NP, 3, 3, 3, F_DST_G),  /* [IT] */
+    [NM_OP_LEA] = ROW(P_UV, 1, 1, 1, F_DST_G),    /* [IT] */
+    [NM_OP_XCHG] = ROW(P_NP, 2, 3, 3, F_RMW),     /* r,r 2; r,m 3 (locked) [IT] */
+    [NM_OP_XADD] = ROW(P_NP, 3, 4, 4, F_RMW),     /* [IT] */
+    [NM_OP_CMPXCHG] = ROW(P_NP, 6, 6, 6, F_RMW),  /* [IT] */
+    [NM_OP_CMPXCHG8B] = ROW(P_NP, 10, 10, 10, F_RMW), /* [IT] */
+    [NM_OP_BSWAP] = ROW(P_NP, 1, 1, 1, 0),        /* [IT] */
+    [NM_OP_CBW] = ROW(P_NP, 3, 3, 3, 0),          /* CBW/CWDE 3 [IT] */
+    [NM_OP_CWD] = ROW(P_NP, 2, 2, 2, 0),          /* CWD/CDQ 2 [IT] */
+    [NM_OP_LAHF] = ROW(P_NP, 2, 2, 2, 0),         /* [IT] */
+    [NM_OP_SAHF] = ROW(P_NP, 2, 2, 2, 0),         /* [IT] */
+    [NM_OP_XLAT] = ROW(P_NP, 4, 4, 4, 0),         /* [IT] */
+    [NM_OP_LDS] = ROW(P_NP, 4, 4, 4, F_DST_G),    /* LDS..LSS 4 [IT] */
+    [NM_OP_LES] = ROW(P_NP, 4, 4, 4, F_DST_G),
+    [NM_OP_LFS] = ROW(P_NP, 4, 4, 4, F_DST_G),
+    [NM_OP_LGS] = ROW(P_NP, 4, 4, 4, F_DST_G),
+    [NM_OP_LSS] = ROW(P_NP, 4, 4, 4, F_DST_G),
+    /* stack: PUSH r/i, POP r 1 UV; PUSH m 2, POP m 3 NP [IT] */
+    [NM_OP_PUSH] = SPECIAL(P_UV, F_STACK),
+    [NM_OP_POP] = SPECIAL(P_UV, F_STACK),
+    [NM_OP_PUSH_SREG] = ROW(P_NP, 1, 1, 1, F_STACK), /* [IT] */
+    [NM_OP_POP_SREG] = ROW(P_NP, 3, 3, 3, F_STACK),  /* real 3; pm 3 + descriptor [PDM] */
+    [NM_OP_PUSHA] = ROW(P_NP, 5, 5, 5, F_STACK),     /* [IT] */
+    [NM_OP_POPA] = ROW(P_NP, 5, 5, 5, F_STACK),      /* [IT] */
+    [NM_OP_PUSHF] = SPECIAL(P_NP, F_STACK),          /* real 3, pm 4 [IT: 3-5] */
+    [NM_OP_POPF] = SPECIAL(P_NP, F_STACK),           /* real 4, pm 6 [IT: 4-6] */
+    [NM_OP_ENTER] = SPECIAL(P_NP, F_STACK),          /* 11, 15, 15+2L [IT] */
+    [NM_OP_LEAVE] = ROW(P_NP, 3, 3, 3, F_STACK),     /* [IT] */
+    /* shifts and rotates: see special_clocks() [IT] */
+    [NM_OP_ROL] = SPECIAL(P_PU, F_RMW),
+    [NM_OP_ROR] = SPECIAL(P_PU, F_RMW),
+    [NM_OP_RCL] = SPECIAL(P_PU, F_RMW),
+    [NM_OP_RCR] = SPECIAL(P_PU, F_RMW),
+    [NM_OP_SHL] = SPECIAL(P_PU, F_RMW),
+    [NM_OP_SHR] = SPECIAL(P_PU, F_RMW),
+    [NM_OP_SAR] = SPECIAL(P_PU, F_RMW),
+    [NM_OP_SHLD] = ROW(P_NP, 4, 5, 5, F_RMW), /* r,r,i/CL 4; m 5 [IT] */
+    [NM_OP_SHRD] = ROW(P_NP, 4, 5, 5, F_RMW),
+    /* multiply and divide [IT] */
+    [NM_OP_MUL] = SPECIAL(P_NP, 0),  /* r/m8 11, r/m16 11, r/m32 10 */
+    [NM_OP_IMUL] = SPECIAL(P_NP, 0), /* same */
+    [NM_OP_IMUL2] = ROW(P_NP, 10, 10, 10, F_DST_G),
+    [NM_OP_IMUL3] = ROW(P_NP, 10, 10, 10, F_DST_G),
+    [NM_OP_DIV] = SPECIAL(P_NP, 0),  /* 17 / 25 / 41 */
+    [NM_OP_IDIV] = SPECIAL(P_NP, 0), /* 22 / 30 / 46 */
+    /* decimal [IT] */
+    [NM_OP_DAA] = ROW(P_NP, 3, 3, 3, 0),
+    [NM_OP_DAS] = ROW(P_NP, 3, 3, 3, 0),
+    [NM_OP_AAA] = ROW(P_NP, 3, 3, 3, 0),
+    [NM_OP_AAS] = ROW(P_NP, 3, 3, 3, 0),
+    [NM_OP_AAM] = ROW(P_NP, 18, 18, 18, 0),
+    [NM_OP_AAD] = ROW(P_NP, 10, 10, 10, 0),
+    [NM_OP_SALC] = ROW(P_NP, 2, 2, 2, 0), /* undocumented: as LAHF */
+    /* bits [IT]: BT r,r/i 4, m,i 4, m,r 9; BTS/BTR/BTC r 7, m,i 8, m,r 14 */
+    [NM_OP_BT] = SPECIAL(P_NP, 0),
+    [NM_OP_BTS] = SPECIAL(P_NP, F_RMW),
+    [NM_OP_BTR] = SPECIAL(P_NP, F_RMW),
+    [NM_OP_BTC] = SPECIAL(P_NP, F_RMW),
+    [NM_OP_BSF] = SPECIAL(P_NP, F_DST_G), /* 6-34 [IT] */
+    [NM_OP_BSR] = SPECIAL(P_NP, F_DST_G), /* 7-39 [IT] */
+    [NM_OP_SETCC] = ROW(P_NP, 1, 2, 2, 0), /* [IT] */
+    /* control transfer: near direct JMP/CALL/Jcc 1 PV; indirect 2 NP; RET 2,
+     * RET i 3 [IT]; far and interrupt rows [PDM] */
+    [NM_OP_JCC] = ROW(P_PV, 1, 1, 1, 0),
+    [NM_OP_JMP] = SPECIAL(P_PV, 0),
+    [NM_OP_JMP_FAR] = SPECIAL(P_NP, 0),
+    [NM_OP_CALL] = SPECIAL(P_PV, F_STACK),
+    [NM_OP_CALL_FAR] = SPECIAL(P_NP, F_STACK),
+    [NM_OP_RET] = SPECIAL(P_NP, F_STACK),
+    [NM_OP_RET_FAR] = SPECIAL(P_NP, F_STACK),
+    [NM_OP_IRET] = SPECIAL(P_NP, F_STACK),
+    [NM_OP_INT] = SPECIAL(P_NP, F_STACK),
+    [NM_OP_INT3] = SPECIAL(P_NP, F_STACK),
+    [NM_OP_INTO] = SPECIAL(P_NP, F_STACK),
+    [NM_OP_ICEBP] = SPECIAL(P_NP, F_STACK),
+    [NM_OP_LOOP] = SPECIAL(P_NP, 0),   /* 5 taken / 6 not [PDM] */
+    [NM_OP_LOOPE] = SPECIAL(P_NP, 0),  /* 7 / 8 [PDM] */
+    [NM_OP_LOOPNE] = SPECIAL(P_NP, 0), /* 7 / 8 [PDM] */
+    [NM_OP_JCXZ] = SPECIAL(P_NP, 0),   /* 6 taken / 5 not [PDM] */
+    [NM_OP_BOUND] = ROW(P_NP, 8, 8, 8, 0), /* in range [IT] */
+    /* strings: MOVS 4, CMPS 5, SCAS 4, LODS 2, STOS 3; REP forms in
+     * special_clocks() [IT], [PDM]; INS/OUTS by privilege [PDM] */
+    [NM_OP_MOVS] = SPECIAL(P_NP, 0),
+    [NM_OP_CMPS] = SPECIAL(P_NP, 0),
+    [NM_OP_SCAS] = SPECIAL(P_NP, 0),
+    [NM_OP_LODS] = SPECIAL(P_NP, 0),
+    [NM_OP_STOS] = SPECIAL(P_NP, 0),
+    [NM_OP_INS] = SPECIAL(P_NP, 0),
+    [NM_OP_OUTS] = SPECIAL(P_NP, 0),
+    /* I/O by privilege [PDM] */
+    [NM_OP_IN] = SPECIAL(P_NP, 0),
+    [NM_OP_OUT] = SPECIAL(P_NP, 0),
+    /* flags and processor control [IT] */
+    [NM_OP_NOP] = ROW(P_UV, 1, 1, 1, 0),
+    [NM_OP_HLT] = ROW(P_NP, 1, 1, 1, 0), /* the halted time is the run loop's */
+    [NM_OP_CLI] = ROW(P_NP, 7, 7, 7, 0), /* [PDM] */
+    [NM_OP_STI] = ROW(P_NP, 7, 7, 7, 0), /* [PDM] */
+    [NM_OP_CLC] = ROW(P_NP, 2, 2, 2, 0),
+    [NM_OP_STC] = ROW(P_NP, 2, 2, 2, 0),
+    [NM_OP_CMC] = ROW(P_NP, 2, 2, 2, 0),
+    [NM_OP_CLD] = ROW(P_NP, 2, 2, 2, 0),
+    [NM_OP_STD] = ROW(P_NP, 2, 2, 2, 0),
+    [NM_OP_WAIT] = ROW(P_NP, 1, 1, 1, 0),
+    [NM_OP_ESC] = ROW(P_NP, 1, 1, 1, 0), /* no x87 modelled */
+    /* system [PDM] */
+    [NM_OP_SLDT] = ROW(P_NP, 2, 2, 2, 0),
+    [NM_OP_STR] = ROW(P_NP, 2, 2, 2, 0),
+    [NM_OP_LLDT] = ROW(P_NP, 9, 9, 9, 0),
+    [NM_OP_LTR] = ROW(P_NP, 10, 10, 10, 0),
+    [NM_OP_VERR] = ROW(P_NP, 7, 7, 7, 0),
+    [NM_OP_VERW] = ROW(P_NP, 7, 7, 7, 0),
+    [NM_OP_SGDT] = ROW(P_NP, 4, 4, 4, 0),
+    [NM_OP_SIDT] = ROW(P_NP, 4, 4, 4, 0),
+    [NM_OP_LGDT] = ROW(P_NP, 6, 6, 6, 0),
+    [NM_OP_LIDT] = ROW(P_NP, 6, 6, 6, 0),
+    [NM_OP_SMSW] = ROW(P_NP, 4, 4, 4, 0),
+    [NM_OP_LMSW] = ROW(P_NP, 8, 8, 8, 0),
+    [NM_OP_INVLPG] = ROW(P_NP, 25, 25, 25, 0),
+    [NM_OP_LAR] = ROW(P_NP, 8, 8, 8, F_DST_G),
+    [NM_OP_LSL] = ROW(P_NP, 8, 8, 8, F_DST_G),
+    [NM_OP_ARPL] = ROW(P_NP, 7, 7, 7, F_RMW),
+    [NM_OP_CLTS] = ROW(P_NP, 10, 10, 10, 0),
+    [NM_OP_INVD] = ROW(P_NP, 15, 15, 15, 0),
+    [NM_OP_WBINVD] = SPECIAL(P_NP, 0), /* 2000 + the write-backs [PDM] */
+    [NM_OP_CPUID] = ROW(P_NP, 14, 14, 14, 0),
+    [NM_OP_RDTSC] = ROW(P_NP, 13, 13, 13, 0), /* [IT: 6-13] */
+    [NM_OP_RDMSR] = ROW(P_NP, 20, 20, 20, 0), /* [IT: 20-24] */
+    [NM_OP_WRMSR] = ROW(P_NP, 30, 30, 30, 0), /* [IT: 30-45] */
+    [NM_OP_UD2] = ROW(P_NP, 1, 1, 1, 0),
+};
+
+/* Mispredicted branch: 3 clocks in U, 4 in V [MA, P1 branch prediction]. */
+#define MISPREDICT_U 3u
+#define MISPREDICT_V 4u
+#define MISALIGN_CLOCKS 3u /* [MA] "misaligned data" on the P1 */
+#define P5_WRITE_BUFFERS 2 /* one per pipe [DB] */
+#define LOG_CAP 4096u      /* > 2 accesses x 1024 REP iterations per step */
+#define BTB_SETS 64
+#define BTB_WAYS 4
+
+/* -------------------------------------------------------------- state */
+
+typedef struct p5_access {
+    uint32_t phys;
+    uint8_t size, flags;
+} p5_access;
+
+typedef struct p5_btb {
+    uint32_t tag[BTB_SETS][BTB_WAYS]; /* linear address of the branch | 1 (valid) */
+    uint32_t target[BTB_SETS][BTB_WAYS];
+    uint32_t stamp[BTB_SETS][BTB_WAYS]; /* LRU */
+    uint8_t state[BTB_SETS][BTB_WAYS];  /* 2-bit counter: >= 2 predicts taken */
+    uint32_t clock;
+} p5_btb;
+
+/* What the pairing rules need of an instruction. */
+typedef struct p5_desc {
+    uint8_t pair;
+    bool rmw;       /* memory read-modify-write form */
+    bool dispimm;   /* displacement and immediate: not pairable on the P5 [MA] */
+    uint8_t stack;  /* 0, or ST_PUSH / ST_CALL / ST_POP for the ESP exemption */
+    uint32_t clocks; /* table clocks, cache hits assumed */
+    uint32_t rd, wr; /* GPR masks (bit n = register n) */
+    uint32_t agi_wr; /* registers whose write makes an AGI (implicit ESP updates excluded) */
+    uint32_t addr;   /* registers used to form addresses */
+} p5_desc;
+enum { ST_NONE = 0, ST_PUSH, ST_CALL, ST_POP };
+
+typedef struct p5 {
+    nm_cpu *cpu;
+    const nm_cpu_model *model;
+    nm_memmap *mem;
+    nm_cache *code, *data;
+    nm_membus bus;
+    nm_wbuf wbuf;
+    uint32_t fill_clocks, single_clocks; /* core clocks */
+
+    /* this instruction (filled by mem / branch) */
+    p5_access *log;
+    unsigned nlog;
+    bool br_seen, br_taken;
+    uint32_t br_to;
+    uint32_t pending; /* clocks of events between instructions (interrupt delivery, log overflow) */
+
+    /* the pipeline */
+    bool u_open;            /* the last instruction sits alone in U and may take a V partner */
+    p5_desc u;              /* that instruction */
+    uint32_t u_exec;        /* its execution clocks (no decode or mispredict clocks) */
+    bool u_agi;             /* it already paid an AGI stall */
+    bool u_code_miss;       /* its bytes missed the code cache (boundaries unknown) */
+    uint8_t u_len;
+    bool u_has_data;
+    uint32_t u_data;        /* its first data address (bank conflicts) */
+    uint32_t last_agi_wr;   /* registers written by the previous issue group */
+    uint32_t before_u_agi_wr; /* ... by the group before the open U */
+    uint32_t shadow;        /* prefix clocks the last multi-clock group can hide */
+    unsigned shadow_groups; /* for this many more groups */
+    bool rep_active;        /* a REP string stopped at its budget and restarts */
+    uint32_t rep_eip;
+    nm_x86_mode mode;       /* mode after the last instruction */
+
+    p5_btb btb;
+    nm_p5_stats st;
+} p5;
+
+/* ---------------------------------------------------- operand analysis */
+
+static inline uint32_t gbit(unsigned r, unsigned size)
+{
+    return 1u << (size == 1 ? (r & 3) : (r & 7));
+}
+
+static inline bool has_mem(const nm_insn *i)
+{
+    return i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM;
+}
+
+/* Register reads and writes, address registers.  Precise for the
+ * pairable instructions; for the others the writes (AGI) are what counts. */
+static void operands(const nm_insn *i, const p5_row *row, p5_desc *d)
+{
+    unsigned sz = i->opsize;
+    bool mem = has_mem(i);
+    uint32_t E = i->mod == 3 ? gbit(i->rm, sz) : 0;
+    uint32_t G = gbit(i->reg, sz);
+    uint32_t rd = 0, wr = 0, impl_wr = 0;
+    uint32_t addr = 0;
+    if (mem && !(nm_opcode_flags(i->op) & NM_OPF_STRING) && i->op != NM_OP_XLAT) {
+        if (i->base != NM_REG_NONE) addr |= 1u << i->base;
+        if (i->index != NM_REG_NONE) addr |= 1u << i->index;
+    }
+    const uint32_t EAX = 1u << NM_EAX, ECX = 1u << NM_ECX, EDX = 1u << NM_EDX;
+    const uint32_t EBX = 1u << NM_EBX, ESP = 1u << NM_ESP, EBP = 1u << NM_EBP;
+    const uint32_t ESI = 1u << NM_ESI, EDI = 1u << NM_EDI;
+    uint32_t rep_ecx = (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) ? ECX : 0;
+
+    switch (i->op) {
+    case NM_OP_ADD: case NM_OP_OR: case NM_OP_ADC: case NM_OP_SBB:
+    case NM_OP_AND: case NM_OP_SUB: case NM_OP_XOR: case NM_OP_CMP: {
+        uint32_t dst;
+        if (i->opcode < 0x40) {
+            unsigned f = i->opcode & 7;
+            if (f < 2) { dst = E; rd = E | G; }
+            else if (f < 4) { dst = G; rd = G | E; }
+            else { dst = EAX; rd = EAX; }
+        } else {
+            dst = E; /* 80-83: r/m, imm */
+            rd = E;
+        }
+        if (i->op != NM_OP_CMP) wr = dst;
+        break;
+    }
+    case NM_OP_TEST:
+        rd = (i->opcode == 0xa8 || i->opcode == 0xa9) ? EAX : E | ((i->opcode & 0xfe) == 0x84 ? G : 0);
+        break;
+    case NM_OP_INC: case NM_OP_DEC: case NM_OP_NEG: case NM_OP_NOT:
+        rd = wr = E;
+        break;
+    case NM_OP_MOV:
+        if ((i->opcode & 0xfc) == 0x88) {
+            if (i->opcode & 2) { rd = E; wr = G; }
+            else { rd = G; wr = E; }
+        } else if (i->opcode == 0xa0 || i->opcode == 0xa1) {
+            wr = EAX;
+        } else if (i->opcode == 0xa2 || i->opcode == 0xa3) {
+            rd = EAX;
+        } else {
+            wr = E; /* B0-BF, C6/C7 */
+        }
+        break;
+    case NM_OP_LEA:
+        wr = G;
+        break;
+    case NM_OP_PUSH:
+        rd = i->src == NM_OPK_IMM ? 0 : E;
+        impl_wr = ESP;
+        addr |= ESP;
+        break;
+    case NM_OP_POP:
+        wr = E;
+        impl_wr = ESP;
+        addr |= ESP;
+        break;
+    case NM_OP_XCHG:
+        rd = wr = E | G;
+        break;
+    case NM_OP_ROL: case NM_OP_ROR: case NM_OP_RCL: case NM_OP_RCR:
+    case NM_OP_SHL: case NM_OP_SHR: case NM_OP_SAR:
+        rd = wr = E;
+        if (i->src == NM_OPK_CL) rd |= ECX;
+        break;
+    case NM_OP_JMP:
+        rd = i->src == NM_OPK_IMM ? 0 : E;
+        break;
+    case NM_OP_CALL:
+        rd = i->src == NM_OPK_IMM ? 0 : E;
+        impl_wr = ESP;
+        addr |= ESP;
+        break;
+    case NM_OP_RET:
+        impl_wr = ESP;
+        addr |= ESP;
+        /* RET imm adds to ESP: an AGI source like ADD ESP [MA 4.2]. */
+        if (i->src == NM_OPK_IMM) wr = ESP;
+        break;
+    case NM_OP_MUL: case NM_OP_IMUL: case NM_OP_DIV: case NM_OP_IDIV:
+        wr = sz == 1 ? EAX : EAX | EDX;
+        break;
+    case NM_OP_CBW: case NM_OP_LAHF: case NM_OP_SALC: case NM_OP_DAA: case NM_OP_DAS:
+    case NM_OP_AAA: case NM_OP_AAS: case NM_OP_AAM: case NM_OP_AAD:
+        wr = EAX;
+        break;
+    case NM_OP_CWD: wr = EDX; break;
+    case NM_OP_XLAT: wr = EAX; addr = EBX | EAX; break;
+    case NM_OP_MOVS: case NM_OP_CMPS: wr = ESI | EDI | rep_ecx; addr = ESI | EDI; break;
+    case NM_OP_LODS: wr = EAX | ESI | rep_ecx; addr = ESI; break;
+    case NM_OP_OUTS: wr = ESI | rep_ecx; addr = ESI; break;
+    case NM_OP_STOS: case NM_OP_SCAS: case NM_OP_INS: wr = EDI | rep_ecx; addr = EDI; break;
+    case NM_OP_LOOP: case NM_OP_LOOPE: case NM_OP_LOOPNE: wr = ECX; break;
+    case NM_OP_IN: wr = EAX; break;
+    case NM_OP_POPA: wr = 0xffu & ~ESP; impl_wr = ESP; addr |= ESP; break;
+    case NM_OP_ENTER: case NM_OP_LEAVE: wr = ESP | EBP; addr |= ESP | EBP; break;
+    case NM_OP_CPUID: wr = EAX | EBX | ECX | EDX; break;
+    case NM_OP_RDTSC: case NM_OP_RDMSR: case NM_OP_CMPXCHG8B: wr = EAX | EDX; break;
+    case NM_OP_CMPXCHG: wr = EAX | E; break;
+    case NM_OP_XADD: wr = E | G; break;
+    default:
+        if (i->dst == NM_OPK_REG) wr = (row->flags & F_DST_G) ? G : E;
+        if (row->flags & F_STACK) {
+            impl_wr = ESP;
+            addr |= ESP;
+        }
+        break;
+    }
+    d->rd = rd | addr;
+    d->wr = wr | impl_wr;
+    d->agi_wr = wr;
+    d->addr = addr;
+    d->stack = i->op == NM_OP_PUSH && i->src != NM_OPK_MEM ? ST_PUSH
+               : i->op == NM_OP_CALL && i->src == NM_OPK_IMM ? ST_CALL
+               : i->op == NM_OP_POP && i->dst == NM_OPK_REG ? ST_POP
+                                                            : ST_NONE;
+}
+
+/* Which operand form (table column) and whether it is read-modify-write. */
+static inline unsigned form_of(const nm_insn *i) { return nm_insn_form(i); }
+
+/* Clocks by privilege situation [PDM]: real, pm CPL<=IOPL, pm CPL>IOPL, v86. */
+static const uint8_t p5_in[4] = {7, 4, 21, 19};
+static const uint8_t p5_out[4] = {12, 9, 26, 24};
+static const uint8_t p5_ins[4] = {9, 6, 24, 22};
+static const uint8_t p5_outs[4] = {13, 10, 24, 22};
+/* INT n / INT 3 by transfer kind (nm_xfer_class) [PDM]: real, same
+ * privilege, gate (same privilege), more privileged, from v86, task. */
+static const uint8_t int_n[6] = {16, 31, 31, 48, 82, 85};
+static const uint8_t int_3[6] = {13, 27, 27, 44, 56, 85};
+/* IRET: real, same, -, outer, to v86, task [PDM]. */
+static const uint8_t iret_c[6] = {8, 10, 10, 27, 27, 85};
+/* Far CALL / JMP / RET [PDM]. */
+static const uint8_t callf_c[6] = {4, 4, 13, 22, 22, 85};
+static const uint8_t jmpf_c[6] = {3, 3, 18, 18, 18, 85};
+static const uint8_t retf_c[6] = {4, 4, 4, 23, 23, 85};
+
+/* REP strings: (clocks with ECX = 0, startup, per iteration) [IT], [PDM]. */
+typedef struct { uint8_t zero, start, per; } rep_row;
+static rep_row rep_of(unsigned op)
+{
+    switch (op) {
+    case NM_OP_MOVS: return (rep_row){6, 13, 1};
+    case NM_OP_STOS: return (rep_row){6, 9, 1};
+    case NM_OP_LODS: return (rep_row){7, 7, 3};
+    case NM_OP_SCAS: return (rep_row){7, 9, 4};
+    case NM_OP_CMPS: return (rep_row){7, 9, 4};
+    case NM_OP_INS: return (rep_row){11, 11, 3};
+    case NM_OP_OUTS: return (rep_row){13, 13, 4};
+    default: return (rep_row){1, 1, 1};
+    }
+}
+
+/* Accesses per iteration of a string instruction (the log's stride). */
+static unsigned string_accesses(unsigned op)
+{
+    return op == NM_OP_MOVS || op == NM_OP_CMPS ? 2 : 1;
+}
+
+static unsigned bits_scanned(uint32_t result, unsigned bits, bool reverse)
+{
+    result &= bits - 1;
+    return reverse ? bits - 1 - result : result;
+}
+
+/* The clocks of the rows marked SPECIAL, and the pairability refinements. */
+static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
+                               const nm_x86_mode *before, const nm_x86_mode *after, bool rep_cont)
+{
+    unsigned form = form_of(i);
+    bool mem = form != NM_FORM_R;
+    switch (i->op) {
+    case NM_OP_TEST:
+        /* TEST r,r / r,m / EAX,i pair; TEST r/m,i (F6/F7) does not [IT]. */
+        if (i->opcode == 0xf6 || i->opcode == 0xf7) d->pair = P_NP;
+        return mem ? 2 : 1;
+    case NM_OP_MOV_TO_SREG: return before->pe && !before->vm86 ? 3 : 2;
+    case NM_OP_MOV_TO_CR:
+        switch (i->reg) {
+        case 0: return 22;
+        case 2: return 12;
+        case 3: return 21;
+        default: return 14;
+        }
+    case NM_OP_PUSH:
+        if (i->src == NM_OPK_MEM) { d->pair = P_NP; return 2; }
+        return 1;
+    case NM_OP_POP:
+        if (i->dst == NM_OPK_MEM) { d->pair = P_NP; return 3; }
+        return 1;
+    case NM_OP_PUSHF: return before->pe ? 4 : 3;
+    case NM_OP_POPF: return before->pe ? 6 : 4;
+    case NM_OP_ENTER: {
+        unsigned l = i->imm2 & 31;
+        return l == 0 ? 11 : l == 1 ? 15 : 15 + 2 * l;
+    }
+    case NM_OP_ROL: case NM_OP_ROR: case NM_OP_SHL: case NM_OP_SHR: case NM_OP_SAR:
+        /* by 1 or imm: r 1, m 3 PU; by CL: r 4, m 4 NP [IT] */
+        if (i->src == NM_OPK_CL) { d->pair = P_NP; return 4; }
+        return mem ? 3 : 1;
+    case NM_OP_RCL: case NM_OP_RCR:
+        /* by 1: r 1, m 3 PU; by imm: r 8, m 10; by CL: r 7, m 9 NP [IT] */
+        if (i->src == NM_OPK_ONE) return mem ? 3 : 1;
+        d->pair = P_NP;
+        if (i->src == NM_OPK_CL) return mem ? 9 : 7;
+        return mem ? 10 : 8;
+    case NM_OP_MUL: case NM_OP_IMUL: return i->opsize == 4 ? 10 : 11;
+    case NM_OP_DIV: return i->opsize == 1 ? 17 : i->opsize == 2 ? 25 : 41;
+    case NM_OP_IDIV: return i->opsize == 1 ? 22 : i->opsize == 2 ? 30 : 46;
+    case NM_OP_BT:
+        if (!mem) return 4;
+        return i->src == NM_OPK_IMM ? 4 : 9;
+    case NM_OP_BTS: case NM_OP_BTR: case NM_OP_BTC:
+        if (!mem) return 7;
+        return i->src == NM_OPK_IMM ? 8 : 14;
+    case NM_OP_BSF: case NM_OP_BSR: {
+        /* The range of [IT] spread linearly over the bits scanned (the
+         * result register holds the index). */
+        unsigned bits = 8u * i->opsize;
+        unsigned n = bits_scanned(c->gpr[i->reg], bits, i->op == NM_OP_BSR);
+        return i->op == NM_OP_BSF ? 6 + n * 28 / (bits - 1) : 7 + n * 32 / (bits - 1);
+    }
+    case NM_OP_JMP:
+        if (i->src != NM_OPK_IMM) { d->pair = P_NP; return 2; }
+        return 1;
+    case NM_OP_CALL:
+        if (i->src != NM_OPK_IMM) { d->pair = P_NP; return 2; }
+        return 1;
+    case NM_OP_RET: return i->src == NM_OPK_IMM ? 3 : 2;
+    case NM_OP_JMP_FAR: return jmpf_c[nm_xfer_class(before, after)];
+    case NM_OP_CALL_FAR: return callf_c[nm_xfer_class(before, after)];
+    case NM_OP_RET_FAR: return retf_c[nm_xfer_class(before, after)];
+    case NM_OP_IRET: return iret_c[nm_xfer_class(before, after)];
+    case NM_OP_INT: return int_n[nm_xfer_class(before, after)];
+    case NM_OP_INT3: case NM_OP_ICEBP: return int_3[nm_xfer_class(before, after)];
+    case NM_OP_INTO: return s->br_seen && s->br_taken ? int_3[nm_xfer_class(before, after)] : 4;
+    case NM_OP_LOOP: return s->br_taken ? 5 : 6;
+    case NM_OP_LOOPE: case NM_OP_LOOPNE: return s->br_taken ? 7 : 8;
+    case NM_OP_JCXZ: return s->br_taken ? 6 : 5;
+    case NM_OP_IN: return p5_in[nm_io_class(before)];
+    case NM_OP_OUT: return p5_out[nm_io_class(before)];
+    case NM_OP_MOVS: case NM_OP_CMPS: case NM_OP_SCAS: case NM_OP_LODS: case NM_OP_STOS:
+    case NM_OP_INS: case NM_OP_OUTS: {
+        unsigned io = nm_io_class(before);
+        if (!(i->prefixes & (NM_PFX_REP | NM_PFX_REPNE))) {
+            switch (i->op) {
+            case NM_OP_MOVS: return 4;
+            case NM_OP_CMPS: return 5;
+            case NM_OP_SCAS: return 4;
+            case NM_OP_LODS: return 2;
+            case NM_OP_STOS: return 3;
+            case NM_OP_INS: return p5_ins[io];
+            default: return p5_outs[io];
+            }
+        }
+        rep_row r = rep_of(i->op);
+        uint32_t n = c->rep_iterations;
+        uint32_t clocks = n * r.per;
+        if (!rep_cont) {
+            clocks += n ? r.start : r.zero;
+            /* Port checks through the TSS / from v86: the single forms' extra [PDM]. */
+            if (i->op == NM_OP_INS || i->op == NM_OP_OUTS) {
+                const uint8_t *single = i->op == NM_OP_INS ? p5_ins : p5_outs;
+                if (io >= NM_IO_PM_TSS) clocks += (uint32_t)(single[io] - single[NM_IO_PM_OK]);
+            }
+        }
+        return clocks;
+    }
+    case NM_OP_WBINVD: {
+        uint32_t dirty = nm_cache_writeback_invalidate(s->data);
+        nm_cache_invalidate_all(s->code);
+        uint64_t now = s->cpu->clock->cycles;
+        for (uint32_t k = 0; k < dirty; k++) nm_membus_use(&s->bus, now, s->fill_clocks);
+        s->st.writebacks += dirty;
+        uint64_t done = s->bus.free_at > now ? s->bus.free_at : now;
+        return 2000 + (uint32_t)(done - now);
+    }
+    default: return 1;
+    }
+}
+
+/* --------------------------------------------------------------- memory */
+
+static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
+{
+    const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
+    *mmio = !r || r->kind == NM_REGION_MMIO;
+    if (*mmio) return false;
+    /* The legacy video window is not cacheable on PC chipsets (KEN#). */
+    return phys < 0xa0000u || phys >= 0xc0000u;
+}
+
+/* A read of one line.  Returns the stall. */
+static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+{
+    bool mmio;
+    bool cacheable = cacheable_region(s, phys, &mmio);
+    if (mmio) return 0; /* the bus model charges MMIO */
+    bool cd = (s->cpu->cr0 & NM_CR0_CD) != 0;
+    if (cacheable && (!cd || nm_cache_probe(cache, phys))) {
+        uint32_t victim;
+        unsigned r = nm_cache_access(cache, phys, false, &victim);
+        if (r & NM_CACHE_HIT) {
+            if (code) s->st.code_hits++;
+            else s->st.data_hits++;
+            return 0;
+        }
+        if (code) s->st.code_misses++;
+        else s->st.data_misses++;
+        /* Burst line fill: reads do not pass buffered writes (strong
+         * ordering), so it starts when the bus is free [DB]. */
+        uint64_t done = nm_membus_use(&s->bus, now, s->fill_clocks);
+        s->st.line_fills++;
+        if (r & NM_CACHE_WRITEBACK) {
+            /* The victim goes out through the write-back buffer after the fill. */
+            nm_membus_use(&s->bus, done, s->fill_clocks);
+            s->st.writebacks++;
+        }
+        s->st.mem_stall_cycles += done - now;
+        return (uint32_t)(done - now);
+    }
+    if (code) s->st.code_misses++;
+    else s->st.data_misses++;
+    s->st.uncached_reads++;
+    uint64_t done = nm_membus_use(&s->bus, now, s->single_clocks);
+    s->st.mem_stall_cycles += done - now;
+    return (uint32_t)(done - now);
+}
+
+/* A write of one line's part: a hit stays in the write-back cache, a miss
+ * goes through the write buffers (no allocation) [DB]. */
+static uint32_t write_line(p5 *s, uint32_t phys, uint64_t now)
+{
+    bool mmio;
+    bool cacheable = cacheable_region(s, phys, &mmio);
+    if (mmio) return 0;
+    if (cacheable && (nm_cache_access(s->data, phys, true, NULL) & NM_CACHE_HIT)) {
+        s->st.data_hits++;
+        return 0;
+    }
+    if (cacheable) s->st.data_misses++;
+    uint32_t stall = nm_wbuf_write(&s->wbuf, &s->bus, now, s->single_clocks);
+    s->st.wbuf_writes++;
+    if (stall) {
+        s->st.wbuf_stalls++;
+        s->st.wbuf_stall_cycles += stall;
+    }
+    return stall;
+}
+
+/* Settles the logged accesses.  `per_iter` > 0 spreads a string's data
+ * accesses over its iterations (`stride` accesses each). */
+static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, bool *code_miss,
+                        bool *has_data, uint32_t *first_data)
+{
+    uint32_t stall = 0;
+    unsigned data_idx = 0;
+    for (unsigned k = 0; k < s->nlog; k++) {
+        const p5_access *a = &s->log[k];
+        unsigned size = a->size ? a->size : 1;
+        uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
+        if (a->flags & NM_MEM_CODE) {
+            for (uint32_t line = first;; line += 32) {
+                uint64_t before = s->st.code_misses;
+                stall += read_line(s, s->code, line, t0 + stall, true);
+                if (s->st.code_misses != before) *code_miss = true;
+                if (line == last) break;
+            }
+            continue;
+        }
+        uint64_t now = t0 + stall + (per_iter ? (uint64_t)(data_idx / stride) * per_iter : 0);
+        data_idx++;
+        if (!*has_data) {
+            *has_data = true;
+            *first_data = a->phys;
+        }
+        /* Misaligned: a word across a dword boundary, a dword not on one [MA]. */
+        if ((size == 2 && (a->phys & 3) == 3) || (size == 4 && (a->phys & 3))) {
+            stall += MISALIGN_CLOCKS;
+            now += MISALIGN_CLOCKS;
+            s->st.misaligned++;
+        }
+        for (uint32_t line = first;; line += 32) {
+            uint32_t addr = line == first ? a->phys : line;
+            uint32_t w = (a->flags & NM_MEM_WRITE) ? write_line(s, addr, now)
+                                                   : read_line(s, s->data, addr, now, false);
+            stall += w;
+            now += w;
+            if (line == last) break;
+        }
+    }
+    s->nlog = 0;
+    return stall;
+}
+
+/* ------------------------------------------------------------------ BTB */
+
+/* Looks up and updates the BTB for a near branch at linear `at`; returns
+ * true when the prediction was wrong.  Entries are allocated only by taken
+ * branches, in state 3 ("strongly taken") [MA, P1 branch prediction]. */
+static bool btb_branch(p5 *s, uint32_t at, bool taken, uint32_t to)
+{
+    p5_btb *b = &s->btb;
+    unsigned set = at & (BTB_SETS - 1);
+    uint32_t tag = at | 1u;
+    b->clock++;
+    s->st.branches++;
+    for (unsigned w = 0; w < BTB_WAYS; w++) {
+        if (b->tag[set][w] != tag) continue;
+        s->st.btb_hits++;
+        bool predicted = b->state[set][w] >= 2;
+        bool wrong = predicted != taken || (taken && b->target[set][w] != to);
+        if (taken) {
+            if (b->state[set][w] < 3) b->state[set][w]++;
+            b->target[set][w] = to;
+        } else if (b->state[set][w] > 0) {
+            b->state[set][w]--;
+        }
+        b->stamp[set][w] = b->clock;
+        return wrong;
+    }
+    s->st.btb_misses++;
+    if (!taken) return false; /* predicted not taken, and it was not */
+    unsigned victim = 0;
+    for (unsigned w = 0; w < BTB_WAYS; w++) {
+        if (!(b->tag[set][w] & 1u)) { victim = w; break; }
+        if (b->stamp[set][w] < b->stamp[set][victim]) victim = w;
+    }
+    b->tag[set][victim] = tag;
+    b->target[set][victim] = to;
+    b->state[set][victim] = 3;
+    b->stamp[set][victim] = b->clock;
+    return true; /* taken, but nothing predicted it */
+}
+
+static bool uses_btb(unsigned op)
+{
+    switch (op) {
+    case NM_OP_JCC: case NM_OP_JMP: case NM_OP_CALL: case NM_OP_RET:
+    case NM_OP_LOOP: case NM_OP_LOOPE: case NM_OP_LOOPNE: case NM_OP_JCXZ:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ---------------------------------------------------------------- hooks */
+
+static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned size, unsigned flags)
+{
+    (void)linear;
+    p5 *s = opaque;
+    if (s->nlog == LOG_CAP) {
+        /* Never with the REP budget of exec_string.c; settle at once. */
+        bool cm = false, hd = false;
+        uint32_t fd = 0;
+        s->pending += run_log(s, s->cpu->clock->cycles + s->pending, 0, 1, &cm, &hd, &fd);
+        s->st.log_overflows++;
+    }
+    s->log[s->nlog++] = (p5_access){physical, (uint8_t)size, (uint8_t)flags};
+}
+
+static void p5_branch(void *opaque, uint32_t from_eip, uint32_t to_eip, bool taken)
+{
+    (void)from_eip;
+    p5 *s = opaque;
+    s->br_seen = true;
+    s->br_taken = taken;
+    s->br_to = to_eip;
+}
+
+static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t from_eip)
+{
+    (void)vector;
+    (void)from_eip;
+    p5 *s = opaque;
+    if (kind == NM_INT_SOFTWARE || kind == NM_INT_SOFTWARE_ICEBP) return; /* INT n's own row */
+    /* An exception or external interrupt: delivered like INT n, through an
+     * interrupt gate to ring 0 (what the guests here use) [PDM]. */
+    const nm_cpu *c = s->cpu;
+    unsigned cls = !c->pe ? NM_XFER_REAL : c->vm86 ? NM_XFER_FROM_V86
+                                       : c->cpl ? NM_XFER_PRIV : NM_XFER_SAME;
+    s->pending += int_n[cls];
+    /* The pipeline is flushed. */
+    s->u_open = false;
+    s->last_agi_wr = 0;
+}
+
+static unsigned prefix_bytes(const nm_insn *i)
+{
+    unsigned n = (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE |
+                                                             NM_PFX_SEG | NM_PFX_LOCK |
+                                                             NM_PFX_REP | NM_PFX_REPNE));
+    /* 0F is a prefix for the P5's decoder, except on a near Jcc [MA 4.4]. */
+    if ((i->prefixes & NM_PFX_0F) && i->op != NM_OP_JCC) n++;
+    return n;
+}
+
+static bool depends(const p5_desc *u, const p5_desc *v)
+{
+    uint32_t uw = u->wr, vr = v->rd, vw = v->wr;
+    /* PUSH+PUSH, PUSH+CALL and POP+POP pair despite ESP [MA 4.1 rule 6]. */
+    bool exempt = (u->stack == ST_PUSH && (v->stack == ST_PUSH || v->stack == ST_CALL)) ||
+                  (u->stack == ST_POP && v->stack == ST_POP);
+    if (exempt) {
+        uint32_t esp = 1u << NM_ESP;
+        uw &= ~esp;
+        vr &= ~esp;
+        vw &= ~esp;
+    }
+    /* RAW and WAW on registers, partial registers as whole ones; flags do
+     * not count (two flag writers pair, CMP/TEST+Jcc pair) [MA 4.1]. */
+    return (uw & (vr | vw)) != 0;
+}
+
+static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    p5 *s = opaque;
+    const p5_row *row = &rows[i->op < NM_OP_COUNT ? i->op : 0];
+    nm_x86_mode before = s->mode;
+    nm_x86_mode after = nm_x86_mode_now(c);
+    bool is_string = (nm_opcode_flags(i->op) & NM_OPF_STRING) != 0;
+    bool is_rep = is_string && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE));
+    bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
+
+    p5_desc d = {.pair = row->pair};
+    unsigned form = form_of(i);
+    d.rmw = form == NM_FORM_MEM && (row->flags & F_RMW);
+    d.clocks = (row->flags & F_SPECIAL) ? special_clocks(s, c, i, &d, &before, &after, rep_cont)
+                                        : row->clk[form];
+    operands(i, row, &d);
+    if (form != NM_FORM_R && !is_string) {
+        bool disp = i->mod == 1 || i->mod == 2 || i->base == NM_REG_NONE;
+        d.dispimm = disp && i->src == NM_OPK_IMM;
+    }
+
+    /* Memory: the logged accesses, spread over a string's iterations. */
+    unsigned per_iter = 0, stride = 1;
+    if (is_rep) {
+        per_iter = rep_of(i->op).per;
+        stride = string_accesses(i->op);
+    }
+    bool code_miss = false, has_data = false;
+    uint32_t first_data = 0;
+    uint64_t t0 = c->clock->cycles + s->pending;
+    uint32_t stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+    s->pending = 0;
+    /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
+    if ((i->prefixes & NM_PFX_LOCK) || (i->op == NM_OP_XCHG && form != NM_FORM_R)) {
+        uint64_t now = c->clock->cycles + stall;
+        uint64_t done = nm_membus_use(&s->bus, now, 2 * s->single_clocks);
+        stall += (uint32_t)(done - now);
+        s->st.mem_stall_cycles += done - now;
+        s->st.locked++;
+    }
+    /* I/O waits for the write buffers to drain [DB]. */
+    if (i->op == NM_OP_IN || i->op == NM_OP_OUT || i->op == NM_OP_INS || i->op == NM_OP_OUTS) {
+        uint64_t now = c->clock->cycles + stall;
+        uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
+        stall += (uint32_t)(empty - now);
+    }
+
+    /* Branch prediction. */
+    bool mispredict = false;
+    if (s->br_seen && uses_btb(i->op))
+        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken,
+                                s->br_to);
+    s->br_seen = false;
+
+    unsigned pfx = prefix_bytes(i);
+    bool can_v = d.pair == P_UV || d.pair == P_PV;
+    bool pair = s->u_open && can_v && pfx == 0 && !d.dispimm && !depends(&s->u, &d);
+    uint32_t cost, exec;
+    if (pair) {
+        /* V pipe: the pair takes as long as its slower half, two more for
+         * two read-modify-writes [DB]. */
+        uint32_t group = d.clocks > s->u.clocks ? d.clocks : s->u.clocks;
+        if (d.rmw && s->u.rmw) group += 2;
+        uint32_t extra = group - s->u.clocks;
+        uint32_t agi = (d.addr & s->before_u_agi_wr) && !s->u_agi ? 1 : 0;
+        /* Both pipes to one cache bank (address bits 2-4) of different
+         * dwords: the V access waits a clock [MA]. */
+        uint32_t bank = 0;
+        if (has_data && s->u_has_data && ((first_data ^ s->u_data) & 0x1c) == 0 &&
+            (first_data >> 2) != (s->u_data >> 2)) {
+            bank = 1;
+            s->st.bank_conflicts++;
+        }
+        cost = extra + agi + bank + stall;
+        exec = s->u_exec + cost; /* the whole group */
+        if (mispredict) {
+            cost += MISPREDICT_V;
+            s->st.mispredicts++;
+            s->st.mispredict_cycles += MISPREDICT_V;
+        }
+        if (agi) s->st.agi_stalls++;
+        s->last_agi_wr = s->u.agi_wr | d.agi_wr;
+        s->u_open = false;
+        s->st.v_issues++;
+        s->st.pairs++;
+    } else {
+        /* U pipe (alone, or waiting for a V partner). */
+        if (s->shadow_groups) s->shadow_groups--;
+        else s->shadow = 0;
+        uint32_t pen = pfx;
+        if (pen) {
+            uint32_t hid = pen < s->shadow ? pen : s->shadow;
+            s->shadow -= hid;
+            pen -= hid;
+            s->st.prefix_shadowed += hid;
+            s->st.prefix_cycles += pen;
+        }
+        uint32_t agi = (d.addr & s->last_agi_wr) ? 1 : 0;
+        if (agi) s->st.agi_stalls++;
+        exec = d.clocks + agi + stall;
+        cost = exec + pen;
+        if (mispredict) {
+            cost += MISPREDICT_U;
+            s->st.mispredicts++;
+            s->st.mispredict_cycles += MISPREDICT_U;
+        }
+        s->before_u_agi_wr = s->last_agi_wr;
+        s->last_agi_wr = d.agi_wr;
+        /* Opens a V slot: pairable in U, not a branch, boundaries known
+         * (code cache hit, or a one-byte instruction) [MA 4.1]. */
+        s->u_open = (d.pair == P_UV || d.pair == P_PU) && !d.dispimm &&
+                    !(code_miss && i->len > 1) && !(nm_opcode_flags(i->op) & NM_OPF_BRANCH);
+        s->u = d;
+        s->u_exec = exec;
+        s->u_agi = agi != 0;
+        s->u_code_miss = code_miss;
+        s->u_len = i->len;
+        s->u_has_data = has_data;
+        s->u_data = first_data;
+        s->st.u_issues++;
+    }
+    /* A group of N clocks hides N-1 prefix clocks of the next two groups
+     * [MA 4.4]. */
+    if (exec > 1) {
+        s->shadow = exec - 1;
+        s->shadow_groups = 2;
+    }
+    if (i->op == NM_OP_HLT) {
+        /* HLT drains the pipeline: no shadow, no V slot left. */
+        s->shadow = 0;
+        s->shadow_groups = 0;
+        s->u_open = false;
+    }
+    if (is_rep) {
+        s->rep_active = c->eip == c->insn_eip;
+        s->rep_eip = c->insn_eip;
+    }
+    s->mode = after;
+    s->st.instructions++;
+    s->st.cycles += cost;
+    return cost;
+}
+
+/* ------------------------------------------------------------ lifetime */
+
+static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *params)
+{
+    if (model->family < NM_CPU_PENTIUM) return NULL;
+    p5 *s = g_new0(p5, 1);
+    s->cpu = cpu;
+    s->model = model;
+    s->mem = cpu->mem;
+    /* 8 KB, 2-way, 32-byte lines, LRU; code read-only, data write-back
+     * without write allocation [DB]. */
+    static const nm_cache_config code_cfg = {"code", 8192, 2, 32, NM_CACHE_WRITE_THROUGH, false,
+                                             NM_CACHE_LRU};
+    static const nm_cache_config data_cfg = {"data", 8192, 2, 32, NM_CACHE_WRITE_BACK, false,
+                                             NM_CACHE_LRU};
+    s->code = nm_cache_new(&code_cfg);
+    s->data = nm_cache_new(&data_cfg);
+    nm_timing_params p;
+    if (params) p = *params;
+    else nm_timing_default_params(model, &p);
+    unsigned first = p.dram_first_clocks ? p.dram_first_clocks : 7;
+    unsigned burst = p.dram_burst_clocks ? p.dram_burst_clocks : 3;
+    unsigned single = p.dram_single_clocks ? p.dram_single_clocks : first;
+    /* A 32-byte line is four 64-bit transfers: first + 3 x burst. */
+    s->fill_clocks = nm_bus_to_core(model, first + 3 * burst);
+    s->single_clocks = nm_bus_to_core(model, single);
+    nm_wbuf_init(&s->wbuf, P5_WRITE_BUFFERS);
+    s->log = g_new(p5_access, LOG_CAP);
+    s->mode = nm_x86_mode_now(cpu);
+    return s;
+}
+
+static void p5_destroy(void *state)
+{
+    p5 *s = state;
+    if (!s) return;
+    nm_cache_free(s->code);
+    nm_cache_free(s->data);
+    g_free(s->log);
+    g_free(s);
+}
+
+const nm_p5_stats *nm_pentium_stats(const void *state) { return &((const p5 *)state)->st; }
+
+static void p5_report(void *state, nm_report *r)
+{
+    const p5 *s = state;
+    const nm_p5_stats *t = &s->st;
+    nm_report_u64(r, "instructions", t->instructions);
+    nm_report_u64(r, "cycles", t->cycles);
+    nm_report_u64(r, "u_issues", t->u_issues);
+    nm_report_u64(r, "v_issues", t->v_issues);
+    nm_report_u64(r, "pairs", t->pairs);
+    nm_report_u64(r, "agi_stalls", t->agi_stalls);
+    nm_report_u64(r, "prefix_cycles", t->prefix_cycles);
+    nm_report_u64(r, "prefix_shadowed", t->prefix_shadowed);
+    nm_report_u64(r, "bank_conflicts", t->bank_conflicts);
+    nm_report_u64(r, "branches", t->branches);
+    nm_report_u64(r, "btb_hits", t->btb_hits);
+    nm_report_u64(r, "btb_misses", t->btb_misses);
+    nm_report_u64(r, "mispredicts", t->mispredicts);
+    nm_report_u64(r, "mispredict_cycles", t->mispredict_cycles);
+    nm_report_u64(r, "code_hits", t->code_hits);
+    nm_report_u64(r, "code_misses", t->code_misses);
+    nm_report_u64(r, "data_hits", t->data_hits);
+    nm_report_u64(r, "data_misses", t->data_misses);
+    nm_report_u64(r, "line_fills", t->line_fills);
+    nm_report_u64(r, "writebacks", t->writebacks);
+    nm_report_u64(r, "uncached_reads", t->uncached_reads);
+    nm_report_u64(r, "write_buffer_writes", t->wbuf_writes);
+    nm_report_u64(r, "write_buffer_stalls", t->wbuf_stalls);
+    nm_report_u64(r, "write_buffer_stall_cycles", t->wbuf_stall_cycles);
+    nm_report_u64(r, "misaligned", t->misaligned);
+    nm_report_u64(r, "locked", t->locked);
+    nm_report_u64(r, "memory_stall_cycles", t->mem_stall_cycles);
+    nm_report_u64(r, "line_fill_clocks", s->fill_clocks);
+    nm_report_u64(r, "single_transfer_clocks", s->single_clocks);
+}
+
+const nm_cost_model_class nm_cost_model_pentium = {
+    .name = "pentium",
+    .description = "Pentium P5/P54C: U/V pairing, AGI, prefixes, BTB, split 8 KB caches, "
+                   "write buffers",
+    .create = p5_create,
+    .destroy = p5_destroy,
+    .hooks =
+        {
+            .insn = p5_insn,
+            .mem = p5_mem,
+            .branch = p5_branch,
+            .interrupt = p5_interrupt,
+        },
+    .report = p5_report,
+};

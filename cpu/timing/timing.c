@@ -1,0 +1,235 @@
+/* The cost-model registry and the per-machine timing state: which model
+ * listens on the CPU hooks, and the instances kept for the report. */
+#include "cpu/timing/timing.h"
+
+#include <glib.h>
+#include <string.h>
+
+#include "cpu/cpu_internal.h"
+#include "emu/machine.h"
+
+extern const nm_cost_model_class nm_cost_model_386;     /* cpu/timing/i386.c */
+extern const nm_cost_model_class nm_cost_model_486;     /* cpu/timing/i486.c */
+extern const nm_cost_model_class nm_cost_model_pentium; /* cpu/timing/pentium.c */
+
+/* "none": one clock per instruction, no hooks. */
+static const nm_cost_model_class cost_model_none = {
+    .name = "none",
+    .description = "one clock per instruction (no cost model)",
+};
+
+static const nm_cost_model_class *const classes[] = {
+    &cost_model_none,
+    &nm_cost_model_386,
+    &nm_cost_model_486,
+    &nm_cost_model_pentium,
+};
+
+const nm_cost_model_class *nm_cost_model_find(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(classes); i++)
+        if (!g_ascii_strcasecmp(classes[i]->name, name)) return classes[i];
+    return NULL;
+}
+
+const nm_cost_model_class *nm_cost_model_for_cpu(const nm_cpu_model *model)
+{
+    switch (model->family) {
+    case NM_CPU_386: return &nm_cost_model_386;
+    case NM_CPU_486: return &nm_cost_model_486;
+    case NM_CPU_PENTIUM: return &nm_cost_model_pentium;
+    }
+    return &cost_model_none;
+}
+
+const char *nm_cost_model_names(void) { return "auto, none, 386, 486, pentium"; }
+
+/* ---------------------------------------------------------- per machine */
+
+#define MAX_INSTANCES G_N_ELEMENTS(classes)
+
+struct nm_timing {
+    nm_machine *m;
+    nm_timing_params params;
+    const nm_cost_model_class *current; /* NULL: none */
+    struct {
+        const nm_cost_model_class *cls;
+        void *state;
+    } inst[MAX_INSTANCES];
+    uint64_t switches;
+};
+
+nm_timing *nm_timing_new(nm_machine *m, const nm_timing_params *params)
+{
+    nm_timing *t = g_new0(nm_timing, 1);
+    t->m = m;
+    if (params) t->params = *params;
+    else nm_timing_default_params(m->model, &t->params);
+    return t;
+}
+
+void nm_timing_free(nm_timing *t)
+{
+    if (!t) return;
+    if (t->current && t->m->cpu) nm_cpu_set_hooks(t->m->cpu, NULL);
+    for (size_t k = 0; k < MAX_INSTANCES; k++)
+        if (t->inst[k].state && t->inst[k].cls->destroy) t->inst[k].cls->destroy(t->inst[k].state);
+    g_free(t);
+}
+
+static void *instance_of(nm_timing *t, const nm_cost_model_class *cls)
+{
+    for (size_t k = 0; k < MAX_INSTANCES; k++)
+        if (t->inst[k].cls == cls) return t->inst[k].state;
+    if (!cls->create || !t->m->cpu) return NULL;
+    void *st = cls->create(t->m->cpu, t->m->model, &t->params);
+    if (!st) return NULL;
+    for (size_t k = 0; k < MAX_INSTANCES; k++) {
+        if (!t->inst[k].cls) {
+            t->inst[k].cls = cls;
+            t->inst[k].state = st;
+            return st;
+        }
+    }
+    cls->destroy(st); /* not reached: one slot per class */
+    return NULL;
+}
+
+void nm_timing_select(nm_timing *t, const nm_cost_model_class *cls)
+{
+    if (cls == &cost_model_none || (cls && !cls->hooks.insn)) cls = NULL;
+    if (cls == t->current) return;
+    nm_cpu *cpu = t->m->cpu;
+    if (!cls) {
+        t->current = NULL;
+        if (cpu) nm_cpu_set_hooks(cpu, NULL);
+        t->switches++;
+        return;
+    }
+    bool existed = false;
+    for (size_t k = 0; k < MAX_INSTANCES; k++) existed |= t->inst[k].cls == cls;
+    void *st = instance_of(t, cls);
+    if (st && existed && cls->resume) cls->resume(st, cpu);
+    if (!st) {
+        g_warning("cost model %s cannot run CPU %s: staying with %s", cls->name, t->m->model->name,
+                  t->current ? t->current->name : "none");
+        return;
+    }
+    nm_cpu_hooks h = cls->hooks;
+    h.opaque = st;
+    nm_cpu_set_hooks(cpu, &h);
+    t->current = cls;
+    t->switches++;
+}
+
+const nm_cost_model_class *nm_timing_current(const nm_timing *t) { return t->current; }
+const nm_timing_params *nm_timing_get_params(const nm_timing *t) { return &t->params; }
+
+void nm_timing_report(nm_timing *t, nm_report *r)
+{
+    nm_report_section(r, "timing");
+    nm_report_str(r, "cost_model", t->current ? t->current->name : "none");
+    nm_report_u64(r, "model_switches", t->switches);
+    nm_report_u64(r, "mem_wait_states", t->params.mem_wait_states);
+    char dram[64];
+    g_snprintf(dram, sizeof dram, "%u-%u-%u-%u/%u", t->params.dram_first_clocks,
+               t->params.dram_burst_clocks, t->params.dram_burst_clocks,
+               t->params.dram_burst_clocks, t->params.dram_single_clocks);
+    nm_report_str(r, "dram_timing", dram);
+    for (size_t k = 0; k < MAX_INSTANCES; k++) {
+        if (!t->inst[k].cls || !t->inst[k].cls->report) continue;
+        char name[64];
+        g_snprintf(name, sizeof name, "cost-model-%s", t->inst[k].cls->name);
+        nm_report_section(r, name);
+        t->inst[k].cls->report(t->inst[k].state, r);
+    }
+}
+
+/* ------------------------------------------------------- configuration */
+
+void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p)
+{
+    *p = (nm_timing_params){0};
+    /* 386 boards without external cache: a 100 ns DRAM cycle (70 ns page
+     * DRAM plus buffers) against a 2-clock bus cycle, W = ceil(100/T) - 2:
+     * 1 at 25 MHz, 2 at 33 and 40 MHz (docs/cost-models.md). */
+    uint64_t ns_x_hz = 100ull * model->hz_num;           /* 100 ns * f */
+    uint64_t clocks = (ns_x_hz + 1000000000ull * model->hz_den - 1) / (1000000000ull * model->hz_den);
+    p->mem_wait_states = clocks > 2 ? (unsigned)(clocks - 2) : 0;
+    if (model->family >= NM_CPU_PENTIUM) {
+        /* Fast-page DRAM on a 60/66 MHz Pentium board (430FX class): 7-3-3-3
+         * burst, 7 clocks for a single transfer. */
+        p->dram_first_clocks = 7;
+        p->dram_burst_clocks = 3;
+        p->dram_single_clocks = 7;
+    } else {
+        /* Page-mode DRAM on a 33 MHz 486 board: 5-2-2-2 burst line fill, 5
+         * clocks for a single read or write (Intel's minimum is 2-1-1-1). */
+        p->dram_first_clocks = 5;
+        p->dram_burst_clocks = 2;
+        p->dram_single_clocks = 5;
+    }
+}
+
+static bool bad(GError **err, const char *key, const char *value, const char *accepted)
+{
+    g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE, "%s: bad value '%s' (accepted: %s)",
+                key, value, accepted);
+    return false;
+}
+
+/* "F-B-B-B" or "F-B-B-B/S" (bus clocks, each 1..63). */
+static bool parse_dram(const char *s, nm_timing_params *p)
+{
+    unsigned v[5] = {0};
+    unsigned n = 0;
+    const char *q = s;
+    while (n < 5) {
+        if (!g_ascii_isdigit(*q)) return false;
+        char *end;
+        guint64 x = g_ascii_strtoull(q, &end, 10);
+        if (x == 0 || x > 63) return false;
+        v[n++] = (unsigned)x;
+        q = end;
+        if (!*q) break;
+        if (n < 4 && *q == '-') q++;
+        else if (n == 4 && *q == '/') q++;
+        else return false;
+    }
+    if (*q || n < 4) return false;
+    if (v[1] != v[2] || v[2] != v[3]) return false; /* one burst rate */
+    p->dram_first_clocks = v[0];
+    p->dram_burst_clocks = v[1];
+    p->dram_single_clocks = n == 5 ? v[4] : v[0];
+    return true;
+}
+
+bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
+                           const nm_cost_model_class **cls, nm_cost_from *from,
+                           nm_timing_params *p, GError **err)
+{
+    nm_timing_default_params(model, p);
+    const char *name = cfg->cost_model ? cfg->cost_model : "auto";
+    if (!strcmp(name, "auto")) {
+        *cls = nm_cost_model_for_cpu(model);
+    } else {
+        *cls = nm_cost_model_find(name);
+        if (!*cls) return bad(err, "cost-model", name, nm_cost_model_names());
+    }
+    if (*cls == &cost_model_none) *cls = NULL;
+    const char *f = cfg->cost_from ? cfg->cost_from : "marker";
+    if (!strcmp(f, "marker")) *from = NM_COST_FROM_MARKER;
+    else if (!strcmp(f, "boot")) *from = NM_COST_FROM_BOOT;
+    else return bad(err, "cost-from", f, "boot, marker");
+    if (cfg->mem_wait_states) {
+        uint64_t v;
+        if (!nm_parse_u64(cfg->mem_wait_states, &v) || v > 31)
+            return bad(err, "mem-wait-states", cfg->mem_wait_states, "an integer from 0 to 31");
+        p->mem_wait_states = (unsigned)v;
+    }
+    if (cfg->dram_timing && !parse_dram(cfg->dram_timing, p))
+        return bad(err, "dram-timing", cfg->dram_timing,
+                   "bus clocks first-burst-burst-burst[/single], 1 to 63, e.g. 5-2-2-2 or "
+                   "5-2-2-2/3");
+    return true;
+}

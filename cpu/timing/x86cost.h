@@ -1,0 +1,118 @@
+/* Helpers shared by the table-driven cost models (i386.c, i486.c, and
+ * whatever pentium.c wants): the operand form of a decoded instruction,
+ * the mode an instruction ran in and what a control transfer did (gate,
+ * privilege change, task switch), the early-out multiplier width, and the
+ * 386's "m" (components of the next instruction). */
+#ifndef NICEMU_CPU_TIMING_X86COST_H
+#define NICEMU_CPU_TIMING_X86COST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu/core.h"
+#include "cpu/decode.h"
+
+/* Operand forms: the columns of a cost table row. */
+enum {
+    NM_FORM_R = 0,  /* no memory operand: reg, reg,reg, reg,imm, none */
+    NM_FORM_LOAD,   /* reg <- mem (memory source) */
+    NM_FORM_MEM,    /* mem destination: store or read-modify-write (mem,reg / mem,imm) */
+    NM_FORM_COUNT
+};
+
+static inline unsigned nm_insn_form(const nm_insn *i)
+{
+    if (i->dst == NM_OPK_MEM) return NM_FORM_MEM;
+    if (i->src == NM_OPK_MEM) return NM_FORM_LOAD;
+    return NM_FORM_R;
+}
+
+/* The CPU's mode as an instruction saw it. */
+typedef struct nm_x86_mode {
+    bool pe, vm86;
+    uint8_t cpl, iopl;
+    uint16_t tr;
+    uint16_t cs;
+    uint32_t next_eip; /* EIP after the last instruction: a mismatch means an
+                          interrupt or exception was delivered in between */
+} nm_x86_mode;
+
+static inline nm_x86_mode nm_x86_mode_now(const nm_cpu *c)
+{
+    nm_x86_mode m = {c->pe, c->vm86, (uint8_t)c->cpl, (uint8_t)((c->eflags >> 12) & 3),
+                     c->tr.selector, c->seg[NM_CS].selector, c->eip};
+    return m;
+}
+
+/* Row of the I/O and interrupt tables by privilege situation. */
+enum {
+    NM_IO_REAL = 0, /* real mode */
+    NM_IO_PM_OK,    /* protected mode, CPL <= IOPL */
+    NM_IO_PM_TSS,   /* protected mode, CPL > IOPL (TSS bitmap consulted) */
+    NM_IO_V86,      /* virtual-8086 mode */
+};
+static inline unsigned nm_io_class(const nm_x86_mode *m)
+{
+    if (!m->pe) return NM_IO_REAL;
+    if (m->vm86) return NM_IO_V86;
+    return m->cpl <= m->iopl ? NM_IO_PM_OK : NM_IO_PM_TSS;
+}
+
+/* What a far transfer, INT or IRET did, from the mode before and after. */
+enum {
+    NM_XFER_REAL = 0,  /* real mode (or virtual-8086 to virtual-8086) */
+    NM_XFER_SAME,      /* protected mode, same privilege, no gate */
+    NM_XFER_GATE,      /* through a call gate, same privilege */
+    NM_XFER_PRIV,      /* privilege change (inner for CALL/INT, outer for RET/IRET) */
+    NM_XFER_FROM_V86,  /* INT from virtual-8086 mode / IRET back to it */
+    NM_XFER_TASK,      /* task switch */
+};
+static inline unsigned nm_xfer_class(const nm_x86_mode *before, const nm_x86_mode *after)
+{
+    if (before->tr != after->tr) return NM_XFER_TASK;
+    if (!before->pe && !after->pe) return NM_XFER_REAL;
+    if (before->vm86 != after->vm86) return NM_XFER_FROM_V86;
+    if (before->vm86) return NM_XFER_REAL;
+    if (before->cpl != after->cpl) return NM_XFER_PRIV;
+    return NM_XFER_SAME;
+}
+
+/* Significant bits of the early-out multiplier (Intel 386 DX data sheet /
+ * Intel486 data book footnote: ceiling(log2(|m|)), at least 3; 0 gives the
+ * minimum).  `value` is the multiplier as an unsigned operand-size value. */
+static inline unsigned nm_mul_bits(uint32_t value, unsigned opsize, bool is_signed)
+{
+    unsigned bits = 8 * opsize;
+    uint32_t mask = bits == 32 ? 0xffffffffu : (1u << bits) - 1;
+    value &= mask;
+    if (is_signed && (value >> (bits - 1))) value = (uint32_t)(-value) & mask; /* |m| */
+    if (value <= 1) return 3;
+    /* ceiling(log2(v)) */
+    unsigned n = 32u - (unsigned)__builtin_clz(value - 1);
+    return n < 3 ? 3 : n;
+}
+
+/* The 386's "m": components of the next instruction (386 DX data sheet,
+ * instruction set clock count summary notes: the whole displacement counts
+ * as one component, the whole immediate as one, every other byte, prefixes
+ * included, as one each).  From the decoded form: prefix and opcode bytes,
+ * ModRM/SIB, one for a displacement or relative target, one for an
+ * immediate, never more than the length. */
+static inline unsigned nm_components(const nm_insn *i)
+{
+    unsigned n = (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE |
+                                                             NM_PFX_SEG | NM_PFX_LOCK |
+                                                             NM_PFX_REP | NM_PFX_REPNE));
+    n += (i->prefixes & NM_PFX_0F) ? 2 : 1;
+    bool modrm = i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM || i->mod == 3;
+    if (modrm) n++;
+    bool mem = i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM;
+    if (mem && i->addr32 && i->rm == 4) n++; /* SIB */
+    bool disp = mem && (i->mod == 1 || i->mod == 2 || (i->mod == 0 && i->rm == (i->addr32 ? 5 : 6)));
+    if (disp) n++;
+    /* An immediate, or a branch's relative target / far pointer. */
+    if (i->src == NM_OPK_IMM || i->dst == NM_OPK_IMM) n++;
+    return n < i->len ? n : i->len;
+}
+
+#endif

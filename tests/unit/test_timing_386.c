@@ -1,0 +1,280 @@
+/* The 386DX cost model: short sequences with their clock counts asserted
+ * exactly.  Every expected figure is a row of the Intel386 DX data sheet's
+ * "Instruction Set Clock Count Summary" (same as the 80386 Programmer's
+ * Reference Manual clock tables), with wait states set to 0 unless the test
+ * is about them.  Measurement: run N instructions, read the cycle counter,
+ * run M more, compare. */
+#include <glib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "cpu/cpu_internal.h"
+#include "cpu/timing/timing.h"
+#include "emu/config.h"
+#include "emu/machine.h"
+
+#define CODE32 0x100000u
+#define CODE16 0x7c00u
+#define DATA 0x200000u
+
+typedef struct {
+    nm_config *cfg;
+    nm_machine *m;
+    nm_cpu *c;
+    nm_timing *t;
+    uint8_t *ram;
+} fx;
+
+static void fx_init(fx *f, unsigned wait_states)
+{
+    f->cfg = nm_config_new();
+    g_free(f->cfg->cpu);
+    f->cfg->cpu = g_strdup("386dx-40");
+    f->m = nm_machine_new(f->cfg, NULL);
+    g_assert_nonnull(f->m);
+    f->c = nm_cpu_new(f->m);
+    f->ram = f->m->ram->host;
+    nm_mem_region *rom = nm_memmap_add_rom(f->m->mem, "rom", 0xffff0000u, 0x10000);
+    static const uint8_t jmp[] = {0xea, 0x00, 0x7c, 0x00, 0x00}; /* JMP FAR 0000:7C00 */
+    nm_mem_region_load(rom, 0xfff0, jmp, sizeof jmp);
+    nm_cpu_reset(f->c);
+    nm_timing_params p;
+    nm_timing_default_params(f->m->model, &p);
+    p.mem_wait_states = wait_states;
+    f->t = nm_timing_new(f->m, &p);
+}
+
+static void fx_free(fx *f)
+{
+    nm_timing_free(f->t);
+    nm_cpu_free(f->c);
+    nm_machine_free(f->m);
+    nm_config_free(f->cfg);
+}
+
+static void flat(fx *f, const void *code, size_t n)
+{
+    memcpy(f->ram + CODE32, code, n);
+    nm_cpu_enter_flat32(f->c, CODE32, 0x90000);
+    nm_timing_select(f->t, nm_cost_model_find("386"));
+}
+
+/* Clocks of the next `n` instructions. */
+static uint64_t clocks_of(fx *f, uint64_t n)
+{
+    uint64_t before = f->m->clock.cycles;
+    g_assert_cmpuint(nm_cpu_run(f->c, n), ==, n);
+    return f->m->clock.cycles - before;
+}
+
+/* ALU chains: "ADD reg,reg 2" whether or not the next one depends on it
+ * (the 386 has no pipeline interlocks); HLT 5. */
+static void test_alu_chains(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    static const uint8_t code[] = {
+        0x01, 0xd8, /* add eax, ebx */
+        0x01, 0xc0, /* add eax, eax   (depends on the previous) */
+        0x01, 0xca, /* add edx, ecx   (independent) */
+        0xf4,       /* hlt */
+    };
+    flat(&f, code, sizeof code);
+    g_assert_cmpuint(clocks_of(&f, 3), ==, 2 + 2 + 2);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 5);
+    fx_free(&f);
+}
+
+/* Prefixes cost nothing on the 386 (they are components for "m" only):
+ * 66 01 D8 = ADD AX,BX, 2. */
+static void test_prefix(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    static const uint8_t code[] = {0x66, 0x01, 0xd8, 0x01, 0xd8, 0xf4};
+    flat(&f, code, sizeof code);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 2);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 2);
+    fx_free(&f);
+}
+
+/* Jcc taken: 7+m (m = components of the target: JNZ rel8 = opcode + rel
+ * = 2, charged with the target); not taken: 3.  XOR 2, NOP 3. */
+static void test_branches(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    static const uint8_t code[] = {
+        0x31, 0xc0,       /* xor eax, eax */
+        0x74, 0x01,       /* jz +1 (taken) */
+        0x90,             /* (skipped) */
+        0x75, 0x01,       /* jnz +1 (not taken) */
+        0x90,             /* nop */
+        0xf4,
+    };
+    flat(&f, code, sizeof code);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 2);     /* XOR reg,reg */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 7);     /* Jcc taken, 7 ... */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 2 + 3); /* ... + m = 2, then Jcc not taken 3 */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 3);     /* NOP */
+    fx_free(&f);
+}
+
+/* REP MOVSD: 7+4n; with W wait states every bus cycle (n reads + n writes)
+ * adds W. */
+static void test_rep_movsd(void)
+{
+    for (unsigned w = 0; w <= 2; w += 2) {
+        fx f;
+        fx_init(&f, w);
+        static const uint8_t code[] = {0xf3, 0xa5, 0xf4}; /* rep movsd; hlt */
+        flat(&f, code, sizeof code);
+        nm_cpu_set_reg(f.c, NM_ESI, DATA);
+        nm_cpu_set_reg(f.c, NM_EDI, DATA + 0x1000);
+        nm_cpu_set_reg(f.c, NM_ECX, 8);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 7 + 4 * 8 + w * 16);
+        g_assert_cmpuint(nm_cpu_get_reg(f.c, NM_ECX), ==, 0);
+        fx_free(&f);
+    }
+}
+
+/* Memory operands and wait states: MOV reg,mem 4; ADD mem,reg 7 (one read
+ * and one write bus cycle: +2W); a misaligned dword is two bus cycles.  An
+ * AAM (17 clocks, bus idle) first fills the prefetch queue, so that code
+ * fetches stay hidden (with a cold queue the first fetch would stall). */
+static void test_memory_wait_states(void)
+{
+    fx f;
+    fx_init(&f, 2);
+    static const uint8_t code[] = {
+        0xd4, 0x0a, /* aam */
+        0x8b, 0x03, /* mov eax, [ebx] */
+        0x01, 0x03, /* add [ebx], eax */
+        0x8b, 0x43, 0x02, /* mov eax, [ebx+2] (crosses a dword) */
+        0xf4,
+    };
+    flat(&f, code, sizeof code);
+    nm_cpu_set_reg(f.c, NM_EBX, DATA);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 17); /* AAM 17 (its own fetch hides in it) */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 4 + 2);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 7 + 2 * 2);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 4 + 2 * 2);
+    fx_free(&f);
+}
+
+/* MUL early out: 6 + max(ceiling(log2 |m|), 3) ("MUL r32 9-38").  ECX = 5:
+ * ceiling(log2 5) = 3 -> 9; ECX = 0x10000: 16 -> 22; ECX = 0xffffffff: 32 -> 38. */
+static void test_mul_early_out(void)
+{
+    static const struct {
+        uint32_t m;
+        unsigned clocks;
+    } cases[] = {{5, 9}, {0x10000, 22}, {0xffffffffu, 38}};
+    for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+        fx f;
+        fx_init(&f, 0);
+        static const uint8_t code[] = {0xf7, 0xe1, 0xf4}; /* mul ecx */
+        flat(&f, code, sizeof code);
+        nm_cpu_set_reg(f.c, NM_EAX, 3);
+        nm_cpu_set_reg(f.c, NM_ECX, cases[k].m);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, cases[k].clocks);
+        fx_free(&f);
+    }
+}
+
+/* I/O, protected mode CPL 0 <= IOPL: IN AL,imm8 6; OUT imm8,AL 4; IN AL,DX
+ * 7; OUT DX,AL 5.  (Unclaimed ports: no bus wait states are charged.) */
+static void test_io_protected(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    static const uint8_t code[] = {0xe4, 0x80, 0xe6, 0x80, 0xec, 0xee, 0xf4};
+    flat(&f, code, sizeof code);
+    nm_cpu_set_reg(f.c, NM_EDX, 0x80);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 6);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 4);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 7);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 5);
+    fx_free(&f);
+}
+
+/* Real mode: IN AL,imm8 12; OUT imm8,AL 10; INT n 37; IRET 22. */
+static void test_real_mode_io_int(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    static const uint8_t code[] = {
+        0xe4, 0x80,       /* in al, 0x80 */
+        0xe6, 0x80,       /* out 0x80, al */
+        0xcd, 0x20,       /* int 0x20 */
+        0xf4,
+    };
+    memcpy(f.ram + CODE16, code, sizeof code);
+    f.ram[0x8000] = 0xcf; /* the handler: iret */
+    f.ram[0x80] = 0x00, f.ram[0x81] = 0x80, f.ram[0x82] = 0, f.ram[0x83] = 0; /* IVT[0x20] */
+    g_assert_cmpuint(nm_cpu_run(f.c, 1), ==, 1); /* the reset vector's far jump */
+    nm_timing_select(f.t, nm_cost_model_find("386"));
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 12);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 10);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 37);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 22);
+    fx_free(&f);
+}
+
+/* A far CALL through a same-privilege 32-bit call gate: "CALL ptr16:32 via
+ * call gate, same privilege level, 52+m" (m of the target, RETF: 1); the
+ * RETF back: "RET far, same privilege level, 32+m" (m of the NOP after the
+ * call: 1); direct far call, protected mode: 34+m. */
+static void test_far_call_gate(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    /* GDT at 0x1000: null, code 0x08 (flat 32-bit DPL 0), data 0x10, call
+     * gate 0x18 -> 0x08:CODE32+0x40. */
+    uint8_t *g = f.ram + 0x1000;
+    memset(g, 0, 32);
+    static const uint8_t code_d[8] = {0xff, 0xff, 0, 0, 0, 0x9b, 0xcf, 0};
+    static const uint8_t data_d[8] = {0xff, 0xff, 0, 0, 0, 0x93, 0xcf, 0};
+    memcpy(g + 8, code_d, 8);
+    memcpy(g + 16, data_d, 8);
+    uint32_t target = CODE32 + 0x40;
+    uint8_t gate[8] = {target & 0xff, (target >> 8) & 0xff, 0x08, 0x00, 0x00, 0x8c,
+                       (target >> 16) & 0xff, target >> 24};
+    memcpy(g + 24, gate, 8);
+    /* GDTR image at 0x2000: limit 31, base 0x1000. */
+    static const uint8_t gdtr[6] = {31, 0, 0x00, 0x10, 0, 0};
+    memcpy(f.ram + 0x2000, gdtr, sizeof gdtr);
+    uint8_t code[0x48] = {0};
+    static const uint8_t prog[] = {
+        0x0f, 0x01, 0x15, 0x00, 0x20, 0x00, 0x00,       /* lgdt [0x2000] */
+        0x9a, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00,       /* call far 0x18:0 (gate) */
+        0x90,                                           /* nop */
+        0x9a, 0x40, 0x00, 0x10, 0x00, 0x08, 0x00,       /* call far 0x08:CODE32+0x40 */
+        0x90, 0xf4,
+    };
+    memcpy(code, prog, sizeof prog);
+    code[0x40] = 0xcb; /* retf */
+    flat(&f, code, sizeof code);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 11);     /* LGDT 11 */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 52);     /* CALL via gate 52 ... */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + 32); /* ... + m(RETF) = 1; RETF 32 */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + 3);  /* m(NOP) = 1; NOP 3 */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 34);     /* CALL far direct 34 ... */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + 32); /* ... + m(RETF); RETF 32 */
+    fx_free(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/timing/386/alu-chains", test_alu_chains);
+    g_test_add_func("/timing/386/prefix", test_prefix);
+    g_test_add_func("/timing/386/branches", test_branches);
+    g_test_add_func("/timing/386/rep-movsd", test_rep_movsd);
+    g_test_add_func("/timing/386/memory-wait-states", test_memory_wait_states);
+    g_test_add_func("/timing/386/mul-early-out", test_mul_early_out);
+    g_test_add_func("/timing/386/io-protected", test_io_protected);
+    g_test_add_func("/timing/386/real-mode-io-int", test_real_mode_io_int);
+    g_test_add_func("/timing/386/far-call-gate", test_far_call_gate);
+    return g_test_run();
+}

@@ -1,0 +1,419 @@
+/* The Pentium cost model (cpu/timing/pentium.c): short sequences in flat
+ * 32-bit protected mode, clocks asserted exactly.  Each program runs once
+ * to warm the caches (and, where said, the BTB), then again measured.  The
+ * count is core clocks (bus wait states of I/O excluded) minus the closing
+ * HLT (its row is 1 clock).
+ *
+ * Sources for the expected numbers, as in pentium.c:
+ *   [IT] Agner Fog, instruction tables, Pentium list;
+ *   [MA] Agner Fog, microarchitecture, P1 chapter: 4.1 pairing, 4.2 AGI,
+ *        4.4 prefixes; P1 branch prediction (3 clocks U, 4 V);
+ *   [DB] Pentium data book 3.1.2 (pairing, RMW);
+ *   [PDM] Pentium developer's manual vol. 3, instruction clock counts. */
+#include <glib.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+#include "cpu/cpu_internal.h"
+#include "cpu/timing/pentium.h"
+#include "cpu/timing/timing.h"
+#include "emu/config.h"
+#include "emu/machine.h"
+
+extern const nm_cost_model_class nm_cost_model_pentium;
+
+#define CODE 0x100000u
+#define STACK 0x90000u
+#define DATA 0x200000u
+#define SRC 0x300000u
+#define DST 0x301000u  /* 4 KB from SRC: the same sets, the other way */
+#define DST2 0x380000u /* never read: not in the data cache */
+#define GDT 0x1000u
+#define IDT 0x2000u
+
+typedef struct {
+    nm_config *cfg;
+    nm_machine *m;
+    nm_cpu *c;
+    uint8_t *ram;
+    void *st;
+} fx;
+
+/* DRAM 5-2-2-2, single transfers 5 bus clocks: a line fill is 11 bus
+ * clocks (pentium-60: 11 core clocks; pentium-100: ceil(16.5) = 17). */
+static void fx_init(fx *f, const char *model)
+{
+    f->cfg = nm_config_new();
+    g_free(f->cfg->cpu);
+    f->cfg->cpu = g_strdup(model);
+    f->m = nm_machine_new(f->cfg, NULL);
+    g_assert_nonnull(f->m);
+    f->c = nm_cpu_new(f->m);
+    f->ram = f->m->ram->host;
+    nm_timing_params p = {.dram_first_clocks = 5, .dram_burst_clocks = 2, .dram_single_clocks = 5};
+    f->st = nm_cost_model_pentium.create(f->c, f->m->model, &p);
+    g_assert_nonnull(f->st);
+    nm_cpu_hooks h = nm_cost_model_pentium.hooks;
+    h.opaque = f->st;
+    nm_cpu_set_hooks(f->c, &h);
+}
+
+static void fx_free(fx *f)
+{
+    nm_cpu_set_hooks(f->c, NULL);
+    nm_cost_model_pentium.destroy(f->st);
+    nm_cpu_free(f->c);
+    nm_machine_free(f->m);
+    nm_config_free(f->cfg);
+}
+
+/* Through the DMA path, so that the decoded-instruction cache drops what
+ * it held for these bytes. */
+static void load(fx *f, uint32_t at, const void *code, size_t n)
+{
+    g_assert_true(nm_mem_dma_write(f->m->mem, at, code, n));
+}
+
+typedef struct {
+    uint32_t eax, ebx, ecx, esi, edi;
+} regs;
+
+/* Runs from `eip` to the HLT; returns core clocks without the HLT. */
+static uint64_t run(fx *f, uint32_t eip, regs r)
+{
+    f->m->stop_requested = 0;
+    nm_cpu_enter_flat32(f->c, eip, STACK);
+    f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW); /* caches on, as Linux runs */
+    nm_cpu_set_reg(f->c, NM_EAX, r.eax);
+    nm_cpu_set_reg(f->c, NM_EBX, r.ebx);
+    nm_cpu_set_reg(f->c, NM_ECX, r.ecx);
+    nm_cpu_set_reg(f->c, NM_ESI, r.esi);
+    nm_cpu_set_reg(f->c, NM_EDI, r.edi);
+    uint64_t c0 = f->m->clock.cycles, b0 = f->m->clock.bus_wait_cycles;
+    nm_cpu_run(f->c, 10000000);
+    g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
+    uint64_t core = (f->m->clock.cycles - c0) - (f->m->clock.bus_wait_cycles - b0);
+    return core - 1; /* the HLT row */
+}
+
+/* Loads `code` + HLT at CODE, runs it warm (once to warm up), returns the
+ * second run's clocks. */
+static uint64_t measure(fx *f, const uint8_t *code, size_t n, regs r)
+{
+    static const uint8_t hlt = 0xf4;
+    load(f, CODE, code, n);
+    load(f, CODE + (uint32_t)n, &hlt, 1);
+    run(f, CODE, r);
+    return run(f, CODE, r);
+}
+
+/* Reads the line at `addr` into the data cache (stores alone do not
+ * allocate), with a MOV eax,[esi] / HLT at CODE + 0x300. */
+static void cache_line(fx *f, uint32_t addr)
+{
+    static const uint8_t rd[] = {0x8b, 0x06, 0xf4};
+    load(f, CODE + 0x300, rd, sizeof rd);
+    run(f, CODE + 0x300, (regs){.esi = addr});
+}
+
+static const nm_p5_stats *stats(fx *f) { return nm_pentium_stats(f->st); }
+
+/* ------------------------------------------------------------ pairing */
+
+static void test_alu_chains(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* Four independent ADD r,imm: UV, 1 clock each [IT]; two pairs -> 2. */
+    static const uint8_t indep[] = {0x83, 0xc0, 0x01, 0x83, 0xc3, 0x01,  /* add eax,1; add ebx,1 */
+                                    0x83, 0xc1, 0x01, 0x83, 0xc2, 0x01}; /* add ecx,1; add edx,1 */
+    g_assert_cmpuint(measure(&f, indep, sizeof indep, (regs){0}), ==, 2);
+    /* The same register four times: each reads what the last wrote (RAW),
+     * no pairs [MA 4.1 rule 2] -> 4. */
+    static const uint8_t dep[] = {0x83, 0xc0, 0x01, 0x83, 0xc0, 0x01, 0x83, 0xc0, 0x01,
+                                  0x83, 0xc0, 0x01};
+    uint64_t before = stats(&f)->pairs;
+    g_assert_cmpuint(measure(&f, dep, sizeof dep, (regs){0}), ==, 4);
+    g_assert_cmpuint(stats(&f)->pairs, ==, before);
+    fx_free(&f);
+}
+
+static void test_pairing_rules(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    regs r = {.esi = DATA};
+    cache_line(&f, DATA);
+    /* MOV eax,ebx / MOV ecx,ebx: read after read, pairs -> 1 [MA 4.1]. */
+    static const uint8_t rar[] = {0x89, 0xd8, 0x89, 0xd9};
+    g_assert_cmpuint(measure(&f, rar, sizeof rar, r), ==, 1);
+    /* MOV eax,ebx / MOV ecx,eax: read after write, no pair -> 2. */
+    static const uint8_t raw[] = {0x89, 0xd8, 0x89, 0xc1};
+    g_assert_cmpuint(measure(&f, raw, sizeof raw, r), ==, 2);
+    /* MOV al,bl / MOV ah,0: two parts of EAX count as one register -> 2. */
+    static const uint8_t partial[] = {0x88, 0xd8, 0xb4, 0x00};
+    g_assert_cmpuint(measure(&f, partial, sizeof partial, r), ==, 2);
+    /* MOV [esi],1 / MOV eax,ebx: a store (cache hit) pairs -> 1. */
+    static const uint8_t st_imm[] = {0xc7, 0x06, 0x01, 0x00, 0x00, 0x00, 0x89, 0xd8};
+    g_assert_cmpuint(measure(&f, st_imm, sizeof st_imm, r), ==, 1);
+    /* MOV [esi+4],1 has a displacement and an immediate: not pairable on
+     * the P5 [MA 4.1] -> 1 + 1 = 2. */
+    static const uint8_t dispimm[] = {0xc7, 0x46, 0x04, 0x01, 0x00, 0x00, 0x00, 0x89, 0xd8};
+    g_assert_cmpuint(measure(&f, dispimm, sizeof dispimm, r), ==, 2);
+    /* SHL is U-only (PU) [IT]: ADD eax,1 / SHL ebx,1 cannot pair -> 2 ... */
+    static const uint8_t u_in_v[] = {0x83, 0xc0, 0x01, 0xd1, 0xe3};
+    g_assert_cmpuint(measure(&f, u_in_v, sizeof u_in_v, r), ==, 2);
+    /* ... but SHL ebx,1 / ADD eax,1 does -> 1. */
+    static const uint8_t u_then_v[] = {0xd1, 0xe3, 0x83, 0xc0, 0x01};
+    g_assert_cmpuint(measure(&f, u_then_v, sizeof u_then_v, r), ==, 1);
+    /* MOV eax,[esp-8] / NOP pair (the read caches the stack line: writes
+     * alone do not allocate), then PUSH eax / PUSH ebx pair despite ESP
+     * [MA 4.1 rule 6] -> 1 + 1 = 2. */
+    static const uint8_t pushes[] = {0x8b, 0x44, 0x24, 0xf8, /* mov eax,[esp-8]: caches the line */
+                                     0x90,                   /* nop (pairs with it) */
+                                     0x50, 0x53};            /* push eax; push ebx */
+    g_assert_cmpuint(measure(&f, pushes, sizeof pushes, r), ==, 2);
+    /* Two read-modify-writes pair with two more clocks [DB]: ADD [esi],eax
+     * (3) / ADD [esi+8],ebx (3) -> 3 + 2 = 5.  The line is cached by the
+     * first run's reads (fill on the read half).  Bank: bits 2-4 differ. */
+    static const uint8_t rmw2[] = {0x01, 0x06, 0x01, 0x5e, 0x08};
+    g_assert_cmpuint(measure(&f, rmw2, sizeof rmw2, r), ==, 5);
+    fx_free(&f);
+}
+
+static void test_agi(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    regs r = {.esi = DATA};
+    /* ADD esi,4 / MOV eax,[esi]: no pair (RAW), and ESI was written in the
+     * previous clock: AGI +1 [MA 4.2] -> 1 + (1 + 1) = 3. */
+    static const uint8_t agi[] = {0x83, 0xc6, 0x04, 0x8b, 0x06};
+    uint64_t a0 = stats(&f)->agi_stalls;
+    g_assert_cmpuint(measure(&f, agi, sizeof agi, r), ==, 3);
+    g_assert_cmpuint(stats(&f)->agi_stalls - a0, ==, 2); /* warm-up and measured run */
+    /* MOV eax,[esi] / ADD esi,4: write after read pairs, no AGI -> 1. */
+    static const uint8_t noagi[] = {0x8b, 0x06, 0x83, 0xc6, 0x04};
+    g_assert_cmpuint(measure(&f, noagi, sizeof noagi, r), ==, 1);
+    /* ADD esi,4 + NOP (a pair), then MOV eax,[esi]: still the previous
+     * clock -> 1 + 2 = 3. */
+    static const uint8_t agi2[] = {0x83, 0xc6, 0x04, 0x90, 0x8b, 0x06};
+    g_assert_cmpuint(measure(&f, agi2, sizeof agi2, r), ==, 3);
+    /* ADD esp,4 / POP eax: AGI on the implicit ESP [MA 4.2] -> 1 + 2 = 3;
+     * POP eax / POP ebx: none, and they pair -> 1. */
+    static const uint8_t espagi[] = {0x83, 0xc4, 0x04, 0x58};
+    g_assert_cmpuint(measure(&f, espagi, sizeof espagi, r), ==, 3);
+    static const uint8_t pops[] = {0x58, 0x5b};
+    g_assert_cmpuint(measure(&f, pops, sizeof pops, r), ==, 1);
+    fx_free(&f);
+}
+
+static void test_prefix(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* MOV eax,1 / MOV ebx,2 pair -> 1. */
+    static const uint8_t plain[] = {0xb8, 0x01, 0x00, 0x00, 0x00, 0xbb, 0x02, 0x00, 0x00, 0x00};
+    g_assert_cmpuint(measure(&f, plain, sizeof plain, (regs){0}), ==, 1);
+    /* MOV eax,1 / MOV bx,2 (66h): a prefixed instruction goes to U only and
+     * its prefix costs a decode clock [MA 4.4] -> 1 + (1 + 1) = 3. */
+    static const uint8_t pfx[] = {0xb8, 0x01, 0x00, 0x00, 0x00, 0x66, 0xbb, 0x02, 0x00};
+    uint64_t p0 = stats(&f)->prefix_cycles;
+    g_assert_cmpuint(measure(&f, pfx, sizeof pfx, (regs){0}), ==, 3);
+    g_assert_cmpuint(stats(&f)->prefix_cycles - p0, >=, 1);
+    /* MOVZX: 0F is a prefix on the P5 [MA 4.4]: 3 [IT] + 1 -> 4. */
+    static const uint8_t movzx[] = {0x0f, 0xb6, 0xc3}; /* movzx eax,bl */
+    g_assert_cmpuint(measure(&f, movzx, sizeof movzx, (regs){0}), ==, 4);
+    fx_free(&f);
+}
+
+/* ----------------------------------------------------------- branches */
+
+static void test_branches(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* CMP eax,0 / JE +1 / NOP: the pair CMP+JE (flags exempt [MA 4.1 rule 5]). */
+    static const uint8_t code[] = {0x3d, 0x00, 0x00, 0x00, 0x00, 0x74, 0x01, 0x90};
+    static const uint8_t hlt = 0xf4;
+    load(&f, CODE, code, sizeof code);
+    load(&f, CODE + sizeof code, &hlt, 1);
+    run(&f, CODE, (regs){.eax = 1}); /* warm-up, not taken: no BTB entry */
+    /* Not taken, not in the BTB (predicted not taken): pair 1 + NOP 1 -> 2. */
+    g_assert_cmpuint(run(&f, CODE, (regs){.eax = 1}), ==, 2);
+    /* Taken, not in the BTB: mispredicted in V, 4 [MA] -> 1 + 4 = 5. */
+    uint64_t m0 = stats(&f)->mispredicts;
+    g_assert_cmpuint(run(&f, CODE, (regs){.eax = 0}), ==, 5);
+    g_assert_cmpuint(stats(&f)->mispredicts - m0, ==, 1);
+    /* Taken again: allocated in state 3, predicted -> 1. */
+    g_assert_cmpuint(run(&f, CODE, (regs){.eax = 0}), ==, 1);
+    /* Not taken while predicted taken: 1 + 4 + NOP 1 -> 6. */
+    g_assert_cmpuint(run(&f, CODE, (regs){.eax = 1}), ==, 6);
+    fx_free(&f);
+}
+
+static void test_loop_predicted(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* MOV ecx,10 / L: DEC ecx / JNZ L.  MOV and DEC do not pair (ECX RAW);
+     * DEC+JNZ pair, 1 clock per iteration while JNZ is predicted taken
+     * (the warm-up leaves its entry in state 2); the exit is mispredicted
+     * in V (4) [MA] -> 1 + 10 + 4 = 15. */
+    static const uint8_t loop[] = {0xb9, 0x0a, 0x00, 0x00, 0x00, 0x49, 0x75, 0xfd};
+    g_assert_cmpuint(measure(&f, loop, sizeof loop, (regs){0}), ==, 15);
+    fx_free(&f);
+}
+
+/* ---------------------------------------------------- INT/IRET, IN/OUT */
+
+static void put_desc(uint8_t *p, uint32_t lo, uint32_t hi)
+{
+    memcpy(p, &lo, 4);
+    memcpy(p + 4, &hi, 4);
+}
+
+static void test_int_iret(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* GDT: null, flat code 0x08, flat data 0x10; IDT vector 0x40: a 32-bit
+     * interrupt gate to an IRET. */
+    put_desc(f.ram + GDT, 0, 0);
+    put_desc(f.ram + GDT + 8, 0x0000ffff, 0x00cf9a00);
+    put_desc(f.ram + GDT + 16, 0x0000ffff, 0x00cf9200);
+    uint32_t handler = CODE + 0x40;
+    put_desc(f.ram + IDT + 0x40 * 8, (0x08u << 16) | (handler & 0xffff),
+             (handler & 0xffff0000u) | 0x8e00);
+    f.ram[handler] = 0xcf; /* iret */
+    f.c->gdtr = (nm_dtr){GDT, 23};
+    f.c->idtr = (nm_dtr){IDT, 0x40 * 8 + 7};
+    /* INT n, protected mode, same privilege: 31; IRET same privilege: 10
+     * [PDM] -> 41 (stack, IDT and GDT lines cached by the warm-up). */
+    static const uint8_t code[] = {0xcd, 0x40};
+    g_assert_cmpuint(measure(&f, code, sizeof code, (regs){0}), ==, 41);
+    fx_free(&f);
+}
+
+static void test_in_out(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* IN al,E0h / OUT E0h,al in protected mode with CPL <= IOPL: 4 + 9
+     * [PDM]; the bus's wait states are charged apart -> 13. */
+    static const uint8_t code[] = {0xe4, 0xe0, 0xe6, 0xe0};
+    g_assert_cmpuint(measure(&f, code, sizeof code, (regs){0}), ==, 13);
+    fx_free(&f);
+}
+
+/* ---------------------------------------------------------------- caches */
+
+/* L: MOV eax,[esi] / ADD esi,32 (pair) ; DEC ecx / JNZ L (pair): 2 clocks
+ * an iteration on hits, plus the exit misprediction (4, V). */
+static const uint8_t stride_loop[] = {0x8b, 0x06, 0x83, 0xc6, 0x20, 0x49, 0x75, 0xf8};
+
+static void test_cache_loops(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* 64 lines (2 KB) fit the 8 KB data cache: 64 x 2 + 4 = 132. */
+    uint64_t h0 = stats(&f)->data_hits;
+    g_assert_cmpuint(measure(&f, stride_loop, sizeof stride_loop, (regs){.ecx = 64, .esi = DATA}),
+                     ==, 132);
+    g_assert_cmpuint(stats(&f)->data_hits - h0, >=, 64);
+    /* 2048 lines (64 KB) miss every time: each load waits for a 5-2-2-2
+     * burst fill, 11 bus = 11 core clocks at 60 MHz -> 2048 x 13 + 4. */
+    uint64_t m0 = stats(&f)->line_fills;
+    g_assert_cmpuint(measure(&f, stride_loop, sizeof stride_loop, (regs){.ecx = 2048, .esi = DATA}),
+                     ==, 2048 * 13 + 4);
+    /* Fills: the warm-up's (less the 64 lines the first loop left) and the
+     * measured run's. */
+    g_assert_cmpuint(stats(&f)->line_fills - m0, ==, (2048 - 64) + 2048);
+    fx_free(&f);
+
+    /* Pentium-100 on a 66 MHz bus: the fill is ceil(11 x 1.5) = 17 core
+     * clocks -> 2048 x 19 + 4. */
+    fx_init(&f, "pentium-100");
+    g_assert_cmpuint(measure(&f, stride_loop, sizeof stride_loop, (regs){.ecx = 2048, .esi = DATA}),
+                     ==, 2048 * 19 + 4);
+    fx_free(&f);
+}
+
+static void test_misaligned(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* MOV eax,[esi+1]: a dword across a dword boundary, +3 [MA] -> 4. */
+    static const uint8_t code[] = {0x8b, 0x46, 0x01};
+    g_assert_cmpuint(measure(&f, code, sizeof code, (regs){.esi = DATA}), ==, 4);
+    g_assert_cmpuint(stats(&f)->misaligned, ==, 2);
+    fx_free(&f);
+}
+
+static void test_rep_movsd(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* Warm-up: REP LODSD over SRC, then over DST, so both 1 KB blocks sit
+     * in the data cache (writes alone would not allocate). */
+    static const uint8_t warm[] = {0xf3, 0xad,                   /* rep lodsd */
+                                   0x89, 0xfe,                   /* mov esi,edi */
+                                   0xb9, 0x00, 0x01, 0x00, 0x00, /* mov ecx,256 */
+                                   0xf3, 0xad, 0xf4};            /* rep lodsd; hlt */
+    load(&f, CODE + 0x200, warm, sizeof warm);
+    regs r = {.ecx = 256, .esi = SRC, .edi = DST};
+    run(&f, CODE + 0x200, r);
+    /* REP MOVSD, 256 dwords, all hits: 13 + n [IT] and the REP prefix's
+     * decode clock [MA 4.4] -> 13 + 256 + 1 = 270. */
+    static const uint8_t movsd[] = {0xf3, 0xa5};
+    g_assert_cmpuint(measure(&f, movsd, sizeof movsd, r), ==, 270);
+    /* CLD (2 clocks [IT]) first hides the prefix clock [MA 4.4: CLD / REP
+     * MOVSD] -> 2 + 269 = 271. */
+    static const uint8_t cld_movsd[] = {0xfc, 0xf3, 0xa5};
+    g_assert_cmpuint(measure(&f, cld_movsd, sizeof cld_movsd, r), ==, 271);
+    /* To a destination not in the cache: every store goes through the two
+     * write buffers, 5 bus clocks each.  Store k is issued at iteration k;
+     * from the third on each waits for the oldest buffer: 3 clocks, then 4
+     * per store (5 on the bus - 1 of execution) -> 13 + 256 + 1 + 3 +
+     * 4 x 253 = 1285, about 5 clocks a dword. */
+    regs r2 = {.ecx = 256, .esi = SRC, .edi = DST2};
+    uint64_t w0 = stats(&f)->wbuf_stalls;
+    static const uint8_t hlt = 0xf4;
+    load(&f, CODE, movsd, sizeof movsd);
+    load(&f, CODE + sizeof movsd, &hlt, 1);
+    g_assert_cmpuint(run(&f, CODE, r2), ==, 1285);
+    g_assert_cmpuint(stats(&f)->wbuf_stalls - w0, ==, 254);
+    fx_free(&f);
+}
+
+static void test_registry(void)
+{
+    /* The registry finds the model; it refuses a 486. */
+    g_assert_true(nm_cost_model_find("pentium") == &nm_cost_model_pentium);
+    fx f;
+    fx_init(&f, "pentium-60");
+    const nm_cpu_model *i486 = nm_cpu_model_find("486dx2-66");
+    g_assert_null(nm_cost_model_pentium.create(f.c, i486, NULL));
+    nm_report *r = nm_report_new();
+    nm_cost_model_pentium.report(f.st, r);
+    nm_report_free(r);
+    fx_free(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/timing/pentium/alu-chains", test_alu_chains);
+    g_test_add_func("/timing/pentium/pairing-rules", test_pairing_rules);
+    g_test_add_func("/timing/pentium/agi", test_agi);
+    g_test_add_func("/timing/pentium/prefix", test_prefix);
+    g_test_add_func("/timing/pentium/branches", test_branches);
+    g_test_add_func("/timing/pentium/loop-predicted", test_loop_predicted);
+    g_test_add_func("/timing/pentium/int-iret", test_int_iret);
+    g_test_add_func("/timing/pentium/in-out", test_in_out);
+    g_test_add_func("/timing/pentium/cache-loops", test_cache_loops);
+    g_test_add_func("/timing/pentium/misaligned", test_misaligned);
+    g_test_add_func("/timing/pentium/rep-movsd", test_rep_movsd);
+    g_test_add_func("/timing/pentium/registry", test_registry);
+    return g_test_run();
+}
