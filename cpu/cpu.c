@@ -180,6 +180,8 @@ static void deliver_external(nm_cpu *c)
     c->insn_esp = c->gpr[NM_ESP];
     c->halted = false;
     unsigned v = c->m->intc.acknowledge(c->m->intc.opaque);
+    if (c->have_hooks && c->hooks.interrupt)
+        c->hooks.interrupt(c->hooks.opaque, v, NM_INT_EXTERNAL, c->eip);
     cpu_interrupt(c, v, NM_INT_EXTERNAL, false, 0, c->eip);
 }
 
@@ -191,6 +193,8 @@ static void post_insn(nm_cpu *c, uint32_t tf)
         c->dr[6] |= 0x4000;
         c->insn_eip = c->eip;
         c->insn_esp = c->gpr[NM_ESP];
+        if (c->have_hooks && c->hooks.interrupt)
+            c->hooks.interrupt(c->hooks.opaque, NM_EXC_DB, NM_INT_EXCEPTION, c->eip);
         cpu_deliver_exception(c, NM_EXC_DB, false, 0);
         c->exception_depth = 0;
         return;
@@ -252,6 +256,8 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
         c->gpr[NM_ESP] = c->insn_esp;
         c->steps++;
         clk->cycles += 1;
+        if (c->have_hooks && c->hooks.interrupt)
+            c->hooks.interrupt(c->hooks.opaque, (unsigned)v, NM_INT_EXCEPTION, c->insn_eip);
         cpu_deliver_exception(c, v, c->pending_has_error, c->pending_error);
         c->exception_depth = 0;
     }

@@ -44,6 +44,9 @@ rom_start:
 	lgdtl	gdt_desc
 	movl	%cr0, %eax
 	orl	$1, %eax		/* CR0.PE; paging stays off */
+	/* Caches on, as a BIOS leaves them: RESET sets CD and NW (SDM vol. 3A,
+	 * table 9-1); the kernel expects a cached machine. */
+	andl	$0x9fffffff, %eax	/* clear CR0.CD (bit 30), CR0.NW (bit 29) */
 	movl	%eax, %cr0
 	/* The far jump loads CS from the new GDT (SDM vol. 3A, 9.9.1). */
 	ljmpl	$NM_ROM_BOOT_CS, $ROM_FLAT(pm32)

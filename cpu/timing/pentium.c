@@ -280,8 +280,6 @@ typedef struct p5 {
     p5_desc u;              /* that instruction */
     uint32_t u_exec;        /* its execution clocks (no decode or mispredict clocks) */
     bool u_agi;             /* it already paid an AGI stall */
-    bool u_code_miss;       /* its bytes missed the code cache (boundaries unknown) */
-    uint8_t u_len;
     bool u_has_data;
     uint32_t u_data;        /* its first data address (bank conflicts) */
     uint32_t last_agi_wr;   /* registers written by the previous issue group */
@@ -947,8 +945,6 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->u = d;
         s->u_exec = exec;
         s->u_agi = agi != 0;
-        s->u_code_miss = code_miss;
-        s->u_len = i->len;
         s->u_has_data = has_data;
         s->u_data = first_data;
         s->st.u_issues++;
