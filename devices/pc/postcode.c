@@ -4,6 +4,7 @@
  * NM_POSTCODE_KEPT bytes are kept in order and the rest only counted. */
 #include <glib.h>
 
+#include "devices/bus/isa.h"
 #include "devices/pc/pc.h"
 #include "emu/log.h"
 #include "emu/machine.h"
@@ -46,11 +47,14 @@ static void *postcode_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     p->last = 0xff;
     p->codes = g_malloc(NM_POSTCODE_KEPT);
     const char *origin = cfg ? cfg->origin : "postcode";
-    p->claim = nm_ioport_claim(m->io, 0x80, 1, &postcode_ops, p, "postcode", NULL);
+    /* Port 0x80 sits on the ISA bus: each write (Linux's I/O delay) costs an
+     * 8-bit ISA I/O cycle (docs/isa-bus.md). */
+    nm_bus_cost *isa8 = nm_isa_io8_cost(m);
+    p->claim = nm_ioport_claim(m->io, 0x80, 1, &postcode_ops, p, "postcode", isa8);
     int extra = m->cfg->post_port;
     if (p->claim && extra >= 0 && extra != 0x80) {
         p->claim_extra =
-            nm_ioport_claim(m->io, (uint16_t)extra, 1, &postcode_ops, p, "postcode", NULL);
+            nm_ioport_claim(m->io, (uint16_t)extra, 1, &postcode_ops, p, "postcode", isa8);
         if (!p->claim_extra) {
             g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
                         "post-port: port 0x%x is already taken by %s", extra,
