@@ -13,7 +13,7 @@
  * A device embeds an nm_pci_device in its state:
  *
  *     nm_pci_device_init(&s->pci, "e1000", 0x8086, 0x100e, 0x02, 0x020000, 1);
- *     nm_pci_device_set_bar_mem(&s->pci, 0, 0x20000, &mmio_ops, s, NULL, err);
+ *     nm_pci_device_set_bar_mem(&s->pci, 0, 0x20000, false, &mmio_ops, s, NULL, err);
  *     nm_pci_device_set_bar_io(&s->pci, 1, 8, &io_ops, s, NULL, err);
  *     nm_pci_register(nm_pci_host_find(m), &s->pci, -1, err);
  *     ...
