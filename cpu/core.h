@@ -15,7 +15,9 @@
 /* ---------------------------------------------------------------- flags */
 
 /* Lazy flags: lf_op = kind * 4 + size index (0: 8 bit, 1: 16, 2: 32). */
-enum { LF_NONE = 0, LF_ADD, LF_ADC, LF_SUB, LF_SBB, LF_LOGIC, LF_INC, LF_DEC };
+/* LF_SHIFT: SHL/SHR/SAR left CF and OF (and AF clear) in eflags; ZF, SF and
+ * PF come from lf_res. */
+enum { LF_NONE = 0, LF_ADD, LF_ADC, LF_SUB, LF_SBB, LF_LOGIC, LF_INC, LF_DEC, LF_SHIFT };
 #define LF(kind, szi) ((uint32_t)(kind) * 4u + (uint32_t)(szi))
 
 static inline unsigned szi_of(unsigned size) { return size == 1 ? 0 : size == 2 ? 1 : 2; }
@@ -55,7 +57,8 @@ static inline bool flags_cf(const nm_cpu *c)
 {
     uint32_t a = c->lf_a, b = c->lf_b, r = c->lf_res;
     switch (c->lf_op >> 2) {
-    case LF_NONE: return c->eflags & NM_FLAG_CF;
+    case LF_NONE:
+    case LF_SHIFT: return c->eflags & NM_FLAG_CF;
     case LF_ADD: return r < a;
     case LF_ADC: return c->lf_carry_in ? r <= a : r < a;
     case LF_SUB: return a < b;
@@ -247,23 +250,30 @@ void icache_free(void *ic);
 #define IC_BITS 16
 #define IC_SIZE (1u << IC_BITS)
 #define IC_MASK (IC_SIZE - 1)
+/* Entries past IC_SIZE: the scratch entry and padding, so that `e + len`
+ * (the sequential successor) is always inside the array. */
+#define IC_PAD 32
 typedef struct ic_entry {
     uint64_t tag; /* 0: empty; else 1<<40 | phys<<1 | code32 */
+    /* The tag the next sequential instruction has (phys + len, same CS.D)
+     * when it starts in the same page; IC_NO_SEQ otherwise.  That entry is
+     * `this + len`: the run loop follows it without a lookup. */
+    uint64_t seq_tag;
     nm_insn insn;
 } ic_entry;
+#define IC_NO_SEQ 1u /* never equals a tag (bit 40 is set in every valid one) */
 typedef struct icache {
-    ic_entry e[IC_SIZE];
-    nm_insn scratch; /* the last uncacheable instruction */
+    ic_entry e[IC_SIZE + IC_PAD]; /* e[IC_SIZE]: the last uncacheable instruction */
     uint64_t decodes, invalidations;
 } icache;
 static inline uint64_t ic_tag(uint32_t phys, bool code32)
 {
     return (1ull << 40) | (uint64_t)phys << 1 | (code32 ? 1 : 0);
 }
-const nm_insn *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag);
+const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag);
 uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin);
-/* Returns the decoded instruction at the current CS:EIP. */
-static inline const nm_insn *icache_fetch(nm_cpu *c)
+/* Returns the cache entry of the decoded instruction at the current CS:EIP. */
+static inline const ic_entry *icache_fetch_entry(nm_cpu *c)
 {
     icache *ic = c->icache;
     uint32_t lin = c->seg[NM_CS].base + c->eip;
@@ -274,9 +284,10 @@ static inline const nm_insn *icache_fetch(nm_cpu *c)
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     ic_entry *e = &ic->e[phys & IC_MASK];
     uint64_t tag = ic_tag(phys, c->code32);
-    if (likely(e->tag == tag)) return &e->insn;
+    if (likely(e->tag == tag)) return e;
     return icache_miss(c, e, lin, phys, tag);
 }
+static inline const nm_insn *icache_fetch(nm_cpu *c) { return &icache_fetch_entry(c)->insn; }
 /* A write to physical [paddr, paddr+len) in a watched page. */
 void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len);
 void icache_flush(nm_cpu *c);

@@ -232,6 +232,88 @@ static void run_hooks(nm_cpu *c, const nm_insn *i)
     c->clock->cycles += cost;
 }
 
+/* One instruction with the hooks reporting it, the trace on or TF set. */
+static void step_reported(nm_cpu *c, bool tracing)
+{
+    c->insn_eip = c->eip;
+    c->insn_esp = c->gpr[NM_ESP];
+    const nm_insn *i = icache_fetch(c);
+    const nm_segment *cs = &c->seg[NM_CS];
+    if (unlikely(c->eip > cs->limit || cs->limit - c->eip < (uint32_t)i->len - 1u))
+        cpu_raise(c, NM_EXC_GP, 0);
+    uint32_t tf = c->eflags & NM_FLAG_TF;
+    if (unlikely(tracing)) trace_insn(c, i);
+    c->eip += i->len;
+    if (!c->code32) c->eip &= 0xffff;
+    i->fn(c, i);
+    c->instructions++;
+    c->steps++;
+    if (c->have_hooks) run_hooks(c, i);
+    else c->clock->cycles += 1;
+    if (unlikely(tf | (uint32_t)c->m->intr | (uint32_t)c->inhibit_irq)) post_insn(c, tf);
+}
+
+/* No listener, no trace, TF clear: runs instructions until one of the run loop's
+ * conditions needs the outer loop (deadline, stop, limit, TF, INTR, the
+ * interrupt shadow, HLT, a mode change or TLB flush, a listener set).
+ * Kept out of nm_cpu_run so that the compiler keeps its state in registers
+ * (a function calling setjmp gets none).
+ *
+ * Straight-line code needs no cache lookup: an instruction's successor is
+ * `e + len` while it ends in the same page, EIP moved on by exactly its
+ * length, the fetch translation is still the one we looked up (a mode
+ * change, a CS load, a TLB flush or HLT set fetch_lin to 1) and the
+ * successor's tag is still the expected one (a store into the page clears
+ * it).  Otherwise (a branch, a page crossing, a miss) the full lookup. */
+static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
+{
+    nm_clock *const clk = c->clock;
+    nm_machine *const m = c->m;
+    c->insn_eip = c->eip; /* the fetch may fault */
+    c->insn_esp = c->gpr[NM_ESP];
+    const ic_entry *e = icache_fetch_entry(c);
+    uint32_t flin = c->fetch_lin;
+    for (;;) {
+        const nm_insn *i = &e->insn;
+        const uint32_t eip = c->eip;
+        const unsigned len = i->len;
+        const uint32_t cs_limit = c->seg[NM_CS].limit;
+        c->insn_eip = eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        if (unlikely(eip > cs_limit || cs_limit - eip < len - 1u)) cpu_raise(c, NM_EXC_GP, 0);
+        const uint32_t next = eip + len;
+        c->eip = c->code32 ? next : next & 0xffff;
+        i->fn(c, i);
+        c->instructions++;
+        c->steps++;
+        /* A listener may have been set by this very instruction (an I/O
+         * to the measurement marker): it sees the instruction. */
+        if (unlikely(c->have_hooks)) run_hooks(c, i);
+        else clk->cycles += 1;
+        /* TF was clear at the start (the outer loop steps with TF set):
+         * post_insn only for INTR and the shadow; TF just set by this
+         * instruction traps after the next one, which the outer loop runs. */
+        if (unlikely((c->eflags & NM_FLAG_TF) | (uint32_t)m->intr | (uint32_t)c->inhibit_irq)) {
+            post_insn(c, 0);
+            return;
+        }
+        if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
+            return;
+        /* Read after the instruction: an icache flush sets it to IC_NO_SEQ. */
+        const uint64_t seq_tag = e->seq_tag;
+        const ic_entry *n = e + len;
+        if (likely(c->eip == next && n->tag == seq_tag && c->fetch_lin == flin)) {
+            e = n;
+            continue;
+        }
+        if (c->fetch_lin == 1) return; /* HLT, mode change, flush: the outer loop */
+        c->insn_eip = c->eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        e = icache_fetch_entry(c);
+        flin = c->fetch_lin;
+    }
+}
+
 uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
 {
     jmp_buf jb;
@@ -275,22 +357,11 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             if (clk->deadline != UINT64_MAX) clk->cycles = clk->deadline;
             break;
         }
-        c->insn_eip = c->eip;
-        c->insn_esp = c->gpr[NM_ESP];
-        const nm_insn *i = icache_fetch(c);
-        const nm_segment *cs = &c->seg[NM_CS];
-        if (unlikely(c->eip > cs->limit || cs->limit - c->eip < (uint32_t)i->len - 1u))
-            cpu_raise(c, NM_EXC_GP, 0);
-        uint32_t tf = c->eflags & NM_FLAG_TF;
-        if (unlikely(tracing)) trace_insn(c, i);
-        c->eip += i->len;
-        if (!c->code32) c->eip &= 0xffff;
-        i->fn(c, i);
-        c->instructions++;
-        c->steps++;
-        if (unlikely(c->have_hooks)) run_hooks(c, i);
-        else clk->cycles += 1;
-        if (unlikely(tf | (uint32_t)m->intr | (uint32_t)c->inhibit_irq)) post_insn(c, tf);
+        if (unlikely(c->have_hooks || tracing || (c->eflags & NM_FLAG_TF))) {
+            step_reported(c, tracing);
+            continue;
+        }
+        run_fast(c, limit);
     }
     c->fault_jmp = saved;
     return c->instructions - start_insns;

@@ -17,9 +17,12 @@ H(h_mov_EG); H(h_mov_GE); H(h_mov_EI);
 H(h_movzx8); H(h_movzx16); H(h_movsx8); H(h_movsx16);
 H(h_lea); H(h_xchg); H(h_xadd); H(h_cmpxchg); H(h_cmpxchg8b); H(h_bswap);
 H(h_cbw); H(h_cwd); H(h_lahf); H(h_sahf); H(h_xlat); H(h_salc); H(h_nop);
+/* The decoder's last step: a handler specialised for 32-bit operands when
+ * there is one (same semantics, sizes folded at compile time). */
+nm_handler exec_alu_specialise(nm_handler fn, unsigned opsize);
 
 /* exec_shift.c */
-H(h_shift); H(h_shld); H(h_shrd);
+H(h_shift); H(h_shift_d); H(h_shld); H(h_shrd);
 
 /* exec_muldiv.c */
 H(h_mul); H(h_imul1); H(h_div); H(h_idiv); H(h_imul2); H(h_imul3);

@@ -29,11 +29,13 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
     }
 }
 
-/* Specialised per operation so that `alu` folds to one case. */
-#define ALU_HANDLERS(name, op)                                                                     \
-    static void h_##name##_EG(nm_cpu *c, const nm_insn *i)                                         \
+/* Specialised per operation so that `alu` folds to one case, and once more
+ * for 32-bit operands (SZ a constant: the size tests fold away); the
+ * decoder picks the 32-bit ones (exec.h). */
+#define ALU_HANDLERS(name, op, SZ, sfx)                                                            \
+    static void h_##name##_EG##sfx(nm_cpu *c, const nm_insn *i)                                    \
     {                                                                                              \
-        unsigned sz = i->opsize, szi = szi_of(sz);                                                 \
+        unsigned sz = SZ, szi = szi_of(sz);                                                        \
         uint32_t b = reg_get(c, i->reg, sz);                                                       \
         if (i->mod == 3) {                                                                         \
             uint32_t r = alu(c, op, reg_get(c, i->rm, sz), b, szi);                                \
@@ -44,16 +46,16 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
             if (op != ALU_CMP) mem_write(c, i->seg, ea, r, sz);                                    \
         }                                                                                          \
     }                                                                                              \
-    static void h_##name##_GE(nm_cpu *c, const nm_insn *i)                                         \
+    static void h_##name##_GE##sfx(nm_cpu *c, const nm_insn *i)                                    \
     {                                                                                              \
-        unsigned sz = i->opsize;                                                                   \
+        unsigned sz = SZ;                                                                          \
         uint32_t b = rm_read(c, i, sz);                                                            \
         uint32_t r = alu(c, op, reg_get(c, i->reg, sz), b, szi_of(sz));                            \
         if (op != ALU_CMP) reg_set(c, i->reg, sz, r);                                              \
     }                                                                                              \
-    static void h_##name##_EI(nm_cpu *c, const nm_insn *i)                                         \
+    static void h_##name##_EI##sfx(nm_cpu *c, const nm_insn *i)                                    \
     {                                                                                              \
-        unsigned sz = i->opsize, szi = szi_of(sz);                                                 \
+        unsigned sz = SZ, szi = szi_of(sz);                                                        \
         if (i->mod == 3) {                                                                         \
             uint32_t r = alu(c, op, reg_get(c, i->rm, sz), i->imm, szi);                           \
             if (op != ALU_CMP) reg_set(c, i->rm, sz, r);                                           \
@@ -64,14 +66,18 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
         }                                                                                          \
     }
 
-ALU_HANDLERS(add, ALU_ADD)
-ALU_HANDLERS(or, ALU_OR)
-ALU_HANDLERS(adc, ALU_ADC)
-ALU_HANDLERS(sbb, ALU_SBB)
-ALU_HANDLERS(and, ALU_AND)
-ALU_HANDLERS(sub, ALU_SUB)
-ALU_HANDLERS(xor, ALU_XOR)
-ALU_HANDLERS(cmp, ALU_CMP)
+#define ALU_BOTH(name, op)                                                                         \
+    ALU_HANDLERS(name, op, i->opsize, )                                                            \
+    ALU_HANDLERS(name, op, 4u, _d)
+
+ALU_BOTH(add, ALU_ADD)
+ALU_BOTH(or, ALU_OR)
+ALU_BOTH(adc, ALU_ADC)
+ALU_BOTH(sbb, ALU_SBB)
+ALU_BOTH(and, ALU_AND)
+ALU_BOTH(sub, ALU_SUB)
+ALU_BOTH(xor, ALU_XOR)
+ALU_BOTH(cmp, ALU_CMP)
 
 const nm_handler h_alu_EG[8] = {h_add_EG, h_or_EG, h_adc_EG, h_sbb_EG,
                                 h_and_EG, h_sub_EG, h_xor_EG, h_cmp_EG};
@@ -79,6 +85,12 @@ const nm_handler h_alu_GE[8] = {h_add_GE, h_or_GE, h_adc_GE, h_sbb_GE,
                                 h_and_GE, h_sub_GE, h_xor_GE, h_cmp_GE};
 const nm_handler h_alu_EI[8] = {h_add_EI, h_or_EI, h_adc_EI, h_sbb_EI,
                                 h_and_EI, h_sub_EI, h_xor_EI, h_cmp_EI};
+static const nm_handler h_alu_EG_d[8] = {h_add_EG_d, h_or_EG_d, h_adc_EG_d, h_sbb_EG_d,
+                                         h_and_EG_d, h_sub_EG_d, h_xor_EG_d, h_cmp_EG_d};
+static const nm_handler h_alu_GE_d[8] = {h_add_GE_d, h_or_GE_d, h_adc_GE_d, h_sbb_GE_d,
+                                         h_and_GE_d, h_sub_GE_d, h_xor_GE_d, h_cmp_GE_d};
+static const nm_handler h_alu_EI_d[8] = {h_add_EI_d, h_or_EI_d, h_adc_EI_d, h_sbb_EI_d,
+                                         h_and_EI_d, h_sub_EI_d, h_xor_EI_d, h_cmp_EI_d};
 
 void h_test_EG(nm_cpu *c, const nm_insn *i)
 {
@@ -95,9 +107,9 @@ void h_test_EI(nm_cpu *c, const nm_insn *i)
 }
 
 /* INC/DEC keep CF (SDM vol. 2A, INC). */
-static inline void incdec(nm_cpu *c, const nm_insn *i, bool dec)
+static inline void incdec(nm_cpu *c, const nm_insn *i, bool dec, unsigned sz)
 {
-    unsigned sz = i->opsize, szi = szi_of(sz);
+    unsigned szi = szi_of(sz);
     uint32_t cf = flags_cf(c), a, r;
     if (i->mod == 3) {
         a = reg_get(c, i->rm, sz);
@@ -112,8 +124,10 @@ static inline void incdec(nm_cpu *c, const nm_insn *i, bool dec)
     c->lf_carry_in = cf;
     lf_set(c, dec ? LF_DEC : LF_INC, szi, a, 1, r);
 }
-void h_inc(nm_cpu *c, const nm_insn *i) { incdec(c, i, false); }
-void h_dec(nm_cpu *c, const nm_insn *i) { incdec(c, i, true); }
+void h_inc(nm_cpu *c, const nm_insn *i) { incdec(c, i, false, i->opsize); }
+void h_dec(nm_cpu *c, const nm_insn *i) { incdec(c, i, true, i->opsize); }
+static void h_inc_d(nm_cpu *c, const nm_insn *i) { incdec(c, i, false, 4); }
+static void h_dec_d(nm_cpu *c, const nm_insn *i) { incdec(c, i, true, 4); }
 
 void h_neg(nm_cpu *c, const nm_insn *i)
 {
@@ -140,6 +154,9 @@ void h_not(nm_cpu *c, const nm_insn *i)
 void h_mov_EG(nm_cpu *c, const nm_insn *i) { rm_write(c, i, i->opsize, reg_get(c, i->reg, i->opsize)); }
 void h_mov_GE(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, i->opsize)); }
 void h_mov_EI(nm_cpu *c, const nm_insn *i) { rm_write(c, i, i->opsize, i->imm); }
+static void h_mov_EG_d(nm_cpu *c, const nm_insn *i) { rm_write(c, i, 4, c->gpr[i->reg]); }
+static void h_mov_GE_d(nm_cpu *c, const nm_insn *i) { c->gpr[i->reg] = rm_read(c, i, 4); }
+static void h_mov_EI_d(nm_cpu *c, const nm_insn *i) { rm_write(c, i, 4, i->imm); }
 
 void h_movzx8(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, 1)); }
 void h_movzx16(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, 2)); }
@@ -278,4 +295,22 @@ void h_nop(nm_cpu *c, const nm_insn *i)
 {
     (void)c;
     (void)i;
+}
+
+/* The 32-bit-operand twin of a handler, or the handler itself. */
+nm_handler exec_alu_specialise(nm_handler fn, unsigned opsize)
+{
+    if (opsize != 4) return fn;
+    for (unsigned k = 0; k < 8; k++) {
+        if (fn == h_alu_EG[k]) return h_alu_EG_d[k];
+        if (fn == h_alu_GE[k]) return h_alu_GE_d[k];
+        if (fn == h_alu_EI[k]) return h_alu_EI_d[k];
+    }
+    if (fn == h_inc) return h_inc_d;
+    if (fn == h_dec) return h_dec_d;
+    if (fn == h_mov_EG) return h_mov_EG_d;
+    if (fn == h_mov_GE) return h_mov_GE_d;
+    if (fn == h_mov_EI) return h_mov_EI_d;
+    if (fn == h_shift) return h_shift_d;
+    return fn;
 }

@@ -86,6 +86,7 @@ void h_hlt(nm_cpu *c, const nm_insn *i)
     (void)i;
     require_cpl0(c);
     c->halted = true;
+    c->fetch_lin = 1; /* leaves the run loop's straight-line path */
 }
 
 /* CLI/STI: in protected mode only when CPL <= IOPL; in virtual-8086 mode

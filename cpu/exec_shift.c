@@ -10,9 +10,35 @@ static uint32_t shift_count(nm_cpu *c, const nm_insn *i)
     return n & 31;
 }
 
-void h_shift(nm_cpu *c, const nm_insn *i)
+/* SHL/SAL, SHR, SAR by a non-zero count: all six arithmetic flags are
+ * written (AF cleared), so the old ones are not needed.  CF and OF go to
+ * eflags, ZF/SF/PF stay lazy on the result (LF_SHIFT). */
+static inline __attribute__((always_inline)) uint32_t shift_plain(unsigned op, uint32_t v, uint32_t cnt, unsigned sz, uint32_t *cfof)
 {
-    unsigned sz = i->opsize, szi = szi_of(sz), bits = 8 * sz;
+    unsigned szi = szi_of(sz), bits = 8 * sz;
+    uint32_t m = szi_mask(szi), sign = szi_sign(szi), r, cf, of;
+    if (op == 4) { /* SHL/SAL */
+        uint64_t x = (uint64_t)v << cnt;
+        r = (uint32_t)x & m;
+        cf = (uint32_t)(x >> bits) & 1;
+        of = ((r & sign) != 0) ^ cf;
+    } else if (op == 5) { /* SHR */
+        r = cnt >= 32 ? 0 : (v >> cnt);
+        cf = (v >> (cnt - 1)) & 1;
+        of = (v & sign) != 0;
+    } else { /* SAR */
+        int32_t sv = (int32_t)(v << (32 - bits)) >> (32 - bits);
+        r = (uint32_t)(sv >> cnt) & m;
+        cf = (uint32_t)(sv >> (cnt - 1)) & 1;
+        of = 0;
+    }
+    *cfof = (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+    return r;
+}
+
+static inline __attribute__((always_inline)) void shift(nm_cpu *c, const nm_insn *i, unsigned sz)
+{
+    unsigned szi = szi_of(sz), bits = 8 * sz;
     uint32_t cnt = shift_count(c, i);
     uint32_t ea = 0, v;
     if (i->mod == 3) v = reg_get(c, i->rm, sz);
@@ -21,6 +47,15 @@ void h_shift(nm_cpu *c, const nm_insn *i)
         v = mem_read(c, i->seg, ea, sz);
     }
     if (cnt == 0) return;
+    if (i->cond >= 4) {
+        uint32_t cfof, r = shift_plain(i->cond, v, cnt, sz, &cfof);
+        if (i->mod == 3) reg_set(c, i->rm, sz, r);
+        else mem_write(c, i->seg, ea, r, sz); /* may fault: flags after it */
+        c->eflags = (c->eflags & ~NM_FLAGS_ARITH) | cfof;
+        c->lf_op = LF(LF_SHIFT, szi);
+        c->lf_res = r;
+        return;
+    }
     uint32_t m = szi_mask(szi), sign = szi_sign(szi);
     uint32_t f = cpu_get_eflags(c), r, cf, of;
     switch (i->cond) {
@@ -40,7 +75,7 @@ void h_shift(nm_cpu *c, const nm_insn *i)
         f = (f & ~(NM_FLAG_CF | NM_FLAG_OF)) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
         break;
     }
-    case 2: case 3: { /* RCL, RCR: rotate through CF, n+1 bits */
+    default: { /* RCL, RCR: rotate through CF, n+1 bits */
         unsigned k = cnt % (bits + 1);
         uint64_t mm = (1ull << (bits + 1)) - 1;
         uint64_t x = ((uint64_t)(f & NM_FLAG_CF) << bits) | v;
@@ -55,32 +90,14 @@ void h_shift(nm_cpu *c, const nm_insn *i)
         f = (f & ~(NM_FLAG_CF | NM_FLAG_OF)) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
         break;
     }
-    case 4: { /* SHL/SAL */
-        uint64_t x = (uint64_t)v << cnt;
-        r = (uint32_t)x & m;
-        cf = (uint32_t)(x >> bits) & 1;
-        of = ((r & sign) != 0) ^ cf;
-        f = (f & ~NM_FLAGS_ARITH) | szp_flags(r, szi) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
-        break;
-    }
-    case 5: /* SHR */
-        r = cnt >= 32 ? 0 : (v >> cnt);
-        cf = (v >> (cnt - 1)) & 1;
-        of = (v & sign) != 0;
-        f = (f & ~NM_FLAGS_ARITH) | szp_flags(r, szi) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
-        break;
-    default: { /* SAR */
-        int32_t sv = (int32_t)(v << (32 - bits)) >> (32 - bits);
-        r = (uint32_t)(sv >> cnt) & m;
-        cf = (uint32_t)(sv >> (cnt - 1)) & 1;
-        f = (f & ~NM_FLAGS_ARITH) | szp_flags(r, szi) | (cf ? NM_FLAG_CF : 0);
-        break;
-    }
     }
     if (i->mod == 3) reg_set(c, i->rm, sz, r);
     else mem_write(c, i->seg, ea, r, sz);
     flags_set_arith(c, f);
 }
+
+void h_shift(nm_cpu *c, const nm_insn *i) { shift(c, i, i->opsize); }
+void h_shift_d(nm_cpu *c, const nm_insn *i) { shift(c, i, 4); }
 
 static void shxd(nm_cpu *c, const nm_insn *i, bool left)
 {

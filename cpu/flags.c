@@ -8,7 +8,8 @@ bool flags_of(const nm_cpu *c)
 {
     uint32_t a = c->lf_a, b = c->lf_b, r = c->lf_res, sign = szi_sign(c->lf_op & 3);
     switch (c->lf_op >> 2) {
-    case LF_NONE: return c->eflags & NM_FLAG_OF;
+    case LF_NONE:
+    case LF_SHIFT: return c->eflags & NM_FLAG_OF;
     case LF_ADD:
     case LF_ADC:
     case LF_INC: return ((a ^ r) & (b ^ r) & sign) != 0;
@@ -22,7 +23,8 @@ bool flags_of(const nm_cpu *c)
 bool flags_af(const nm_cpu *c)
 {
     switch (c->lf_op >> 2) {
-    case LF_NONE: return c->eflags & NM_FLAG_AF;
+    case LF_NONE:
+    case LF_SHIFT: return c->eflags & NM_FLAG_AF;
     case LF_LOGIC: return false; /* undefined; the 486 leaves it clear */
     default: return ((c->lf_a ^ c->lf_b ^ c->lf_res) & 0x10) != 0;
     }
@@ -65,16 +67,33 @@ done:
     return (cc & 1) ? !r : r;
 }
 
+/* Materialises the lazy flags: the same formulas as flags_cf/of/af/pf/zf/sf,
+ * with one dispatch on the operation. */
 uint32_t cpu_get_eflags(nm_cpu *c)
 {
-    if (c->lf_op != LF_NONE) {
-        uint32_t f = 0;
-        if (flags_cf(c)) f |= NM_FLAG_CF;
-        if (flags_pf(c)) f |= NM_FLAG_PF;
-        if (flags_af(c)) f |= NM_FLAG_AF;
-        if (flags_zf(c)) f |= NM_FLAG_ZF;
-        if (flags_sf(c)) f |= NM_FLAG_SF;
-        if (flags_of(c)) f |= NM_FLAG_OF;
+    uint32_t op = c->lf_op;
+    if (op != LF_NONE) {
+        uint32_t a = c->lf_a, b = c->lf_b, r = c->lf_res, sign = szi_sign(op & 3);
+        uint32_t f = (r == 0 ? NM_FLAG_ZF : 0) | ((r & sign) ? NM_FLAG_SF : 0) | parity_flag(r);
+        bool cf, of;
+        bool af = ((a ^ b ^ r) & 0x10) != 0;
+        bool of_add = ((a ^ r) & (b ^ r) & sign) != 0, of_sub = ((a ^ b) & (a ^ r) & sign) != 0;
+        switch (op >> 2) {
+        case LF_ADD: cf = r < a; of = of_add; break;
+        case LF_ADC: cf = c->lf_carry_in ? r <= a : r < a; of = of_add; break;
+        case LF_SUB: cf = a < b; of = of_sub; break;
+        case LF_SBB: cf = c->lf_carry_in ? a <= b : a < b; of = of_sub; break;
+        case LF_INC: cf = c->lf_carry_in != 0; of = of_add; break;
+        case LF_DEC: cf = c->lf_carry_in != 0; of = of_sub; break;
+        case LF_LOGIC: cf = false; of = false; af = false; break;
+        case LF_SHIFT:
+            cf = c->eflags & NM_FLAG_CF;
+            of = c->eflags & NM_FLAG_OF;
+            af = c->eflags & NM_FLAG_AF;
+            break;
+        default: cf = false; of = false; break;
+        }
+        f |= (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0) | (af ? NM_FLAG_AF : 0);
         c->eflags = (c->eflags & ~NM_FLAGS_ARITH) | f;
         c->lf_op = LF_NONE;
     }

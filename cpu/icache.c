@@ -16,10 +16,13 @@ void icache_free(void *ic) { g_free(ic); }
 void icache_flush(nm_cpu *c)
 {
     icache *ic = c->icache;
-    for (unsigned k = 0; k < IC_SIZE; k++) ic->e[k].tag = 0;
+    for (unsigned k = 0; k < IC_SIZE + IC_PAD; k++) {
+        ic->e[k].tag = 0;
+        ic->e[k].seq_tag = IC_NO_SEQ;
+    }
 }
 
-const nm_insn *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag)
+const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag)
 {
     icache *ic = c->icache;
     nm_insn tmp;
@@ -27,8 +30,11 @@ const nm_insn *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, 
     nm_decode(c, lin, &tmp, &cacheable);
     ic->decodes++;
     if (!cacheable) {
-        ic->scratch = tmp;
-        return &ic->scratch;
+        ic_entry *s = &ic->e[IC_SIZE];
+        s->insn = tmp;
+        s->tag = 0;
+        s->seq_tag = IC_NO_SEQ;
+        return s;
     }
     if (!nm_memmap_page_is_watched(c->mem, phys)) {
         nm_memmap_watch_page(c->mem, phys);
@@ -36,7 +42,10 @@ const nm_insn *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, 
     }
     e->insn = tmp;
     e->tag = tag;
-    return &e->insn;
+    /* Same page: the successor's entry is e + len (IC_SIZE is a multiple
+     * of the page size, so the index does not wrap). */
+    e->seq_tag = (phys & 0xfff) + tmp.len < 0x1000 ? tag + ((uint64_t)tmp.len << 1) : IC_NO_SEQ;
+    return e;
 }
 
 void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len)

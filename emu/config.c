@@ -52,8 +52,13 @@ void nm_config_free(nm_config *c)
     g_free(c->cost_from);
     g_free(c->mem_wait_states);
     g_free(c->dram_timing);
+    g_free(c->l2);
     g_free(c->trace_range);
     g_free(c->trace_window);
+    g_free(c->profile_from);
+    g_free(c->symbols);
+    g_free(c->system_map);
+    g_free(c->measure_nic);
     for (guint i = 0; i < c->devices->len; i++) nm_devcfg_free(c->devices->pdata[i]);
     g_ptr_array_free(c->devices, TRUE);
     g_free(c);
@@ -173,6 +178,23 @@ static const machine_key machine_keys[] = {
     {"dram-timing", KEY_STRING, FIELD(dram_timing), "F-B-B-B[/S]",
      "486/Pentium: DRAM burst timing in bus clocks (default 5-2-2-2 on a 486, 7-3-3-3 on a "
      "Pentium; S: single transfer, default F)"},
+    {"l2", KEY_STRING, FIELD(l2), "SIZE|none",
+     "486/Pentium: the board's external (second-level) cache, direct-mapped write-back; "
+     "default 256K"},
+    {"profile", KEY_BOOL, FIELD(profile), NULL,
+     "print the profile (clocks per guest function) at the end of the run"},
+    {"profile-top", KEY_COUNT, FIELD(profile_top), "N",
+     "functions in the profile table and report (implies --profile); default 20"},
+    {"profile-from", KEY_STRING, FIELD(profile_from), "WHEN",
+     "what the profile covers: marker (the measurement window) or boot; default marker"},
+    {"symbols", KEY_STRING, FIELD(symbols), "FILE[@ADDR],...",
+     "ELF files whose function symbols the profiler uses (ADDR: where the file's first "
+     "segment is loaded)"},
+    {"system-map", KEY_STRING, FIELD(system_map), "FILE",
+     "the guest kernel's System.map; default: System.map beside --kernel"},
+    {"measure-nic", KEY_STRING, FIELD(measure_nic), "NAME",
+     "the NIC whose frames are the packets (device name like nic0, or model); default the "
+     "first NIC"},
 };
 
 static const machine_key *find_machine_key(const char *name)

@@ -35,7 +35,14 @@ typedef struct nm_config {
     uint64_t rtc_epoch; /* seconds since 1970 the RTC starts at */
     /* Cost model (cpu/timing/timing.h; NULL: the default, checked when the
      * machine is built). */
-    char *cost_model, *cost_from, *mem_wait_states, *dram_timing;
+    char *cost_model, *cost_from, *mem_wait_states, *dram_timing, *l2;
+    /* Profiler (emu/profiler.h): symbols, when, what to print. */
+    bool profile;
+    uint64_t profile_top; /* 0: default */
+    char *profile_from;   /* marker (default) or boot */
+    char *symbols;        /* FILE[@ADDR][,FILE[@ADDR]...] */
+    char *system_map;
+    char *measure_nic;    /* the NIC whose frames count as packets */
     GPtrArray *devices; /* nm_devcfg* */
 } nm_config;
 

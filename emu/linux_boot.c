@@ -232,8 +232,8 @@ nm_linux_boot *nm_linux_boot_open_data(nm_machine *m, const char *name, const ui
 
 nm_linux_boot *nm_linux_boot_open(nm_machine *m, const char *path, GError **err)
 {
-    uint8_t *data;
-    size_t len;
+    uint8_t *data = NULL;
+    size_t len = 0;
     if (!read_file(path, m->ram ? m->ram->size : 0, "kernel", &data, &len, err)) return NULL;
     nm_linux_boot *lb = nm_linux_boot_open_data(m, path, data, len, err);
     g_free(data);
@@ -267,8 +267,8 @@ bool nm_linux_boot_add_initrd_data(nm_linux_boot *lb, const char *name, const vo
 
 bool nm_linux_boot_add_initrd(nm_linux_boot *lb, const char *path, GError **err)
 {
-    uint8_t *data;
-    size_t len;
+    uint8_t *data = NULL;
+    size_t len = 0;
     if (!read_file(path, lb->ram_end, "initrd", &data, &len, err)) return false;
     bool ok = nm_linux_boot_add_initrd_data(lb, path, data, len, err);
     g_free(data);

@@ -2,10 +2,13 @@
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "devices/pc/pc.h"
+#include "emu/compare.h"
 #include "emu/config.h"
 #include "emu/pc.h"
+#include "emu/profiler.h"
 #include "emu/run.h"
 
 static int config_error(GError *err)
@@ -26,11 +29,13 @@ static void print_rom_summary(const nm_pc_devices *devs)
     fprintf(stderr, "%s\n", count > 256 ? " ..." : "");
 }
 
-static bool write_report(nm_machine *m, const nm_run_result *r, const char *path, GError **err)
+static bool write_report(nm_machine *m, nm_profiler *prof, const nm_run_result *r,
+                         const char *path, GError **err)
 {
     nm_report *rep = nm_report_new();
     nm_run_report(m, r, rep);
     nm_machine_report(m, rep);
+    nm_profiler_report(prof, rep);
     char *json = nm_report_json(rep);
     bool ok = g_file_set_contents(path, json, -1, err);
     g_free(json);
@@ -40,6 +45,9 @@ static bool write_report(nm_machine *m, const nm_run_result *r, const char *path
 
 int main(int argc, char **argv)
 {
+    /* Subcommands: several runs gathered into one table (emu/compare.c). */
+    if (argc > 1 && (!strcmp(argv[1], "compare") || !strcmp(argv[1], "ab")))
+        return nm_compare_main(argc - 1, argv + 1);
     nm_config *cfg = nm_config_new();
     GError *err = NULL;
     bool exit_now;
@@ -57,16 +65,25 @@ int main(int argc, char **argv)
         nm_config_free(cfg);
         return config_error(err);
     }
+    nm_profiler *prof = nm_profiler_new(m, &err);
+    if (!prof) {
+        nm_machine_free(m);
+        nm_config_free(cfg);
+        return config_error(err);
+    }
     nm_run_result r = nm_machine_run(m);
+    nm_profiler_finish(prof);
     fflush(stdout);
     nm_run_print_summary(m, &r, stderr);
+    nm_profiler_print(prof, stderr);
     if (cfg->rom) print_rom_summary(&devs);
     int status = nm_run_exit_status(&r);
-    if (cfg->report_json && !write_report(m, &r, cfg->report_json, &err)) {
+    if (cfg->report_json && !write_report(m, prof, &r, cfg->report_json, &err)) {
         fprintf(stderr, "nicemu: error: %s\n", err->message);
         g_error_free(err);
         status = 2;
     }
+    nm_profiler_free(prof);
     nm_machine_free(m);
     nm_config_free(cfg);
     return status;

@@ -13,12 +13,26 @@
  *   - +3 for a memory operand that crosses a dword boundary (misaligned);
  *   - the on-chip cache: 8 KB unified, 4-way, 16-byte lines, pseudo-LRU,
  *     write-through, no allocation on write misses (cache.h).  A read miss
- *     (code or data) stalls for the burst line fill: dram-timing first +
- *     3 x burst bus clocks, converted to core clocks (nm_bus_to_core), after
- *     the bus finishes what the write buffer has queued;
+ *     (code or data) stalls for the burst line fill from the board
+ *     (membus.h nm_board: the L2 at 2-1-1-1 bus clocks, or DRAM at the
+ *     dram-timing burst), converted to core clocks (nm_bus_to_core).  The
+ *     fill goes on the bus after the buffered writes, except that it passes
+ *     them when all of them were cache hits, once until the buffer has
+ *     emptied (Intel486 data book / Embedded Intel486 Hardware Reference
+ *     Manual, "write buffers": "a memory read will go onto the external bus
+ *     before the memory writes pending in the buffer ... only if all writes
+ *     pending in the buffers are cache hits and the read is a cache miss");
  *   - a 4-entry write buffer: every write goes to the bus (write-through),
- *     taking dram-timing single bus clocks; the CPU stalls only when all 4
- *     entries are waiting.
+ *     taking one single transfer on the board (L2 write hit: 2 bus clocks,
+ *     the minimum non-burst cycle; else the DRAM single time); the CPU
+ *     stalls only when all 4 entries are waiting;
+ *   - I/O: IN, OUT, INS, OUTS wait until the buffered writes are on the bus
+ *     (Embedded Intel486 Hardware Reference Manual, 3.2 "bus interface
+unit", p. 3-10: "Single I/O
+ *     writes are never buffered. When processing an OUT instruction,
+ *     internal execution stops until all buffered writes and the I/O write
+ *     are completed"; an I/O read is not cacheable, so it does not pass
+ *     them either).  The I/O bus cycle itself is the bus model's.
  * Code fetch: the instruction's bytes are looked up line by line (every
  * 16-byte line it touches); the 32-byte prefetch queue is not modelled
  * beyond that.  I/O and MMIO wait states are charged by the bus models; an
@@ -135,10 +149,14 @@ typedef struct i486_state {
     nm_cache *cache;
     nm_membus bus;
     nm_wbuf wbuf;
-    uint32_t fill_clocks;   /* core clocks of a burst line fill */
-    uint32_t single_clocks; /* core clocks of a single write */
+    nm_board board;         /* L2 and DRAM */
+    /* write-buffer reordering: a buffered write that missed the cache is
+     * on the bus until miss_write_done; no second read passes before
+     * ahead_blocked_until (the buffer empties) */
+    uint64_t miss_write_done, ahead_blocked_until;
     /* this instruction */
     uint32_t stall;         /* cache / write-buffer stall so far */
+    uint32_t code_stall, data_stall, wb_stall, io_stall; /* parts of stall */
     uint32_t accesses;      /* data accesses so far */
     uint32_t misaligned;
     uint32_t last_read_phys;
@@ -149,7 +167,10 @@ typedef struct i486_state {
     bool rep_continues;
     /* counters */
     uint64_t insns, clocks, agi, prefix_clocks, misaligned_count, fill_stall, wbuf_stall;
-    uint64_t code_misses, data_misses, async_transfers, taken_transfers;
+    uint64_t code_misses, data_misses, async_transfers, taken_transfers, reads_ahead;
+    /* where the clocks went (they sum to `clocks`) */
+    uint64_t c_base, c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
+    uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain;
 } i486_state;
 
 static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *p)
@@ -162,8 +183,15 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->model = model;
     s->cache = cache;
     nm_wbuf_init(&s->wbuf, 4);
-    s->fill_clocks = nm_bus_to_core(model, p->dram_first_clocks + 3 * p->dram_burst_clocks);
-    s->single_clocks = nm_bus_to_core(model, p->dram_single_clocks);
+    /* The L2: a 2-1-1-1 burst, the 486 bus's zero-wait-state burst (Intel486
+     * data book, "burst cycles"), and 2-clock single writes (the minimum
+     * non-burst cycle); docs/cost-models.md "board" for the sources. */
+    if (!nm_board_init(&s->board, model, p->l2_size, LINE, 2, 1, 2, p->dram_first_clocks,
+                       p->dram_burst_clocks, p->dram_single_clocks)) {
+        nm_cache_free(cache);
+        g_free(s);
+        return NULL;
+    }
     s->prev = nm_x86_mode_now(cpu);
     s->last_written = NM_REG_NONE;
     return s;
@@ -182,6 +210,7 @@ static void i486_destroy(void *st)
 {
     i486_state *s = st;
     nm_cache_free(s->cache);
+    nm_board_free(&s->board);
     g_free(s);
 }
 
@@ -198,24 +227,40 @@ static inline uint64_t now_of(const i486_state *s)
     return s->cpu->clock->cycles + s->stall + s->accesses;
 }
 
-/* A read of one line: hit, or a burst fill after the queued writes. */
+static inline void add_read_stall(i486_state *s, uint32_t st, bool code)
+{
+    s->stall += st;
+    s->fill_stall += st;
+    if (code) s->code_stall += st;
+    else s->data_stall += st;
+}
+
+/* A read of one line: hit, or a burst fill (after the queued writes unless
+ * it may pass them). */
 static void read_line(i486_state *s, uint32_t phys, bool code)
 {
     /* CR0.CD: the cache is neither filled nor used (NW is not modelled). */
     if (s->cpu->cr0 & NM_CR0_CD) {
         uint64_t now = now_of(s);
-        uint64_t done = nm_membus_use(&s->bus, now, s->single_clocks);
-        s->stall += (uint32_t)(done - now);
-        s->fill_stall += done - now;
+        uint64_t done = nm_membus_use(&s->bus, now, nm_board_single_read(&s->board, phys));
+        add_read_stall(s, (uint32_t)(done - now), code);
         return;
     }
     if (nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT) return;
     if (code) s->code_misses++;
     else s->data_misses++;
     uint64_t now = now_of(s);
-    uint64_t done = nm_membus_use(&s->bus, now, s->fill_clocks);
-    s->stall += (uint32_t)(done - now);
-    s->fill_stall += done - now;
+    uint32_t fill = nm_board_line_read(&s->board, phys);
+    uint64_t done;
+    uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
+    if (empty > now && s->miss_write_done <= now && s->ahead_blocked_until <= now) {
+        done = nm_wbuf_read_ahead(&s->wbuf, &s->bus, now, fill);
+        s->ahead_blocked_until = nm_wbuf_empty_at(&s->wbuf, now);
+        s->reads_ahead++;
+    } else {
+        done = nm_membus_use(&s->bus, now, fill);
+    }
+    add_read_stall(s, (uint32_t)(done - now), code);
 }
 
 static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
@@ -228,16 +273,36 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     if (is_mmio(s->cpu, phys)) return; /* uncached, timed by the bus model */
     if (flags & NM_MEM_WRITE) {
         /* Write-through: update the line if present, and queue the write. */
-        if (!(s->cpu->cr0 & NM_CR0_CD)) nm_cache_access(s->cache, phys, true, NULL);
-        uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now_of(s), s->single_clocks);
+        bool hit = !(s->cpu->cr0 & NM_CR0_CD) &&
+                   (nm_cache_access(s->cache, phys, true, NULL) & NM_CACHE_HIT);
+        uint64_t now = now_of(s);
+        uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now, nm_board_write(&s->board, phys));
+        if (!hit) s->miss_write_done = nm_wbuf_empty_at(&s->wbuf, now + st);
         s->stall += st;
         s->wbuf_stall += st;
+        s->wb_stall += st;
         s->accesses++;
         return;
     }
     read_line(s, phys, false);
     if ((phys & (LINE - 1)) + size > LINE) read_line(s, (phys | (LINE - 1)) + 1, false);
     s->accesses++;
+}
+
+/* I/O: the instruction waits for the buffered writes to reach the bus
+ * (data book, "write buffers"); the I/O cycle is the bus model's. */
+static void i486_io(void *opaque, uint16_t port, unsigned size, bool write)
+{
+    (void)port;
+    (void)size;
+    (void)write;
+    i486_state *s = opaque;
+    uint64_t now = now_of(s);
+    uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
+    if (empty > now) {
+        s->stall += (uint32_t)(empty - now);
+        s->io_stall += (uint32_t)(empty - now);
+    }
 }
 
 static void i486_branch(void *opaque, uint32_t from, uint32_t to, bool taken)
@@ -408,6 +473,13 @@ static uint8_t written_reg(const nm_insn *i)
     return i->opsize == 1 ? (uint8_t)(r & 3) : r;
 }
 
+/* Prefixes: 1 clock each (REP is in the string rows). */
+static inline unsigned pfx_clocks_of(const nm_insn *i)
+{
+    return (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE |
+                                                       NM_PFX_SEG | NM_PFX_LOCK));
+}
+
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
@@ -415,7 +487,9 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t clocks = 0;
 
     if (c->insn_eip != s->prev.next_eip || c->seg[NM_CS].selector != s->prev.cs) {
-        clocks += int_n[nm_xfer_class(&s->prev, &now)];
+        uint32_t v = int_n[nm_xfer_class(&s->prev, &now)];
+        clocks += v;
+        s->c_int += v;
         s->async_transfers++;
     }
 
@@ -429,27 +503,43 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 
     uint32_t base = cost_of(s, c, i, &now);
     clocks += base;
+    switch (i->op) {
+    case NM_OP_IN: case NM_OP_OUT: case NM_OP_INS: case NM_OP_OUTS: s->c_io += base; break;
+    case NM_OP_INT: case NM_OP_INT3: case NM_OP_ICEBP: case NM_OP_INTO: case NM_OP_IRET:
+        s->c_int += base;
+        break;
+    default: s->c_base += base; break;
+    }
+    s->c_prefix += pfx_clocks_of(i);
     /* Prefixes: 1 clock each (REP is in the string rows). */
-    unsigned pfx = (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE |
-                                                               NM_PFX_SEG | NM_PFX_LOCK));
+    unsigned pfx = pfx_clocks_of(i);
     clocks += pfx;
     s->prefix_clocks += pfx;
     /* Address generation: an index register +1; AGI +1. */
     bool mem = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) &&
                !(nm_opcode_flags(i->op) & NM_OPF_STRING) && i->op != NM_OP_XLAT;
     if (mem) {
-        if (i->index != NM_REG_NONE) clocks += 1;
+        if (i->index != NM_REG_NONE) {
+            clocks += 1;
+            s->c_index++;
+        }
         if (s->last_written != NM_REG_NONE &&
             (i->base == s->last_written || i->index == s->last_written)) {
             clocks += 1;
             s->agi++;
+            s->c_agi++;
         }
     }
     if (s->misaligned) {
         clocks += 3 * s->misaligned;
         s->misaligned_count += s->misaligned;
+        s->c_misaligned += 3 * s->misaligned;
     }
     clocks += s->stall;
+    s->c_code_fill += s->code_stall;
+    s->c_data_fill += s->data_stall;
+    s->c_wbuf += s->wb_stall;
+    s->c_io_drain += s->io_stall;
 
     /* INVD/WBINVD empty the cache (write-through: nothing to write back). */
     if (i->op == NM_OP_INVD || i->op == NM_OP_WBINVD) nm_cache_invalidate_all(s->cache);
@@ -459,6 +549,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
                        (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) && c->eip == c->insn_eip;
     s->last_written = written_reg(i);
     s->stall = 0;
+    s->code_stall = s->data_stall = s->wb_stall = s->io_stall = 0;
     s->accesses = 0;
     s->misaligned = 0;
     s->taken = false;
@@ -489,6 +580,27 @@ static void i486_report(void *opaque, nm_report *r)
     nm_report_u64(r, "write_buffer_stall_clocks", s->wbuf_stall);
     nm_report_u64(r, "taken_transfers", s->taken_transfers);
     nm_report_u64(r, "interrupts_and_exceptions", s->async_transfers);
+    nm_report_u64(r, "reads_ahead_of_writes", s->reads_ahead);
+    nm_report_u64(r, "line_fill_bus_clocks_l2", s->board.l2 ? s->board.l2_fill : 0);
+    nm_report_u64(r, "line_fill_bus_clocks_dram", s->board.dram_fill);
+    nm_report_u64(r, "l2_read_hits", s->board.l2_read_hits);
+    nm_report_u64(r, "l2_read_misses", s->board.l2_read_misses);
+    nm_report_u64(r, "l2_write_hits", s->board.l2_write_hits);
+    nm_report_u64(r, "l2_write_misses", s->board.l2_write_misses);
+    nm_report_u64(r, "l2_writebacks", s->board.l2_writebacks);
+    /* Where the clocks went; the parts sum to `clocks`.  The I/O bus cycles
+     * (ISA wait states) are not here: the window's bus_wait_cycles. */
+    nm_report_u64(r, "clocks_table", s->c_base);
+    nm_report_u64(r, "clocks_io_instructions", s->c_io);
+    nm_report_u64(r, "clocks_interrupts", s->c_int);
+    nm_report_u64(r, "clocks_prefixes", s->c_prefix);
+    nm_report_u64(r, "clocks_index", s->c_index);
+    nm_report_u64(r, "clocks_agi", s->c_agi);
+    nm_report_u64(r, "clocks_misaligned", s->c_misaligned);
+    nm_report_u64(r, "clocks_code_fills", s->c_code_fill);
+    nm_report_u64(r, "clocks_data_fills", s->c_data_fill);
+    nm_report_u64(r, "clocks_write_buffer", s->c_wbuf);
+    nm_report_u64(r, "clocks_io_write_drain", s->c_io_drain);
 }
 
 const nm_cost_model_class nm_cost_model_486 = {
@@ -498,6 +610,6 @@ const nm_cost_model_class nm_cost_model_486 = {
     .create = i486_create,
     .destroy = i486_destroy,
     .resume = i486_resume,
-    .hooks = {.insn = i486_insn, .mem = i486_mem, .branch = i486_branch},
+    .hooks = {.insn = i486_insn, .mem = i486_mem, .io = i486_io, .branch = i486_branch},
     .report = i486_report,
 };

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "cpu/models.h"
+#include "cpu/timing/cache.h"
 
 /* Core clocks for `bus_clocks` clocks of the external bus, rounded up
  * (a DX2-66 runs 2 core clocks per 33 MHz bus clock; a DX4-100, 3). */
@@ -43,6 +44,7 @@ static inline uint64_t nm_membus_use(nm_membus *b, uint64_t now, uint32_t cycles
 typedef struct nm_wbuf {
     unsigned depth;                /* 4 on the 486 */
     uint64_t done_at[NM_WBUF_MAX]; /* ring of completion times */
+    uint64_t start_at[NM_WBUF_MAX]; /* and of the times they went on the bus */
     unsigned head, count;
     uint64_t writes, full_stalls, stall_cycles;
 } nm_wbuf;
@@ -85,9 +87,127 @@ static inline uint32_t nm_wbuf_write(nm_wbuf *w, nm_membus *bus, uint64_t now, u
     }
     uint64_t done = nm_membus_use(bus, now, bus_cycles);
     w->done_at[(w->head + w->count) % NM_WBUF_MAX] = done;
+    w->start_at[(w->head + w->count) % NM_WBUF_MAX] = done - bus_cycles;
     w->count++;
     w->writes++;
     return stall;
+}
+
+/* A read that goes on the bus ahead of the buffered writes (the 486's
+ * reordering, i486.c): it waits only for the bus cycle in progress at `now`
+ * (or, when no buffered write has started, for what runs before them), then
+ * occupies the bus for `cycles`; the writes not yet started move back by as
+ * much.  Returns the cycle the read ends. */
+static inline uint64_t nm_wbuf_read_ahead(nm_wbuf *w, nm_membus *bus, uint64_t now, uint32_t cycles)
+{
+    nm_wbuf_retire(w, now);
+    if (!w->count) return nm_membus_use(bus, now, cycles);
+    unsigned h = w->head % NM_WBUF_MAX;
+    uint64_t t0 = w->start_at[h] <= now ? w->done_at[h] : w->start_at[h];
+    if (t0 < now) t0 = now;
+    for (unsigned k = 0; k < w->count; k++) {
+        unsigned e = (w->head + k) % NM_WBUF_MAX;
+        if (w->start_at[e] >= t0) {
+            w->start_at[e] += cycles;
+            w->done_at[e] += cycles;
+        }
+    }
+    if (bus->free_at > t0) bus->free_at += cycles;
+    else bus->free_at = t0 + cycles;
+    bus->busy_cycles += cycles;
+    return t0 + cycles;
+}
+
+/* ---- the board: an optional external (second-level) cache before DRAM ----
+ * What one line read or one single write costs on the bus behind the CPU's
+ * own caches, in core clocks.  With no L2 every line comes from DRAM at the
+ * dram-timing burst and every write takes the DRAM single transfer.  With an
+ * L2 (docs/cost-models.md, "board"): direct-mapped, write-back, allocated on
+ * read misses only, line size = the CPU's line size; a read hit is an L2
+ * burst (486: 2-1-1-1, Pentium: 3-1-1-1 bus clocks), a read miss the DRAM
+ * burst (plus a DRAM burst write first when the victim is dirty: no
+ * write-back buffer), a write hit the L2 single write (marks the line
+ * dirty), a write miss a DRAM single write.  Tags only; deterministic. */
+typedef struct nm_board {
+    nm_cache *l2;                  /* NULL: no external cache */
+    uint32_t l2_fill, l2_write;    /* core clocks: line burst / single write on an L2 hit */
+    uint32_t dram_fill, dram_single;
+    uint64_t l2_read_hits, l2_read_misses, l2_write_hits, l2_write_misses, l2_writebacks;
+} nm_board;
+
+/* Sets up the board: `l2_size` bytes of L2 (0: none) with `line`-byte
+ * lines; L2 timings and DRAM timings in bus clocks.  False if the L2
+ * geometry is impossible (not a power of two). */
+static inline bool nm_board_init(nm_board *b, const nm_cpu_model *m, uint32_t l2_size,
+                                 uint32_t line, unsigned l2_first, unsigned l2_burst,
+                                 unsigned l2_write, unsigned dram_first, unsigned dram_burst,
+                                 unsigned dram_single)
+{
+    *b = (nm_board){0};
+    b->dram_fill = nm_bus_to_core(m, dram_first + 3 * dram_burst);
+    b->dram_single = nm_bus_to_core(m, dram_single);
+    b->l2_fill = nm_bus_to_core(m, l2_first + 3 * l2_burst);
+    b->l2_write = nm_bus_to_core(m, l2_write);
+    if (!l2_size) return true;
+    nm_cache_config cc = {"l2", l2_size, 1, line, NM_CACHE_WRITE_BACK, false, NM_CACHE_LRU};
+    b->l2 = nm_cache_new(&cc);
+    return b->l2 != NULL;
+}
+
+static inline void nm_board_free(nm_board *b)
+{
+    if (b->l2) nm_cache_free(b->l2);
+    b->l2 = NULL;
+}
+
+/* Bus time (core clocks) of a line fill of `phys` for the CPU's cache. */
+static inline uint32_t nm_board_line_read(nm_board *b, uint32_t phys)
+{
+    if (!b->l2) return b->dram_fill;
+    uint32_t victim;
+    unsigned r = nm_cache_access(b->l2, phys, false, &victim);
+    if (r & NM_CACHE_HIT) {
+        b->l2_read_hits++;
+        return b->l2_fill;
+    }
+    b->l2_read_misses++;
+    if (r & NM_CACHE_WRITEBACK) {
+        b->l2_writebacks++;
+        return 2 * b->dram_fill;
+    }
+    return b->dram_fill;
+}
+
+/* Bus time of a single (non-burst) read: an uncached read with CR0.CD set
+ * is still served by the L2 when it holds the line (no allocation). */
+static inline uint32_t nm_board_single_read(nm_board *b, uint32_t phys)
+{
+    if (b->l2 && nm_cache_probe(b->l2, phys)) return b->l2_write;
+    return b->dram_single;
+}
+
+/* Bus time of a single write (the write buffer's entry). */
+static inline uint32_t nm_board_write(nm_board *b, uint32_t phys)
+{
+    if (!b->l2) return b->dram_single;
+    if (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT) {
+        b->l2_write_hits++;
+        return b->l2_write;
+    }
+    b->l2_write_misses++;
+    return b->dram_single;
+}
+
+/* Bus time of a whole-line write (a write-back cache's victim). */
+static inline uint32_t nm_board_line_write(nm_board *b, uint32_t phys)
+{
+    if (!b->l2) return b->dram_fill;
+    if (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT) {
+        b->l2_write_hits++;
+        return b->l2_fill;
+    }
+    b->l2_write_misses++;
+    return b->dram_fill;
 }
 
 #endif

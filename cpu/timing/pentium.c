@@ -266,7 +266,8 @@ typedef struct p5 {
     nm_cache *code, *data;
     nm_membus bus;
     nm_wbuf wbuf;
-    uint32_t fill_clocks, single_clocks; /* core clocks */
+    uint32_t fill_clocks, single_clocks; /* core clocks, DRAM (report) */
+    nm_board board;                      /* L2 and DRAM (membus.h) */
 
     /* this instruction (filled by mem / branch) */
     p5_access *log;
@@ -587,7 +588,8 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         uint32_t dirty = nm_cache_writeback_invalidate(s->data);
         nm_cache_invalidate_all(s->code);
         uint64_t now = s->cpu->clock->cycles;
-        for (uint32_t k = 0; k < dirty; k++) nm_membus_use(&s->bus, now, s->fill_clocks);
+        uint32_t wb = s->board.l2 ? s->board.l2_fill : s->board.dram_fill;
+        for (uint32_t k = 0; k < dirty; k++) nm_membus_use(&s->bus, now, wb);
         s->st.writebacks += dirty;
         uint64_t done = s->bus.free_at > now ? s->bus.free_at : now;
         return 2000 + (uint32_t)(done - now);
@@ -626,11 +628,11 @@ static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, b
         else s->st.data_misses++;
         /* Burst line fill: reads do not pass buffered writes (strong
          * ordering), so it starts when the bus is free [DB]. */
-        uint64_t done = nm_membus_use(&s->bus, now, s->fill_clocks);
+        uint64_t done = nm_membus_use(&s->bus, now, nm_board_line_read(&s->board, phys));
         s->st.line_fills++;
         if (r & NM_CACHE_WRITEBACK) {
             /* The victim goes out through the write-back buffer after the fill. */
-            nm_membus_use(&s->bus, done, s->fill_clocks);
+            nm_membus_use(&s->bus, done, nm_board_line_write(&s->board, victim));
             s->st.writebacks++;
         }
         s->st.mem_stall_cycles += done - now;
@@ -639,7 +641,9 @@ static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, b
     if (code) s->st.code_misses++;
     else s->st.data_misses++;
     s->st.uncached_reads++;
-    uint64_t done = nm_membus_use(&s->bus, now, s->single_clocks);
+    uint64_t done = nm_membus_use(&s->bus, now,
+                                  cacheable ? nm_board_single_read(&s->board, phys)
+                                            : s->board.dram_single);
     s->st.mem_stall_cycles += done - now;
     return (uint32_t)(done - now);
 }
@@ -656,7 +660,8 @@ static uint32_t write_line(p5 *s, uint32_t phys, uint64_t now)
         return 0;
     }
     if (cacheable) s->st.data_misses++;
-    uint32_t stall = nm_wbuf_write(&s->wbuf, &s->bus, now, s->single_clocks);
+    uint32_t stall = nm_wbuf_write(&s->wbuf, &s->bus, now,
+                                   cacheable ? nm_board_write(&s->board, phys) : s->board.dram_single);
     s->st.wbuf_writes++;
     if (stall) {
         s->st.wbuf_stalls++;
@@ -865,7 +870,8 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
     if ((i->prefixes & NM_PFX_LOCK) || (i->op == NM_OP_XCHG && form != NM_FORM_R)) {
         uint64_t now = c->clock->cycles + stall;
-        uint64_t done = nm_membus_use(&s->bus, now, 2 * s->single_clocks);
+        uint32_t one = has_data ? nm_board_single_read(&s->board, first_data) : s->board.dram_single;
+        uint64_t done = nm_membus_use(&s->bus, now, 2 * one);
         stall += (uint32_t)(done - now);
         s->st.mem_stall_cycles += done - now;
         s->st.locked++;
@@ -997,6 +1003,15 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     /* A 32-byte line is four 64-bit transfers: first + 3 x burst. */
     s->fill_clocks = nm_bus_to_core(model, first + 3 * burst);
     s->single_clocks = nm_bus_to_core(model, single);
+    /* The L2: pipeline-burst SRAM, 3-1-1-1 bus clocks a line, 3 for a
+     * single write (docs/cost-models.md, "board"). */
+    if (!nm_board_init(&s->board, model, p.l2_size, 32, 3, 1, 3, first, burst, single)) {
+        nm_cache_free(s->code);
+        nm_cache_free(s->data);
+        g_free(s->log);
+        g_free(s);
+        return NULL;
+    }
     nm_wbuf_init(&s->wbuf, P5_WRITE_BUFFERS);
     s->log = g_new(p5_access, LOG_CAP);
     s->mode = nm_x86_mode_now(cpu);
@@ -1009,6 +1024,7 @@ static void p5_destroy(void *state)
     if (!s) return;
     nm_cache_free(s->code);
     nm_cache_free(s->data);
+    nm_board_free(&s->board);
     g_free(s->log);
     g_free(s);
 }
@@ -1048,6 +1064,12 @@ static void p5_report(void *state, nm_report *r)
     nm_report_u64(r, "memory_stall_cycles", t->mem_stall_cycles);
     nm_report_u64(r, "line_fill_clocks", s->fill_clocks);
     nm_report_u64(r, "single_transfer_clocks", s->single_clocks);
+    nm_report_u64(r, "line_fill_clocks_l2", s->board.l2 ? s->board.l2_fill : 0);
+    nm_report_u64(r, "l2_read_hits", s->board.l2_read_hits);
+    nm_report_u64(r, "l2_read_misses", s->board.l2_read_misses);
+    nm_report_u64(r, "l2_write_hits", s->board.l2_write_hits);
+    nm_report_u64(r, "l2_write_misses", s->board.l2_write_misses);
+    nm_report_u64(r, "l2_writebacks", s->board.l2_writebacks);
 }
 
 const nm_cost_model_class nm_cost_model_pentium = {

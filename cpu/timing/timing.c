@@ -57,6 +57,12 @@ struct nm_timing {
         void *state;
     } inst[MAX_INSTANCES];
     uint64_t switches;
+    /* The installed model's hooks and state, and the observer. */
+    nm_cpu_hooks model_hooks;
+    void *model_state;
+    nm_timing_observer obs;
+    bool have_obs;
+    int obs_cpl; /* CPL at the start of the instruction the observer sees next */
 };
 
 nm_timing *nm_timing_new(nm_machine *m, const nm_timing_params *params)
@@ -71,7 +77,7 @@ nm_timing *nm_timing_new(nm_machine *m, const nm_timing_params *params)
 void nm_timing_free(nm_timing *t)
 {
     if (!t) return;
-    if (t->current && t->m->cpu) nm_cpu_set_hooks(t->m->cpu, NULL);
+    if ((t->current || t->have_obs) && t->m->cpu) nm_cpu_set_hooks(t->m->cpu, NULL);
     for (size_t k = 0; k < MAX_INSTANCES; k++)
         if (t->inst[k].state && t->inst[k].cls->destroy) t->inst[k].cls->destroy(t->inst[k].state);
     g_free(t);
@@ -95,6 +101,91 @@ static void *instance_of(nm_timing *t, const nm_cost_model_class *cls)
     return NULL;
 }
 
+/* ---- chaining: the model, then the observer ---- */
+
+static uint32_t chain_insn(void *opaque, nm_cpu *cpu, const nm_insn *insn)
+{
+    nm_timing *t = opaque;
+    uint32_t cost = t->model_hooks.insn ? t->model_hooks.insn(t->model_state, cpu, insn) : 1;
+    const nm_segment *cs = &cpu->seg[NM_CS];
+    nm_timing_insn_info info = {
+        .eip = cs->base + cpu->insn_eip,
+        .next = cs->base + cpu->eip,
+        .cr3 = cpu->cr3,
+        .cpl = (uint8_t)(t->obs_cpl < 0 ? cpu->cpl : t->obs_cpl),
+        .cpl_next = (uint8_t)cpu->cpl,
+    };
+    t->obs_cpl = cpu->cpl;
+    t->obs.insn(t->obs.opaque, insn, &info, cost);
+    return cost;
+}
+
+static void chain_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned size,
+                      unsigned flags)
+{
+    nm_timing *t = opaque;
+    t->model_hooks.mem(t->model_state, linear, physical, size, flags);
+}
+
+static void chain_io(void *opaque, uint16_t port, unsigned size, bool write)
+{
+    nm_timing *t = opaque;
+    t->model_hooks.io(t->model_state, port, size, write);
+}
+
+static void chain_branch(void *opaque, uint32_t from_eip, uint32_t to_eip, bool taken)
+{
+    nm_timing *t = opaque;
+    t->model_hooks.branch(t->model_state, from_eip, to_eip, taken);
+}
+
+static void chain_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t from_eip)
+{
+    nm_timing *t = opaque;
+    if (t->model_hooks.interrupt)
+        t->model_hooks.interrupt(t->model_state, vector, kind, from_eip);
+    if (t->obs.interrupt) t->obs.interrupt(t->obs.opaque, vector, kind, from_eip);
+    /* An external interrupt or an exception changes the privilege level
+     * between insn calls: the next instruction (the handler's first) runs at
+     * the level the delivery chooses, still unknown here.  INT n reports
+     * from inside the instruction: its insn call follows. */
+    if (kind != NM_INT_SOFTWARE && kind != NM_INT_SOFTWARE_ICEBP) t->obs_cpl = -1;
+}
+
+/* Installs the hooks for the current model and observer. */
+static void install(nm_timing *t)
+{
+    nm_cpu *cpu = t->m->cpu;
+    if (!cpu) return;
+    if (!t->have_obs) {
+        if (!t->current) {
+            nm_cpu_set_hooks(cpu, NULL);
+            return;
+        }
+        nm_cpu_hooks h = t->model_hooks;
+        h.opaque = t->model_state;
+        nm_cpu_set_hooks(cpu, &h);
+        return;
+    }
+    t->obs_cpl = cpu->cpl;
+    nm_cpu_hooks h = {
+        .opaque = t,
+        .insn = chain_insn,
+        .mem = t->model_hooks.mem ? chain_mem : NULL,
+        .io = t->model_hooks.io ? chain_io : NULL,
+        .branch = t->model_hooks.branch ? chain_branch : NULL,
+        .interrupt = chain_interrupt,
+    };
+    nm_cpu_set_hooks(cpu, &h);
+}
+
+void nm_timing_set_observer(nm_timing *t, const nm_timing_observer *obs)
+{
+    t->have_obs = obs && obs->insn;
+    t->obs = t->have_obs ? *obs : (nm_timing_observer){0};
+    install(t);
+}
+
 void nm_timing_select(nm_timing *t, const nm_cost_model_class *cls)
 {
     if (cls == &cost_model_none || (cls && !cls->hooks.insn)) cls = NULL;
@@ -102,7 +193,9 @@ void nm_timing_select(nm_timing *t, const nm_cost_model_class *cls)
     nm_cpu *cpu = t->m->cpu;
     if (!cls) {
         t->current = NULL;
-        if (cpu) nm_cpu_set_hooks(cpu, NULL);
+        t->model_hooks = (nm_cpu_hooks){0};
+        t->model_state = NULL;
+        install(t);
         t->switches++;
         return;
     }
@@ -115,10 +208,10 @@ void nm_timing_select(nm_timing *t, const nm_cost_model_class *cls)
                   t->current ? t->current->name : "none");
         return;
     }
-    nm_cpu_hooks h = cls->hooks;
-    h.opaque = st;
-    nm_cpu_set_hooks(cpu, &h);
+    t->model_hooks = cls->hooks;
+    t->model_state = st;
     t->current = cls;
+    install(t);
     t->switches++;
 }
 
@@ -136,6 +229,7 @@ void nm_timing_report(nm_timing *t, nm_report *r)
                t->params.dram_burst_clocks, t->params.dram_burst_clocks,
                t->params.dram_burst_clocks, t->params.dram_single_clocks);
     nm_report_str(r, "dram_timing", dram);
+    nm_report_u64(r, "l2_size", t->params.l2_size);
     for (size_t k = 0; k < MAX_INSTANCES; k++) {
         if (!t->inst[k].cls || !t->inst[k].cls->report) continue;
         char name[64];
@@ -162,9 +256,18 @@ void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p)
         p->dram_first_clocks = 7;
         p->dram_burst_clocks = 3;
         p->dram_single_clocks = 7;
-    } else {
+        /* 256 KB of pipeline-burst L2 (docs/cost-models.md, "board"). */
+        p->l2_size = 256u << 10;
+    } else if (model->family >= NM_CPU_486) {
         /* Page-mode DRAM on a 33 MHz 486 board: 5-2-2-2 burst line fill, 5
          * clocks for a single read or write (Intel's minimum is 2-1-1-1). */
+        p->dram_first_clocks = 5;
+        p->dram_burst_clocks = 2;
+        p->dram_single_clocks = 5;
+        /* 256 KB of external write-back cache, the usual 486DX-33 / DX2-66
+         * board (docs/cost-models.md, "board"). */
+        p->l2_size = 256u << 10;
+    } else {
         p->dram_first_clocks = 5;
         p->dram_burst_clocks = 2;
         p->dram_single_clocks = 5;
@@ -231,5 +334,13 @@ bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
         return bad(err, "dram-timing", cfg->dram_timing,
                    "bus clocks first-burst-burst-burst[/single], 1 to 63, e.g. 5-2-2-2 or "
                    "5-2-2-2/3");
+    if (cfg->l2) {
+        uint64_t v = 0;
+        if (strcmp(cfg->l2, "none") != 0) {
+            if (!nm_parse_size(cfg->l2, &v) || v < (16u << 10) || v > (4u << 20) || (v & (v - 1)))
+                return bad(err, "l2", cfg->l2, "none, or a power of two from 16K to 4M, e.g. 256K");
+        }
+        p->l2_size = (unsigned)v;
+    }
     return true;
 }

@@ -44,6 +44,7 @@ typedef struct nm_timing_params {
     unsigned dram_first_clocks;  /* 486/P5: bus clocks for the first transfer of a burst */
     unsigned dram_burst_clocks;  /* and for each following transfer (e.g. 5-2-2-2) */
     unsigned dram_single_clocks; /* a single non-burst read or write */
+    unsigned l2_size;            /* 486/P5: external cache bytes, 0: none (key l2) */
 } nm_timing_params;
 
 typedef struct nm_cost_model_class {
@@ -80,8 +81,37 @@ const nm_cost_model_class *nm_timing_current(const nm_timing *t);
 void nm_timing_report(nm_timing *t, nm_report *r);
 const nm_timing_params *nm_timing_get_params(const nm_timing *t);
 
+/* ---- observers (the profiler, emu/profiler.h) ----
+ * The model owns the CPU hooks; an observer sees every instruction after
+ * the model with the clocks the model charged for it (1 with no model),
+ * and the control transfers and interrupts.  nm_timing installs one set of
+ * hooks that calls the model, then the observer.  With no observer the
+ * model's own hooks are installed (no extra call per instruction). */
+typedef struct nm_timing_insn_info {
+    uint32_t eip;     /* linear address of the instruction (CS base + EIP) */
+    uint32_t next;    /* linear address of what runs next (CS base + EIP after it) */
+    uint32_t cr3;     /* page directory: tells processes apart */
+    uint8_t cpl;      /* privilege level it ran at */
+    uint8_t cpl_next; /* privilege level after it (IRET to user: 3) */
+} nm_timing_insn_info;
+
+typedef struct nm_timing_observer {
+    void *opaque;
+    /* After the model's insn hook: `clocks` is what it returned (the bus
+     * wait states of the instruction's I/O are in the clock, not here). */
+    void (*insn)(void *opaque, const nm_insn *insn, const nm_timing_insn_info *info,
+                 uint32_t clocks);
+    /* Exceptions and interrupts as they are delivered (cpu.h's hook);
+     * may be NULL. */
+    void (*interrupt)(void *opaque, unsigned vector, unsigned kind, uint32_t from_eip);
+} nm_timing_observer;
+
+/* Sets (or, with NULL, removes) the observer; takes effect from the next
+ * instruction.  One observer per machine. */
+void nm_timing_set_observer(nm_timing *t, const nm_timing_observer *obs);
+
 /* ---- configuration ([machine] keys cost-model, cost-from, mem-wait-states,
- * dram-timing; docs/cost-models.md) ---- */
+ * dram-timing, l2; docs/cost-models.md) ---- */
 typedef enum { NM_COST_FROM_MARKER, NM_COST_FROM_BOOT } nm_cost_from;
 /* The defaults for a CPU model (docs/cost-models.md gives the sources). */
 void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p);

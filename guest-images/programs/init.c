@@ -1,21 +1,96 @@
 /* nicemu-init: PID 1 of the nicemu guest.
  *
- * Mounts the pseudo file systems, prints the boot banner, runs the workload
- * named by `nicemu.run=WORKLOAD[,arg,...]` on the kernel command line
- * (default `boot`) and hands its exit status to the emulator through the exit
- * port (outb to 0xf4), falling back to a power-off.
+ * Mounts the pseudo file systems, prints the boot banner, configures the
+ * network interface from `nicemu.ip=ADDR/PREFIX` (and `nicemu.gw=`), runs the
+ * workload(s) named by `nicemu.run=W1[+W2...][,arg,...]` on the kernel command
+ * line (default `boot`) and hands the exit status to the emulator through the
+ * exit port (outb to 0xf4), falling back to a power-off.
+ *
+ * Every network workload brackets its measured part with the measurement
+ * window (32-bit writes of 1 and 0 to port 0x600, devices/pc/marker.h) and
+ * prints one result line `nicemu-NAME: ...`. Times are CLOCK_MONOTONIC, i.e.
+ * virtual time.
  */
-#include "lib/nlib.h"
+#include "lib/net.h"
 
 #define EXIT_PORT 0xf4 /* also QEMU's `-device isa-debug-exit,iobase=0xf4` */
-#define MAX_ARGS 16
+#define MAX_ARGS 32
+#define MAX_SEQ 8
 
 static const char tag[] = "nicemu-init";
 
+/* ---- arguments ------------------------------------------------------------
+ * Workloads get the comma-separated arguments after the name(s). Key lookups
+ * try `WORKLOAD.key` first, then `key`, so one command line can give a
+ * sequence different values (`ping+ttcp,...,port=5001,udp.port=9`); the last
+ * occurrence wins. */
+
+static const char *arg_get(int argc, char **argv, const char *wname, const char *key)
+{
+	const char *plain = NULL, *scoped = NULL;
+	size_t wl = strlen(wname), kl = strlen(key);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strncmp(a, wname, wl) && a[wl] == '.' && !strncmp(a + wl + 1, key, kl) &&
+		    a[wl + 1 + kl] == '=')
+			scoped = a + wl + 2 + kl;
+		else if (!strncmp(a, key, kl) && a[kl] == '=')
+			plain = a + kl + 1;
+	}
+	return scoped ? scoped : plain;
+}
+
+/* A numeric argument with a default; prints an error and returns -1 if bad. */
+static int arg_u32(int argc, char **argv, const char *w, const char *key, u32 def,
+		   u32 min, u32 max, u32 *out)
+{
+	const char *v = arg_get(argc, argv, w, key);
+	*out = def;
+	if (!v)
+		return 0;
+	if (parse_u32(v, out) < 0 || *out < min || *out > max) {
+		dprintf(2, "nicemu-%s: error: bad %s=%s (accepted: %u..%u)\n", w, key, v, min, max);
+		return -1;
+	}
+	return 0;
+}
+
+static int arg_dst(int argc, char **argv, const char *w, u32 *addr)
+{
+	const char *v = arg_get(argc, argv, w, "dst");
+	if (!v || parse_ipv4(v, addr) < 0) {
+		dprintf(2, "nicemu-%s: error: %s dst=%s (an IPv4 address, e.g. dst=10.0.0.1)\n",
+			w, v ? "bad" : "missing", v ? v : "");
+		return -1;
+	}
+	return 0;
+}
+
+static int arg_duration(int argc, char **argv, const char *w, const char *key, u64 def, u64 *out)
+{
+	const char *v = arg_get(argc, argv, w, key);
+	*out = def;
+	if (v && parse_duration_ns(v, out) < 0) {
+		dprintf(2, "nicemu-%s: error: bad %s=%s (e.g. 2, 0.5, 250ms, 100us)\n", w, key, v);
+		return -1;
+	}
+	return 0;
+}
+
+static void set_sockaddr(struct sockaddr_in *sin, u32 addr, u32 port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons((u16)port);
+	sin->sin_addr = addr;
+}
+
+static u8 buffer[65536];
+
 /* ---- workloads ------------------------------------------------------------
- * A workload gets the comma-separated arguments after its name (argv[0] is
- * the name) and returns the exit status to report. To add one, write the
- * function and add a row to `workloads`. */
+ * A workload gets the arguments (argv[0] is the workload list) and returns
+ * the exit status to report. To add one, write the function and add a row
+ * to `workloads`, with the keys it accepts. */
 
 static int run_boot(int argc, char **argv)
 {
@@ -25,18 +100,408 @@ static int run_boot(int argc, char **argv)
 	return 0;
 }
 
+/* ping: ICMP echo over a raw socket, one request at a time. */
+static int run_ping(int argc, char **argv)
+{
+	static const char w[] = "ping";
+	struct sockaddr_in to;
+	u32 dst, count, size, sent = 0, received = 0;
+	u64 interval, timeout, rtt_min = ~(u64)0, rtt_max = 0, rtt_sum = 0, start;
+	char a[16], s1[24], s2[24], s3[24];
+	int fd;
+
+	if (arg_dst(argc, argv, w, &dst) < 0 || arg_u32(argc, argv, w, "count", 10, 1, 1000000, &count) < 0 ||
+	    arg_u32(argc, argv, w, "size", 56, 0, 1472, &size) < 0 ||
+	    arg_duration(argc, argv, w, "interval", 1000000000u, &interval) < 0 ||
+	    arg_duration(argc, argv, w, "timeout", 1000000000u, &timeout) < 0)
+		return 2;
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	if (fd < 0) {
+		dprintf(2, "nicemu-ping: error: raw socket: error %d\n", -fd);
+		return 1;
+	}
+	set_sockaddr(&to, dst, 0);
+	printf("nicemu-ping: %s, %u requests of %u data bytes\n", fmt_ipv4(a, dst), count, size);
+
+	window_open();
+	start = now_ns();
+	for (u32 seq = 1; seq <= count; seq++) {
+		u8 *icmp = buffer;
+		u64 t_send, deadline;
+		u16 c;
+		int got = 0;
+		ssize_t r;
+
+		memset(icmp, 0, 8);
+		icmp[0] = 8; /* echo request */
+		icmp[4] = 0x4e, icmp[5] = 0x4d; /* identifier "NM" */
+		icmp[6] = (u8)(seq >> 8), icmp[7] = (u8)seq;
+		for (u32 i = 0; i < size; i++)
+			icmp[8 + i] = (u8)(i + seq);
+		c = inet_csum(icmp, 8 + size);
+		memcpy(icmp + 2, &c, 2);
+		t_send = now_ns();
+		r = sendto(fd, icmp, 8 + size, 0, &to, sizeof(to));
+		if (r < 0) {
+			dprintf(2, "nicemu-ping: sendto: error %d\n", (int)-r);
+			break;
+		}
+		sent++;
+		deadline = t_send + timeout;
+		while (!got) {
+			struct pollfd pfd = { fd, POLLIN, 0 };
+			u64 now = now_ns();
+			u8 *reply = buffer + 2048;
+			u32 ihl;
+			if (now >= deadline)
+				break;
+			/* poll() counts in ms (jiffies, really): round up. */
+			if (poll(&pfd, 1, (int)divmod_u64_u32(deadline - now + 999999u, 1000000u, NULL)) <= 0)
+				continue;
+			r = recvfrom(fd, reply, 2048, 0, NULL, NULL);
+			now = now_ns();
+			if (r < 28)
+				continue;
+			ihl = (reply[0] & 15) * 4u;
+			if ((u32)r < ihl + 8 || reply[ihl] != 0 || reply[ihl + 4] != 0x4e ||
+			    reply[ihl + 5] != 0x4d || reply[ihl + 6] != (u8)(seq >> 8) ||
+			    reply[ihl + 7] != (u8)seq || (u32)r != ihl + 8 + size ||
+			    memcmp(reply + ihl + 8, icmp + 8, size))
+				continue; /* not our reply (or a corrupted one) */
+			got = 1;
+			received++;
+			now -= t_send;
+			rtt_sum += now;
+			if (now < rtt_min)
+				rtt_min = now;
+			if (now > rtt_max)
+				rtt_max = now;
+		}
+		if (seq < count)
+			sleep_until_ns(t_send + interval);
+	}
+	window_close();
+	close(fd);
+	{
+		u32 loss = sent ? (sent - received) * 100u / sent : 100;
+		char t[24];
+		printf("nicemu-ping: %u packets transmitted, %u received, %u%% packet loss, time %s ms\n",
+		       sent, received, loss, fmt_fixed(t, sizeof(t), now_ns() - start, 6, 3));
+		if (received)
+			printf("nicemu-ping: rtt min/avg/max = %s/%s/%s ms\n",
+			       fmt_fixed(s1, sizeof(s1), rtt_min, 6, 3),
+			       fmt_fixed(s2, sizeof(s2), divmod_u64_u32(rtt_sum, received, NULL), 6, 3),
+			       fmt_fixed(s3, sizeof(s3), rtt_max, 6, 3));
+	}
+	return received ? 0 : 1; /* as ping(8): success if any reply came */
+}
+
+/* ttcp -t: one TCP connection, nbuf writes of buflen bytes. Byte n of the
+ * stream is (n mod buflen) & 0xff. After the last write: shutdown(SHUT_WR),
+ * read until the far end closes (so every byte and the FIN are ACKed), close. */
+static int run_ttcp(int argc, char **argv)
+{
+	static const char w[] = "ttcp";
+	struct sockaddr_in to;
+	u32 dst, port, buflen, nbuf, nodelay;
+	u64 t0, t1, bytes = 0, ns;
+	char a[16], secs[24], rate[24];
+	int fd, r;
+
+	if (arg_dst(argc, argv, w, &dst) < 0 || arg_u32(argc, argv, w, "port", 5001, 1, 65535, &port) < 0 ||
+	    arg_u32(argc, argv, w, "buflen", 1024, 1, sizeof(buffer), &buflen) < 0 ||
+	    arg_u32(argc, argv, w, "nbuf", 2000, 1, 0x7fffffff, &nbuf) < 0 ||
+	    arg_u32(argc, argv, w, "nodelay", 0, 0, 1, &nodelay) < 0)
+		return 2;
+	for (u32 i = 0; i < buflen; i++)
+		buffer[i] = (u8)i;
+	fd = socket(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+	if (fd < 0) {
+		dprintf(2, "nicemu-ttcp: error: socket: error %d\n", -fd);
+		return 1;
+	}
+	if (nodelay) {
+		int one = 1;
+		sys5(SYS_setsockopt, fd, IPPROTO_TCP, 1 /* TCP_NODELAY */, (long)&one, sizeof(one));
+	}
+	set_sockaddr(&to, dst, port);
+	printf("nicemu-ttcp: %s:%u, %u writes of %u bytes%s\n", fmt_ipv4(a, dst), port, nbuf, buflen,
+	       nodelay ? ", TCP_NODELAY" : "");
+	r = connect(fd, &to, sizeof(to));
+	if (r < 0) {
+		dprintf(2, "nicemu-ttcp: error: connect: error %d\n", -r);
+		close(fd);
+		return 1;
+	}
+
+	window_open();
+	t0 = now_ns();
+	for (u32 i = 0; i < nbuf; i++) {
+		if ((r = write_all(fd, buffer, buflen)) < 0)
+			break;
+		bytes += buflen;
+	}
+	if (r >= 0 && (r = shutdown(fd, SHUT_WR)) == 0) {
+		ssize_t n;
+		while ((n = read(fd, buffer + buflen, 2048)) > 0)
+			; /* the far end sends nothing; wait for its FIN */
+		r = (int)n;
+	}
+	close(fd);
+	t1 = now_ns();
+	window_close();
+
+	if (r < 0) {
+		dprintf(2, "nicemu-ttcp: error: after %llu bytes: error %d\n", bytes, -r);
+		return 1;
+	}
+	ns = t1 - t0 ? t1 - t0 : 1;
+	/* KB/s with one decimal, 1 KB = 1000 bytes: bytes/s / 100 (truncated). */
+	printf("nicemu-ttcp: sent %llu bytes in %s s (%s KB/s)\n", bytes,
+	       fmt_fixed(secs, sizeof(secs), ns, 9, 3),
+	       fmt_fixed(rate, sizeof(rate), divmod_u64_u32(div_u64(bytes * 1000000000u, ns), 100u, NULL), 1, 1));
+	return 0;
+}
+
+/* udp: datagrams of `size` bytes at a fixed offered rate for a fixed time,
+ * each sent at its absolute deadline t0 + k * interval (clock_nanosleep with
+ * TIMER_ABSTIME: a late datagram does not delay the next deadline). */
+static int run_udp(int argc, char **argv)
+{
+	static const char w[] = "udp";
+	struct sockaddr_in to;
+	u32 dst, port, size, rate = 0, pps = 0, q, rem, acc = 0, div, errors = 0, sent = 0;
+	u64 dur, t0, t1, deadline, end, num, bytes = 0, elapsed;
+	char a[16], s1[24];
+	const char *v;
+	int fd, r;
+
+	if (arg_dst(argc, argv, w, &dst) < 0 || arg_u32(argc, argv, w, "port", 9, 1, 65535, &port) < 0 ||
+	    arg_u32(argc, argv, w, "size", 512, 0, 65507, &size) < 0 ||
+	    arg_duration(argc, argv, w, "seconds", 1000000000u, &dur) < 0)
+		return 2;
+	if ((v = arg_get(argc, argv, w, "rate")) && parse_rate(v, &rate) < 0) {
+		dprintf(2, "nicemu-udp: error: bad rate=%s (payload bit/s, e.g. 1000000, 500k, 2M)\n", v);
+		return 2;
+	}
+	if ((v = arg_get(argc, argv, w, "pps")) && parse_rate(v, &pps) < 0) {
+		dprintf(2, "nicemu-udp: error: bad pps=%s (datagrams per second)\n", v);
+		return 2;
+	}
+	if (!rate && !pps)
+		rate = 1000000;
+	if (rate && pps) {
+		dprintf(2, "nicemu-udp: error: give rate= or pps=, not both\n");
+		return 2;
+	}
+	if (rate && size == 0) {
+		dprintf(2, "nicemu-udp: error: rate= needs size > 0 (use pps=)\n");
+		return 2;
+	}
+	/* interval = num / div ns, kept exact with a remainder accumulator. */
+	num = pps ? 1000000000u : (u64)size * 8u * 1000000000u;
+	div = pps ? pps : rate;
+	q = (u32)divmod_u64_u32(num, div, &rem);
+
+	fd = socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+	if (fd < 0) {
+		dprintf(2, "nicemu-udp: error: socket: error %d\n", -fd);
+		return 1;
+	}
+	set_sockaddr(&to, dst, port);
+	if ((r = connect(fd, &to, sizeof(to))) < 0) {
+		dprintf(2, "nicemu-udp: error: connect: error %d\n", -r);
+		close(fd);
+		return 1;
+	}
+	for (u32 i = 0; i < size; i++)
+		buffer[i] = (u8)i;
+	printf("nicemu-udp: %s:%u, %u-byte datagrams, offered %u %s for %s s\n", fmt_ipv4(a, dst), port,
+	       size, div, rate ? "bit/s" : "datagrams/s", fmt_fixed(s1, sizeof(s1), dur, 9, 3));
+
+	window_open();
+	t0 = deadline = now_ns();
+	end = t0 + dur;
+	while (deadline < end) {
+		if (now_ns() < deadline)
+			sleep_until_ns(deadline);
+		r = (int)write(fd, buffer, size);
+		if (r < 0)
+			errors++; /* ENOBUFS etc.: not sent */
+		else
+			sent++, bytes += (u32)r;
+		deadline += q;
+		acc += rem;
+		if (acc >= div)
+			acc -= div, deadline++;
+	}
+	t1 = now_ns();
+	window_close();
+	close(fd);
+
+	/* Achieved: payload bits over the run time, which is the configured
+	 * duration unless the sender fell behind. */
+	elapsed = t1 - t0 > dur ? t1 - t0 : dur;
+	{
+		char s2[24];
+		printf("nicemu-udp: sent %u datagrams (%llu bytes) in %s s, %u send errors; "
+		       "offered %llu bit/s, achieved %llu bit/s (%llu datagrams/s)\n",
+		       sent, bytes, fmt_fixed(s2, sizeof(s2), elapsed, 9, 3), errors,
+		       rate ? (u64)rate : (u64)div * size * 8u,
+		       div_u64(bytes * 8u * 1000000000u, elapsed),
+		       div_u64((u64)sent * 1000000000u, elapsed));
+	}
+	return 0;
+}
+
+/* exec: fork + execve a program (argv[1]) with the remaining arguments, wait
+ * for it, report its status. The window covers the child's whole life. */
+static int run_exec(int argc, char **argv)
+{
+	static char *envp[] = { "PATH=/bin", "HOME=/root", "TERM=dumb", NULL };
+	int pid, status = 0, r;
+	u64 t0, t1;
+	char secs[24];
+
+	if (argc < 2 || argv[1][0] != '/') {
+		dprintf(2, "nicemu-exec: error: usage: nicemu.run=exec,/path/prog[,arg...]\n");
+		return 2;
+	}
+	window_open();
+	t0 = now_ns();
+	pid = fork();
+	if (pid == 0) {
+		r = execve(argv[1], argv + 1, envp);
+		dprintf(2, "nicemu-exec: error: execve %s: error %d\n", argv[1], -r);
+		exit(127);
+	}
+	if (pid > 0)
+		while ((r = wait4(pid, &status, 0, NULL)) == -EINTR)
+			;
+	t1 = now_ns();
+	window_close();
+	if (pid < 0) {
+		dprintf(2, "nicemu-exec: error: fork: error %d\n", -pid);
+		return 1;
+	}
+	fmt_fixed(secs, sizeof(secs), t1 - t0, 9, 3);
+	if ((status & 0x7f) == 0) {
+		printf("nicemu-exec: %s exited with status %d in %s s\n", argv[1], (status >> 8) & 0xff, secs);
+		return (status >> 8) & 0xff;
+	}
+	printf("nicemu-exec: %s killed by signal %d in %s s\n", argv[1], status & 0x7f, secs);
+	return 128 + (status & 0x7f);
+}
+
 struct workload {
 	const char *name;
 	int (*run)(int argc, char **argv);
+	const char *keys; /* space-separated; NULL: positional arguments */
 	const char *help;
 };
 
 static const struct workload workloads[] = {
-	{ "boot", run_boot, "print a line and exit 0 (boot test)" },
-	/* later: ping, ttcp, udp, exec */
+	{ "boot", run_boot, "", "print a line and exit 0 (boot test)" },
+	{ "ping", run_ping, "dst count size interval timeout",
+	  "ICMP echo: dst=, count=10, size=56, interval=1s, timeout=1s" },
+	{ "ttcp", run_ttcp, "dst port buflen nbuf nodelay",
+	  "TCP sender: dst=, port=5001, buflen=1024, nbuf=2000, nodelay=0" },
+	{ "udp", run_udp, "dst port size rate pps seconds",
+	  "UDP at a fixed rate: dst=, port=9, size=512, rate=1000000 (payload bit/s) or pps=N, seconds=1" },
+	{ "exec", run_exec, NULL, "exec,/path/prog[,arg...]: run a program, report its status" },
 };
 
 #define N_WORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
+
+static const struct workload *find_workload(const char *name, size_t len)
+{
+	for (unsigned i = 0; i < N_WORKLOADS; i++)
+		if (strlen(workloads[i].name) == len && !strncmp(workloads[i].name, name, len))
+			return &workloads[i];
+	return NULL;
+}
+
+static int has_key(const char *keys, const char *key, size_t len)
+{
+	const char *p = keys;
+	while (*p) {
+		const char *e = p;
+		while (*e && *e != ' ')
+			e++;
+		if ((size_t)(e - p) == len && !strncmp(p, key, len))
+			return 1;
+		p = *e ? e + 1 : e;
+	}
+	return 0;
+}
+
+static void list_workloads(void)
+{
+	dprintf(2, "%s: workloads (nicemu.run=W1[+W2...][,key=value...]):\n", tag);
+	for (unsigned i = 0; i < N_WORKLOADS; i++)
+		dprintf(2, "  %-5s %s\n", workloads[i].name, workloads[i].help);
+}
+
+/* Runs "w1+w2+..." with the shared arguments; the first non-zero status
+ * stops the sequence. */
+static int run_sequence(int argc, char **argv)
+{
+	const struct workload *seq[MAX_SEQ];
+	int n = 0;
+	char *p = argv[0];
+
+	while (*p) {
+		char *e = p;
+		while (*e && *e != '+')
+			e++;
+		if (n == MAX_SEQ || !(seq[n] = find_workload(p, (size_t)(e - p)))) {
+			char name[32];
+			strlcpy(name, p, (size_t)(e - p) + 1 < sizeof(name) ? (size_t)(e - p) + 1 : sizeof(name));
+			dprintf(2, "%s: error: unknown workload '%s'\n", tag, name);
+			list_workloads();
+			return 1;
+		}
+		n++;
+		p = *e ? e + 1 : e;
+	}
+	if (n == 0) {
+		dprintf(2, "%s: error: empty nicemu.run=\n", tag);
+		return 1;
+	}
+	/* Positional arguments only for a lone exec; keys must be known. */
+	for (int i = 0; i < n; i++)
+		if (!seq[i]->keys && n > 1) {
+			dprintf(2, "%s: error: %s cannot be part of a sequence\n", tag, seq[i]->name);
+			return 1;
+		}
+	if (seq[0]->keys)
+		for (int i = 1; i < argc; i++) {
+			const char *k = argv[i], *eq = strchr(k, '=');
+			int ok = 0;
+			if (!eq) {
+				dprintf(2, "%s: error: argument '%s' is not key=value\n", tag, k);
+				return 1;
+			}
+			for (int j = 0; j < n && !ok; j++) {
+				size_t wl = strlen(seq[j]->name);
+				if (!strncmp(k, seq[j]->name, wl) && k[wl] == '.')
+					ok = has_key(seq[j]->keys, k + wl + 1, (size_t)(eq - k - wl - 1));
+				else
+					ok = has_key(seq[j]->keys, k, (size_t)(eq - k));
+			}
+			if (!ok) {
+				dprintf(2, "%s: error: unknown argument '%s'\n", tag, k);
+				list_workloads();
+				return 1;
+			}
+		}
+	for (int i = 0; i < n; i++) {
+		int status = seq[i]->run(argc, argv);
+		if (status)
+			return status;
+	}
+	return 0;
+}
 
 /* ---- boot plumbing ------------------------------------------------------- */
 
@@ -66,27 +531,34 @@ static void ensure_console(void)
 		close(fd);
 }
 
-/* Finds `nicemu.run=VALUE` in the command line; the last one wins, as the
- * kernel does for its own parameters. Returns a pointer into cmdline, with the
- * value NUL-terminated, or NULL. */
-static char *find_run_param(char *cmdline)
+/* Finds `KEY=VALUE` (key given with its '=') in the command line, split into
+ * NUL-terminated tokens by split_cmdline; the last one wins, as the kernel
+ * does for its own parameters. */
+static char *cmdline_tok[256];
+static int cmdline_ntok;
+
+static void split_cmdline(char *p)
 {
-	static const char key[] = "nicemu.run=";
-	char *found = NULL, *p = cmdline;
-	while (*p) {
-		char *tok;
+	while (*p && cmdline_ntok < 256) {
 		while (*p == ' ' || *p == '\n' || *p == '\t')
 			p++;
 		if (!*p)
 			break;
-		tok = p;
+		cmdline_tok[cmdline_ntok++] = p;
 		while (*p && *p != ' ' && *p != '\n' && *p != '\t')
 			p++;
 		if (*p)
 			*p++ = 0;
-		if (!strncmp(tok, key, sizeof(key) - 1))
-			found = tok + sizeof(key) - 1;
 	}
+}
+
+static char *find_param(const char *key)
+{
+	char *found = NULL;
+	size_t n = strlen(key);
+	for (int i = 0; i < cmdline_ntok; i++)
+		if (!strncmp(cmdline_tok[i], key, n))
+			found = cmdline_tok[i] + n;
 	return found;
 }
 
@@ -102,6 +574,34 @@ static int split_args(char *s, char **argv, int max)
 		}
 	argv[argc] = NULL;
 	return argc;
+}
+
+/* nicemu.ip=ADDR/PREFIX [nicemu.gw=ADDR] [nicemu.if=eth0]. */
+static int configure_net(void)
+{
+	char *ip = find_param("nicemu.ip="), *gw = find_param("nicemu.gw="),
+	     *ifname = find_param("nicemu.if=");
+	u32 addr, prefix, gaddr = 0;
+	int r;
+	if (!ip)
+		return 0;
+	if (!ifname || !*ifname)
+		ifname = "eth0";
+	if (parse_ipv4_prefix(ip, &addr, &prefix) < 0) {
+		dprintf(2, "%s: error: bad nicemu.ip=%s (e.g. 10.0.0.2/24)\n", tag, ip);
+		return -1;
+	}
+	if (gw && parse_ipv4(gw, &gaddr) < 0) {
+		dprintf(2, "%s: error: bad nicemu.gw=%s (e.g. 10.0.0.1)\n", tag, gw);
+		return -1;
+	}
+	r = ifconfig(ifname, addr, prefix, gaddr);
+	if (r < 0) {
+		dprintf(2, "%s: error: configuring %s: error %d%s\n", tag, ifname, -r,
+			r == -19 ? " (no such device: did the driver probe? ether=IRQ,IO,eth0)" : "");
+		return -1;
+	}
+	return 0;
 }
 
 /* Reports `status` to the emulator and stops the machine. Never returns:
@@ -147,18 +647,16 @@ int main(int argc, char **argv, char **envp)
 
 	if (read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
 		cmdline[0] = 0;
-	run = find_run_param(cmdline);
+	split_cmdline(cmdline);
+	run = find_param("nicemu.run=");
 	if (!run || !*run)
 		run = "boot";
 	wargc = split_args(run, wargv, MAX_ARGS);
 
-	for (unsigned i = 0; i < N_WORKLOADS; i++)
-		if (!strcmp(workloads[i].name, wargv[0]))
-			finish(workloads[i].run(wargc, wargv));
-
-	dprintf(2, "%s: error: unknown workload '%s'; known:", tag, wargv[0]);
-	for (unsigned i = 0; i < N_WORKLOADS; i++)
-		dprintf(2, " %s", workloads[i].name);
-	dprintf(2, "\n");
-	finish(1);
+	/* Port access for the measurement window now, so the ioperm() system
+	 * call does not fall inside the first window. */
+	window_init();
+	if (configure_net() < 0)
+		finish(1);
+	finish(run_sequence(wargc, wargv));
 }

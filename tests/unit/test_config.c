@@ -103,7 +103,8 @@ static void test_keyfile_errors(void)
          "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, kernel, initrd, append, "
          "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, "
          "trace-range, trace-window, strict-isa, rtc-epoch, cost-model, cost-from, "
-         "mem-wait-states, dram-timing)"},
+         "mem-wait-states, dram-timing, l2, profile, profile-top, profile-from, symbols, system-map, "
+         "measure-nic)"},
         {"[machine]\ncpu=z80\n",
          "machine.ini [machine]: cpu: bad value 'z80' (accepted: 386dx-25, 386dx-33, 386dx-40, "
          "486dx-33, 486dx2-66, 486dx4-100, pentium-60, pentium-100, pentium-133)"},

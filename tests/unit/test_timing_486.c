@@ -26,6 +26,7 @@ typedef struct {
     nm_timing *t;
     uint8_t *ram;
     uint32_t regs[8];
+    uint32_t l2_size; /* set before fx_init: 0 (default) no L2 */
 } fx;
 
 static void fx_init(fx *f, const uint8_t *code, size_t n)
@@ -40,6 +41,9 @@ static void fx_init(fx *f, const uint8_t *code, size_t n)
     nm_timing_default_params(f->m->model, &p);
     g_assert_cmpuint(p.dram_first_clocks, ==, 5);
     g_assert_cmpuint(p.dram_burst_clocks, ==, 2);
+    g_assert_cmpuint(p.l2_size, ==, 256u << 10);
+    /* These tests pin the DRAM-only board (l2=none); test_l2_* the L2. */
+    p.l2_size = f->l2_size;
     f->t = nm_timing_new(f->m, &p);
     memcpy(f->ram + CODE32, code, n);
     nm_cpu_enter_flat32(f->c, CODE32, 0x90000);
@@ -94,7 +98,7 @@ static uint64_t clocks_of(fx *f, uint64_t n)
 static void test_alu_chains(void)
 {
     static const uint8_t code[] = {0x01, 0xd8, 0x01, 0xc0, 0x01, 0xca, 0xf4};
-    fx f;
+    fx f = {0};
     fx_init(&f, code, sizeof code);
     set_regs(&f);
     g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + FILL); /* cold code line */
@@ -118,7 +122,7 @@ static void test_agi(void)
         0x8b, 0x04, 0x33, /* mov eax, [ebx+esi]    index */
         0xf4,
     };
-    fx f;
+    fx f = {0};
     fx_init(&f, code, sizeof code);
     f.regs[NM_EBX] = DATA;
     warm(&f);
@@ -135,7 +139,7 @@ static void test_agi(void)
 static void test_prefix(void)
 {
     static const uint8_t code[] = {0x66, 0x01, 0xd8, 0x3e, 0x66, 0x8b, 0x03, 0xf4};
-    fx f;
+    fx f = {0};
     fx_init(&f, code, sizeof code);
     f.regs[NM_EBX] = DATA;
     warm(&f);
@@ -152,7 +156,7 @@ static void test_branches_misaligned(void)
         0x8b, 0x43, 0x02, /* mov eax, [ebx+2]: crosses a dword */
         0xf4,
     };
-    fx f;
+    fx f = {0};
     fx_init(&f, code, sizeof code);
     f.regs[NM_EBX] = DATA;
     warm(&f);
@@ -177,7 +181,7 @@ static void test_cache_loop(void)
         0xf4,
     };
     for (unsigned stride = 0; stride <= 16; stride += 16) {
-        fx f;
+        fx f = {0};
         fx_init(&f, code, sizeof code);
         f.regs[NM_ESI] = DATA;
         f.regs[NM_EDX] = stride;
@@ -199,7 +203,7 @@ static void test_write_buffer(void)
         0x89, 0x03, 0x89, 0x43, 0x04, 0x89, 0x43, 0x08, 0x89, 0x43, 0x0c,
         0x89, 0x43, 0x10, 0x89, 0x43, 0x14, 0xf4,
     };
-    fx f;
+    fx f = {0};
     fx_init(&f, code, sizeof code);
     f.regs[NM_EBX] = DATA;
     warm(&f);
@@ -215,7 +219,7 @@ static void test_write_buffer(void)
 static void test_rep_movsd(void)
 {
     static const uint8_t code[] = {0xf3, 0xa5, 0xf4};
-    fx f;
+    fx f = {0};
     fx_init(&f, code, sizeof code);
     f.regs[NM_ESI] = DATA;
     f.regs[NM_EDI] = DATA + 0x1000;
@@ -237,7 +241,7 @@ static void test_rep_movsd(void)
 static void test_io_protected(void)
 {
     static const uint8_t code[] = {0xe4, 0x80, 0xe6, 0x80, 0xec, 0xee, 0xf4};
-    fx f;
+    fx f = {0};
     fx_init(&f, code, sizeof code);
     f.regs[NM_EDX] = 0x80;
     warm(&f);
@@ -245,6 +249,159 @@ static void test_io_protected(void)
     g_assert_cmpuint(clocks_of(&f, 1), ==, 11);
     g_assert_cmpuint(clocks_of(&f, 1), ==, 8);
     g_assert_cmpuint(clocks_of(&f, 1), ==, 10);
+    fx_free(&f);
+}
+
+/* ---- the board's L2 (l2=256K, the default): a line from the L2 is a
+ * 2-1-1-1 burst = 5 bus clocks = 10 core clocks on the DX2-66 (the 486's
+ * zero-wait burst, Intel486 data book "burst cycles"); a write that hits
+ * the L2 is one 2-clock non-burst cycle = 4 core clocks. */
+#define L2FILL 10u
+
+/* The strided load loop of test_cache_loop over 32 KB (4x the L1) with the
+ * L2: the first pass misses the L2 too (the DRAM burst, 22); the second
+ * pass misses the L1 but hits the L2: 6 + 10 per iteration. */
+static void test_l2_fill(void)
+{
+    static const uint8_t code[] = {
+        0x8b, 0x06, /* L: mov eax, [esi] */
+        0x01, 0xd6, /*    add esi, edx */
+        0x49,       /*    dec ecx */
+        0x75, 0xf9, /*    jnz L */
+        0xf4,
+    };
+    fx f = {.l2_size = 256u << 10};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_ESI] = DATA;
+    f.regs[NM_EDX] = 16;
+    f.regs[NM_ECX] = 2048;
+    set_regs(&f);
+    clocks_of(&f, 4 * 8);
+    g_assert_cmpuint(clocks_of(&f, 4 * 16), ==, 16 * (6 + FILL)); /* L2 cold: DRAM */
+    warm(&f); /* runs the whole 32 KB pass, restarts at ESI = DATA */
+    clocks_of(&f, 4 * 8);
+    g_assert_cmpuint(clocks_of(&f, 4 * 16), ==, 16 * (6 + L2FILL));
+    fx_free(&f);
+}
+
+/* The store stream of test_write_buffer to lines the L2 holds: each write
+ * drains in 4 clocks (done at 4, 8, 12, 16, 20 for writes issued at t = 0..4);
+ * the sixth (t = 5) finds four entries pending and waits until 8: 3 clocks
+ * (against 6 + 9 at the DRAM's 10). */
+static void test_l2_write_buffer(void)
+{
+    static const uint8_t code[] = {
+        0x8b, 0x0b, 0x8b, 0x4b, 0x10, /* mov ecx, [ebx]; mov ecx, [ebx+16]: both lines
+                                       * are read, so the L2 holds them */
+        0x89, 0x03, 0x89, 0x43, 0x04, 0x89, 0x43, 0x08, 0x89, 0x43, 0x0c,
+        0x89, 0x43, 0x10, 0x89, 0x43, 0x14, 0xf4,
+    };
+    fx f = {.l2_size = 256u << 10};
+    fx_init(&f, code, sizeof code);
+    /* Not DATA itself: the L2 is direct-mapped, and DATA and CODE32 are
+     * 256 KB apart, so their lines share L2 entries. */
+    f.regs[NM_EBX] = DATA + 0x100;
+    warm(&f);
+    g_assert_cmpuint(clocks_of(&f, 2), ==, 2);
+    g_assert_cmpuint(clocks_of(&f, 5), ==, 5);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + 3);
+    fx_free(&f);
+}
+
+/* A read miss passes buffered writes when all of them hit the cache
+ * (Embedded Intel486 Hardware Reference Manual, "write buffers"), l2=none:
+ * writes 10 clocks on the bus, a fill 22.  Two writes at t = 0 (bus 0-10)
+ * and t = 1 (queued 10-20), then a load that misses at t = 2: with cache-hit
+ * writes the fill runs 10-32 (1 + 30 clocks); with write misses it waits
+ * for both writes, 20-42 (1 + 40 clocks). */
+static void test_read_ahead_of_writes(void)
+{
+    static const uint8_t code[] = {
+        0x8b, 0x55, 0x00, /* mov edx, [ebp]      keeps DATA's line cached */
+        0x89, 0x07,       /* mov [edi], eax */
+        0x89, 0x47, 0x04, /* mov [edi+4], eax */
+        0x8b, 0x0e,       /* mov ecx, [esi] */
+        0xf4,
+    };
+    for (int hit = 1; hit >= 0; hit--) {
+        fx f = {0};
+        fx_init(&f, code, sizeof code);
+        f.regs[NM_EBP] = DATA;
+        f.regs[NM_EDI] = hit ? DATA : DATA + 0x3000;
+        f.regs[NM_ESI] = DATA + 0x1000;
+        warm(&f);
+        nm_cpu_set_reg(f.c, NM_ESI, DATA + 0x2000); /* a line not cached */
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+        g_assert_cmpuint(clocks_of(&f, 2), ==, 2);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, hit ? 1 + 30 : 1 + 40);
+        fx_free(&f);
+    }
+}
+
+/* OUT waits until the buffered writes are on the bus (Embedded Intel486
+ * Hardware Reference Manual, "write buffers": "when processing an OUT
+ * instruction, internal execution stops until all buffered writes and the
+ * I/O write are completed"), l2=none: a write at t = 0 is on the bus until
+ * 10; OUT DX,AL (PM, CPL <= IOPL: 10) starting at t = 1 waits 9. */
+static void test_out_drains_writes(void)
+{
+    static const uint8_t code[] = {0x89, 0x03, 0xee, 0xf4};
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_EBX] = DATA;
+    f.regs[NM_EDX] = 0x80;
+    warm(&f);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 10 + 9);
+    fx_free(&f);
+}
+
+static uint64_t report_u64(const char *json, const char *key)
+{
+    char pat[64];
+    g_snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(json, pat);
+    g_assert_nonnull(p);
+    p = strchr(p + strlen(pat), ':');
+    g_assert_nonnull(p);
+    return g_ascii_strtoull(p + 1, NULL, 10);
+}
+
+/* The report's breakdown adds up to the model's clocks. */
+static void test_breakdown_sums(void)
+{
+    static const uint8_t code[] = {
+        0x66, 0x01, 0xd8,       /* add ax, bx          prefix */
+        0x8b, 0x04, 0x33,       /* mov eax, [ebx+esi]  index, cold line */
+        0x89, 0x43, 0x02,       /* mov [ebx+2], eax    misaligned write */
+        0x01, 0xcb, 0x8b, 0x03, /* add ebx, ecx; mov eax, [ebx]  AGI */
+        0xee,                   /* out dx, al */
+        0xf4,
+    };
+    fx f = {.l2_size = 256u << 10};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_EBX] = DATA;
+    f.regs[NM_EDX] = 0x80;
+    set_regs(&f);
+    nm_cpu_run(f.c, 100);
+    nm_report *r = nm_report_new();
+    nm_timing_report(f.t, r);
+    char *js = nm_report_json(r);
+    static const char *parts[] = {
+        "clocks_table", "clocks_io_instructions", "clocks_interrupts", "clocks_prefixes",
+        "clocks_index", "clocks_agi", "clocks_misaligned", "clocks_code_fills",
+        "clocks_data_fills", "clocks_write_buffer", "clocks_io_write_drain",
+    };
+    uint64_t sum = 0;
+    for (size_t k = 0; k < G_N_ELEMENTS(parts); k++) sum += report_u64(js, parts[k]);
+    g_assert_cmpuint(sum, ==, report_u64(js, "clocks"));
+    g_assert_cmpuint(report_u64(js, "clocks_agi"), ==, 1);
+    g_assert_cmpuint(report_u64(js, "clocks_index"), ==, 1);
+    g_assert_cmpuint(report_u64(js, "clocks_prefixes"), ==, 1);
+    g_assert_cmpuint(report_u64(js, "clocks_misaligned"), ==, 3);
+    g_assert_cmpuint(report_u64(js, "clocks_io_instructions"), ==, 10);
+    g_free(js);
+    nm_report_free(r);
     fx_free(&f);
 }
 
@@ -259,5 +416,10 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/write-buffer", test_write_buffer);
     g_test_add_func("/timing/486/rep-movsd", test_rep_movsd);
     g_test_add_func("/timing/486/io-protected", test_io_protected);
+    g_test_add_func("/timing/486/l2-fill", test_l2_fill);
+    g_test_add_func("/timing/486/l2-write-buffer", test_l2_write_buffer);
+    g_test_add_func("/timing/486/read-ahead-of-writes", test_read_ahead_of_writes);
+    g_test_add_func("/timing/486/out-drains-writes", test_out_drains_writes);
+    g_test_add_func("/timing/486/breakdown-sums", test_breakdown_sums);
     return g_test_run();
 }

@@ -39,6 +39,9 @@ typedef struct {
     void *st;
 } fx;
 
+/* The board's L2 for the next fx_init (0: none, the older tests' board). */
+static uint32_t fx_l2_size;
+
 /* DRAM 5-2-2-2, single transfers 5 bus clocks: a line fill is 11 bus
  * clocks (pentium-60: 11 core clocks; pentium-100: ceil(16.5) = 17). */
 static void fx_init(fx *f, const char *model)
@@ -50,7 +53,8 @@ static void fx_init(fx *f, const char *model)
     g_assert_nonnull(f->m);
     f->c = nm_cpu_new(f->m);
     f->ram = f->m->ram->host;
-    nm_timing_params p = {.dram_first_clocks = 5, .dram_burst_clocks = 2, .dram_single_clocks = 5};
+    nm_timing_params p = {.dram_first_clocks = 5, .dram_burst_clocks = 2, .dram_single_clocks = 5,
+                          .l2_size = fx_l2_size};
     f->st = nm_cost_model_pentium.create(f->c, f->m->model, &p);
     g_assert_nonnull(f->st);
     nm_cpu_hooks h = nm_cost_model_pentium.hooks;
@@ -339,6 +343,24 @@ static void test_cache_loops(void)
     fx_free(&f);
 }
 
+/* With the board's 256 KB L2 (pipeline-burst SRAM, 3-1-1-1 = 6 bus clocks
+ * a line, AOpen board manuals, "PBSRAM: normally 3-1-1-1"): the 64 KB loop's
+ * second run misses the 8 KB data cache but hits the L2: ceil(6 x 1.5) = 9
+ * core clocks a fill on the pentium-100 -> 2048 x 11 + 4. */
+static void test_l2(void)
+{
+    fx f;
+    fx_l2_size = 256u << 10;
+    fx_init(&f, "pentium-100");
+    fx_l2_size = 0;
+    /* DATA + 4 KB: the direct-mapped L2 would share DATA's first entry
+     * with CODE's line (256 KB apart). */
+    g_assert_cmpuint(measure(&f, stride_loop, sizeof stride_loop,
+                             (regs){.ecx = 2048, .esi = DATA + 0x1000}),
+                     ==, 2048 * 11 + 4);
+    fx_free(&f);
+}
+
 static void test_misaligned(void)
 {
     fx f;
@@ -412,6 +434,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/in-out", test_in_out);
     g_test_add_func("/timing/pentium/cache-loops", test_cache_loops);
+    g_test_add_func("/timing/pentium/l2", test_l2);
     g_test_add_func("/timing/pentium/misaligned", test_misaligned);
     g_test_add_func("/timing/pentium/rep-movsd", test_rep_movsd);
     g_test_add_func("/timing/pentium/registry", test_registry);

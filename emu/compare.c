@@ -1,0 +1,711 @@
+/* `nicemu compare` / `nicemu ab` (compare.h). */
+#include "emu/compare.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cpu/models.h"
+
+#define DEFAULT_TOP 3
+#define PROFILE_TOP 10
+
+/* ---------------------------------------------------------- JSON reading */
+
+typedef struct jp {
+    const char *s;
+} jp;
+
+static void ws(jp *j)
+{
+    while (*j->s == ' ' || *j->s == '\n' || *j->s == '\t' || *j->s == '\r') j->s++;
+}
+
+static char *jstring(jp *j)
+{
+    ws(j);
+    if (*j->s != '"') return NULL;
+    j->s++;
+    GString *out = g_string_new(NULL);
+    while (*j->s && *j->s != '"') {
+        if (*j->s == '\\') {
+            j->s++;
+            if (*j->s == 'u' && g_ascii_isxdigit(j->s[1]) && g_ascii_isxdigit(j->s[2]) &&
+                g_ascii_isxdigit(j->s[3]) && g_ascii_isxdigit(j->s[4])) {
+                char hex[5] = {j->s[1], j->s[2], j->s[3], j->s[4], 0};
+                g_string_append_unichar(out, (gunichar)strtoul(hex, NULL, 16));
+                j->s += 5;
+                continue;
+            }
+            if (!*j->s) break;
+            char c = *j->s;
+            g_string_append_c(out, c == 'n' ? '\n' : c == 't' ? '\t' : c);
+            j->s++;
+            continue;
+        }
+        g_string_append_c(out, *j->s++);
+    }
+    if (*j->s != '"') {
+        g_string_free(out, TRUE);
+        return NULL;
+    }
+    j->s++;
+    return g_string_free(out, FALSE);
+}
+
+static char *jscalar(jp *j)
+{
+    ws(j);
+    if (*j->s == '"') return jstring(j);
+    const char *start = j->s;
+    while (*j->s && *j->s != ',' && *j->s != '}' && *j->s != ' ' && *j->s != '\n') j->s++;
+    if (j->s == start) return NULL;
+    return g_strndup(start, (gsize)(j->s - start));
+}
+
+static bool expect(jp *j, char c)
+{
+    ws(j);
+    if (*j->s != c) return false;
+    j->s++;
+    return true;
+}
+
+GHashTable *nm_report_json_parse(const char *text)
+{
+    GHashTable *h = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    jp j = {text};
+    if (!expect(&j, '{')) goto bad;
+    ws(&j);
+    if (*j.s == '}') return h;
+    for (;;) {
+        g_autofree char *section = jstring(&j);
+        if (!section || !expect(&j, ':') || !expect(&j, '{')) goto bad;
+        ws(&j);
+        if (*j.s != '}') {
+            for (;;) {
+                char *key = jstring(&j);
+                if (!key || !expect(&j, ':')) {
+                    g_free(key);
+                    goto bad;
+                }
+                char *val = jscalar(&j);
+                if (!val) {
+                    g_free(key);
+                    goto bad;
+                }
+                g_hash_table_replace(h, g_strdup_printf("%s/%s", section, key), val);
+                g_free(key);
+                ws(&j);
+                if (*j.s == ',') {
+                    j.s++;
+                    continue;
+                }
+                break;
+            }
+        }
+        if (!expect(&j, '}')) goto bad;
+        ws(&j);
+        if (*j.s == ',') {
+            j.s++;
+            continue;
+        }
+        break;
+    }
+    if (!expect(&j, '}')) goto bad;
+    return h;
+bad:
+    g_hash_table_destroy(h);
+    return NULL;
+}
+
+/* ---------------------------------------------------------- runs */
+
+typedef struct top_fn {
+    char *name;
+    uint64_t clocks;
+} top_fn;
+
+typedef struct run {
+    const char *cpu;
+    const char *kernel; /* ab: the variant's kernel */
+    char variant;       /* 'A', 'B', or 0 */
+    char *json, *log;
+    pid_t pid;
+    int status; /* exit status, -1 not run / killed */
+    bool ok;    /* report read */
+    double mhz;
+    uint64_t clocks, insns, bus, frames, tx, rx, windows, idle;
+    top_fn top[PROFILE_TOP];
+    unsigned n_top;
+} run;
+
+static uint64_t get_u64(GHashTable *h, const char *key)
+{
+    const char *v = g_hash_table_lookup(h, key);
+    return v ? g_ascii_strtoull(v, NULL, 10) : 0;
+}
+
+static bool read_run(run *r)
+{
+    gchar *text = NULL;
+    if (!g_file_get_contents(r->json, &text, NULL, NULL)) return false;
+    GHashTable *h = nm_report_json_parse(text);
+    g_free(text);
+    if (!h) return false;
+    r->windows = get_u64(h, "window/windows");
+    /* Busy clocks: the window minus its idle (HLT) time. */
+    r->clocks = g_hash_table_lookup(h, "packets/busy_clocks") ? get_u64(h, "packets/busy_clocks")
+                                                              : get_u64(h, "window/clocks");
+    r->idle = get_u64(h, "packets/idle_clocks");
+    r->insns = get_u64(h, "window/instructions");
+    r->bus = get_u64(h, "window/bus_wait_cycles");
+    r->tx = get_u64(h, "packets/tx_frames");
+    r->rx = get_u64(h, "packets/rx_frames");
+    r->frames = r->tx + r->rx;
+    r->n_top = 0;
+    for (unsigned i = 1; i <= PROFILE_TOP; i++) {
+        char key[64];
+        g_snprintf(key, sizeof key, "profile/self_%u", i);
+        const char *name = g_hash_table_lookup(h, key);
+        if (!name) break;
+        if (!strcmp(name, "(idle)")) continue; /* not CPU work */
+        g_snprintf(key, sizeof key, "profile/self_%u_self_clocks", i);
+        r->top[r->n_top].name = g_strdup(name);
+        r->top[r->n_top].clocks = get_u64(h, key);
+        r->n_top++;
+    }
+    g_hash_table_destroy(h);
+    return true;
+}
+
+static char *self_exe(void)
+{
+    char *p = g_file_read_link("/proc/self/exe", NULL);
+    return p ? p : g_strdup("nicemu");
+}
+
+static pid_t start_run(const char *exe, GPtrArray *pass, run *r)
+{
+    GPtrArray *args = g_ptr_array_new();
+    g_ptr_array_add(args, (char *)exe);
+    for (guint i = 0; i < pass->len; i++) g_ptr_array_add(args, pass->pdata[i]);
+    if (r->kernel) {
+        g_ptr_array_add(args, "--kernel");
+        g_ptr_array_add(args, (char *)r->kernel);
+    }
+    g_ptr_array_add(args, "--cpu");
+    g_ptr_array_add(args, (char *)r->cpu);
+    g_ptr_array_add(args, "--profile-top");
+    g_ptr_array_add(args, G_STRINGIFY(PROFILE_TOP));
+    g_ptr_array_add(args, "--report-json");
+    g_ptr_array_add(args, r->json);
+    g_ptr_array_add(args, NULL);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(r->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0) {
+            dup2(nul, 0);
+            close(nul);
+        }
+        execv(exe, (char **)args->pdata);
+        fprintf(stderr, "nicemu: error: cannot run %s: %s\n", exe, g_strerror(errno));
+        _exit(127);
+    }
+    g_ptr_array_free(args, TRUE);
+    return pid;
+}
+
+/* The first "error" line of a run's log, for the message. */
+static char *log_error(const char *log)
+{
+    gchar *text = NULL;
+    if (!g_file_get_contents(log, &text, NULL, NULL)) return g_strdup("(no log)");
+    char *found = NULL;
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l && !found; l++)
+        if (strstr(*l, "error")) found = g_strdup(*l);
+    if (!found)
+        for (char **l = lines; *l; l++)
+            if (strstr(*l, "run ended")) found = g_strdup(*l);
+    g_free(text);
+    return found ? found : g_strdup("(no error line in the log)");
+}
+
+/* ---------------------------------------------------------- output */
+
+typedef struct figures {
+    bool per_packet;
+    double clocks, insns, cpi, us, pps, bus_share;
+} figures;
+
+static void figures_of(const run *r, bool per_packet, figures *f)
+{
+    double div = per_packet ? (double)r->frames : 1.0;
+    f->per_packet = per_packet;
+    f->clocks = (double)r->clocks / div;
+    f->insns = (double)r->insns / div;
+    f->cpi = r->insns ? (double)r->clocks / (double)r->insns : 0.0;
+    f->us = f->clocks / r->mhz;
+    f->pps = f->clocks > 0 ? r->mhz * 1e6 / f->clocks : 0.0;
+    f->bus_share = r->clocks ? (double)r->bus / (double)r->clocks : 0.0;
+}
+
+static char *top_text(const run *r, unsigned top)
+{
+    GString *s = g_string_new(NULL);
+    for (unsigned i = 0; i < r->n_top && i < top; i++)
+        g_string_append_printf(s, "%s%s %.1f%%", i ? ", " : "", r->top[i].name,
+                                r->clocks ? 100.0 * (double)r->top[i].clocks / (double)r->clocks
+                                          : 0.0);
+    return g_string_free(s, FALSE);
+}
+
+static void csv_field(GString *o, const char *s)
+{
+    g_string_append_c(o, '"');
+    for (; *s; s++) {
+        if (*s == '"') g_string_append_c(o, '"');
+        g_string_append_c(o, *s);
+    }
+    g_string_append_c(o, '"');
+}
+
+static void json_str(GString *o, const char *s)
+{
+    g_string_append_c(o, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') g_string_append_c(o, '\\');
+        g_string_append_c(o, *s);
+    }
+    g_string_append_c(o, '"');
+}
+
+static bool write_file(const char *path, const char *text)
+{
+    GError *e = NULL;
+    if (!g_file_set_contents(path, text, -1, &e)) {
+        fprintf(stderr, "nicemu: error: %s\n", e->message);
+        g_error_free(e);
+        return false;
+    }
+    return true;
+}
+
+static bool plot(const char *png, const char *dir, bool ab, bool per_packet, run *runs,
+                 unsigned n_cpu)
+{
+    g_autofree char *dat = g_build_filename(dir, "plot.dat", NULL);
+    g_autofree char *gp = g_build_filename(dir, "plot.gp", NULL);
+    GString *d = g_string_new(NULL);
+    for (unsigned c = 0; c < n_cpu; c++) {
+        figures fa, fb;
+        figures_of(&runs[c], per_packet, &fa);
+        g_string_append_printf(d, "\"%s\" %.3f", runs[c].cpu, fa.clocks);
+        if (ab) {
+            figures_of(&runs[n_cpu + c], per_packet, &fb);
+            g_string_append_printf(d, " %.3f", fb.clocks);
+        }
+        g_string_append_c(d, '\n');
+    }
+    bool ok = write_file(dat, d->str);
+    g_string_free(d, TRUE);
+    if (!ok) return false;
+    const char *ylabel = per_packet ? "clocks per packet" : "clocks in the measurement window";
+    g_autofree char *script = g_strdup_printf(
+        "set terminal png size 900,540\nset output '%s'\nset style data histograms\n"
+        "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+        "set ylabel '%s'\nset yrange [0:*]\nset grid ytics\nset key top right\n"
+        "set title 'nicemu %s'\n"
+        "plot '%s' using 2:xtic(1) title '%s'%s\n",
+        png, ylabel, ab ? "ab: kernel A vs B" : "compare", dat, ab ? "A" : "clocks",
+        ab ? ", '' using 3 title 'B'" : "");
+    if (!write_file(gp, script)) return false;
+    gint status = 0;
+    GError *e = NULL;
+    char *argv[] = {"gnuplot", gp, NULL};
+    if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status,
+                      &e) ||
+        !g_spawn_check_wait_status(status, NULL)) {
+        fprintf(stderr, "nicemu: error: gnuplot failed%s%s\n", e ? ": " : "",
+                e ? e->message : "");
+        if (e) g_error_free(e);
+        return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------- main */
+
+static int usage_error(const char *cmd, const char *msg)
+{
+    fprintf(stderr, "nicemu %s: error: %s\n", cmd, msg);
+    return 2;
+}
+
+static void print_help(const char *cmd, bool ab)
+{
+    printf("Usage: nicemu %s --cpu CPU[,CPU...] %s[options] [nicemu options...]\n", cmd,
+           ab ? "--kernel-a FILE --kernel-b FILE " : "");
+    printf("Runs the same workload on each CPU model%s in parallel child processes and\n"
+           "prints one table.  Every other option goes to each run unchanged.\n"
+           "  --cpu LIST        CPU models, comma-separated (nicemu --cpu help lists them)\n"
+           "%s"
+           "  --json FILE       write the table as JSON\n"
+           "  --csv FILE        write the table as CSV\n"
+           "  --plot FILE.png   draw it with gnuplot\n"
+           "  --top N           functions shown per row (default %d, at most %d)\n"
+           "  --jobs N          runs at a time (default: the host's processors)\n"
+           "  --keep DIR        keep each run's report and log in DIR\n",
+           ab ? " with kernel A and kernel B" : "",
+           ab ? "  --kernel-a FILE   kernel A (System.map beside it names its functions)\n"
+                "  --kernel-b FILE   kernel B\n"
+              : "",
+           DEFAULT_TOP, PROFILE_TOP);
+}
+
+int nm_compare_main(int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    bool ab = !strcmp(cmd, "ab");
+    const char *cpus = NULL, *json = NULL, *csv = NULL, *png = NULL, *ka = NULL, *kb = NULL,
+               *keep = NULL;
+    unsigned top = DEFAULT_TOP, jobs = g_get_num_processors();
+    GPtrArray *pass = g_ptr_array_new();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+        const char *eq = strchr(a, '=');
+        g_autofree char *name = eq && a[0] == '-' && a[1] == '-' ? g_strndup(a, (gsize)(eq - a))
+                                                                 : g_strdup(a);
+        static const char *const own[] = {"--cpu",      "--json",     "--csv",  "--plot", "--top",
+                                          "--jobs",     "--kernel-a", "--kernel-b", "--keep"};
+        bool mine = false;
+        for (size_t k = 0; k < G_N_ELEMENTS(own); k++) mine |= !strcmp(name, own[k]);
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            print_help(cmd, ab);
+            g_ptr_array_free(pass, TRUE);
+            return 0;
+        }
+        if (!mine) {
+            if (!strcmp(name, "--report-json") || (ab && !strcmp(name, "--kernel"))) {
+                g_ptr_array_free(pass, TRUE);
+                return usage_error(cmd, ab && !strcmp(name, "--kernel")
+                                            ? "give --kernel-a and --kernel-b, not --kernel"
+                                            : "--report-json is set per run (use --json FILE)");
+            }
+            g_ptr_array_add(pass, argv[i]);
+            continue;
+        }
+        if (eq) val = eq + 1;
+        else if (i + 1 < argc) val = argv[++i];
+        else {
+            g_autofree char *msg = g_strdup_printf("%s needs a value", name);
+            g_ptr_array_free(pass, TRUE);
+            return usage_error(cmd, msg);
+        }
+        if (!strcmp(name, "--cpu")) cpus = val;
+        else if (!strcmp(name, "--json")) json = val;
+        else if (!strcmp(name, "--csv")) csv = val;
+        else if (!strcmp(name, "--plot")) png = val;
+        else if (!strcmp(name, "--kernel-a")) ka = val;
+        else if (!strcmp(name, "--kernel-b")) kb = val;
+        else if (!strcmp(name, "--keep")) keep = val;
+        else {
+            char *end;
+            unsigned long v = strtoul(val, &end, 10);
+            if (*end || !*val || v == 0 || v > 1000 ||
+                (!strcmp(name, "--top") && v > PROFILE_TOP)) {
+                g_autofree char *msg = g_strdup_printf("%s: bad value '%s'", name, val);
+                g_ptr_array_free(pass, TRUE);
+                return usage_error(cmd, msg);
+            }
+            if (!strcmp(name, "--top")) top = (unsigned)v;
+            else jobs = (unsigned)v;
+        }
+    }
+    int rc = 0;
+    if (!cpus || !*cpus) {
+        g_ptr_array_free(pass, TRUE);
+        return usage_error(cmd, "give the CPU models: --cpu 386dx-40,486dx2-66,pentium-100");
+    }
+    g_auto(GStrv) cpu_list = g_strsplit(cpus, ",", -1);
+    unsigned n_cpu = g_strv_length(cpu_list);
+    for (unsigned c = 0; c < n_cpu; c++) {
+        if (!nm_cpu_model_find(cpu_list[c])) {
+            g_autofree char *msg = g_strdup_printf("--cpu: unknown CPU model '%s' (accepted: %s)",
+                                                   cpu_list[c], nm_cpu_model_names());
+            g_ptr_array_free(pass, TRUE);
+            return usage_error(cmd, msg);
+        }
+        for (unsigned d = 0; d < c; d++)
+            if (!strcmp(cpu_list[c], cpu_list[d])) {
+                g_autofree char *msg = g_strdup_printf("--cpu: '%s' given twice", cpu_list[c]);
+                g_ptr_array_free(pass, TRUE);
+                return usage_error(cmd, msg);
+            }
+    }
+    if (ab) {
+        const char *missing = !ka ? "--kernel-a FILE is missing" : !kb ? "--kernel-b FILE is missing"
+                                                                        : NULL;
+        if (missing) {
+            g_ptr_array_free(pass, TRUE);
+            return usage_error(cmd, missing);
+        }
+        const char *ks[2] = {ka, kb};
+        for (int k = 0; k < 2; k++)
+            if (!g_file_test(ks[k], G_FILE_TEST_IS_REGULAR)) {
+                g_autofree char *msg =
+                    g_strdup_printf("%s: %s: no such file", k ? "--kernel-b" : "--kernel-a", ks[k]);
+                g_ptr_array_free(pass, TRUE);
+                return usage_error(cmd, msg);
+            }
+    }
+    if (png && !g_find_program_in_path("gnuplot")) {
+        g_ptr_array_free(pass, TRUE);
+        return usage_error(cmd, "--plot needs gnuplot (scripts/setup installs gnuplot-nox)");
+    }
+
+    g_autofree char *dir = NULL;
+    if (keep) {
+        if (g_mkdir_with_parents(keep, 0755)) {
+            g_autofree char *msg = g_strdup_printf("--keep: cannot create %s", keep);
+            g_ptr_array_free(pass, TRUE);
+            return usage_error(cmd, msg);
+        }
+        dir = g_strdup(keep);
+    } else {
+        dir = g_dir_make_tmp("nicemu-compare-XXXXXX", NULL);
+        if (!dir) {
+            g_ptr_array_free(pass, TRUE);
+            return usage_error(cmd, "cannot create a temporary directory");
+        }
+    }
+    unsigned n_runs = n_cpu * (ab ? 2 : 1);
+    run *runs = g_new0(run, n_runs);
+    for (unsigned k = 0; k < n_runs; k++) {
+        run *r = &runs[k];
+        unsigned c = k % n_cpu;
+        r->cpu = cpu_list[c];
+        r->variant = ab ? (k < n_cpu ? 'A' : 'B') : 0;
+        r->kernel = ab ? (k < n_cpu ? ka : kb) : NULL;
+        const nm_cpu_model *m = nm_cpu_model_find(r->cpu);
+        r->mhz = (double)m->hz_num / (double)m->hz_den / 1e6;
+        g_autofree char *stem =
+            ab ? g_strdup_printf("%c-%s", r->variant, r->cpu) : g_strdup(r->cpu);
+        g_autofree char *jn = g_strdup_printf("%s.json", stem);
+        g_autofree char *ln = g_strdup_printf("%s.log", stem);
+        r->json = g_build_filename(dir, jn, NULL);
+        r->log = g_build_filename(dir, ln, NULL);
+        r->status = -1;
+    }
+
+    /* Run them, `jobs` at a time. */
+    g_autofree char *exe = self_exe();
+    gint64 wall0 = g_get_monotonic_time();
+    unsigned next = 0, running = 0;
+    while (next < n_runs || running) {
+        while (next < n_runs && running < jobs) {
+            runs[next].pid = start_run(exe, pass, &runs[next]);
+            if (runs[next].pid > 0) running++;
+            next++;
+        }
+        if (!running) break;
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (unsigned k = 0; k < n_runs; k++) {
+            if (runs[k].pid != pid) continue;
+            runs[k].status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            running--;
+        }
+    }
+    double wall = (double)(g_get_monotonic_time() - wall0) / 1e6;
+
+    bool usage_failed = false;
+    for (unsigned k = 0; k < n_runs; k++) {
+        run *r = &runs[k];
+        if (r->status == 0) r->ok = read_run(r);
+        if (!r->ok) {
+            g_autofree char *why = log_error(r->log);
+            fprintf(stderr, "nicemu %s: error: run %s%s failed (exit status %d): %s (log: %s)\n",
+                    cmd, ab ? (r->variant == 'A' ? "A " : "B ") : "", r->cpu, r->status, why,
+                    r->log);
+            if (r->status == 2) usage_failed = true;
+            rc = 1;
+        }
+    }
+    if (usage_failed) rc = 2;
+
+    /* Per packet when every run moved frames. */
+    bool per_packet = true;
+    for (unsigned k = 0; k < n_runs; k++) per_packet &= runs[k].ok && runs[k].frames > 0;
+
+    GString *tab = g_string_new(NULL), *js = g_string_new(NULL), *cs = g_string_new(NULL);
+    const char *unit = per_packet ? "packet" : "window";
+    g_string_append_printf(js, "{\n  \"command\": \"%s\",\n  \"unit\": \"%s\",\n  \"rows\": [",
+                           cmd, unit);
+    if (!ab) {
+        if (per_packet)
+            g_string_append_printf(tab, "%-13s %7s %8s %12s %10s %7s %10s %10s %7s  %s\n", "cpu",
+                                   "MHz", "frames", "clk/packet", "insn/pkt", "CPI", "us/packet",
+                                   "packets/s", "bus", "top functions (share of clocks)");
+        else
+            g_string_append_printf(tab, "%-13s %7s %14s %14s %7s %12s %7s  %s\n", "cpu", "MHz",
+                                   "window clocks", "instructions", "CPI", "window us", "bus",
+                                   "top functions (share of clocks)");
+        g_string_append(cs, per_packet ? "cpu,mhz,frames,tx_frames,rx_frames,clocks_per_packet,"
+                                         "instructions_per_packet,cpi,us_per_packet,packets_per_s,"
+                                         "bus_wait_share,top_functions\n"
+                                       : "cpu,mhz,window_clocks,window_instructions,cpi,window_us,"
+                                         "bus_wait_share,top_functions\n");
+        for (unsigned c = 0; c < n_cpu; c++) {
+            run *r = &runs[c];
+            if (!r->ok) {
+                g_string_append_printf(tab, "%-13s %7.2f  (run failed: %s)\n", r->cpu, r->mhz,
+                                       r->log);
+                continue;
+            }
+            figures f;
+            figures_of(r, per_packet, &f);
+            g_autofree char *topt = top_text(r, top);
+            if (per_packet) {
+                g_string_append_printf(tab,
+                                       "%-13s %7.2f %8" G_GUINT64_FORMAT
+                                       " %12.1f %10.1f %7.3f %10.2f %10.0f %6.1f%%  %s\n",
+                                       r->cpu, r->mhz, r->frames, f.clocks, f.insns, f.cpi, f.us,
+                                       f.pps, 100.0 * f.bus_share, topt);
+                g_string_append_printf(cs,
+                                       "%s,%.3f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                       ",%" G_GUINT64_FORMAT ",%.3f,%.3f,%.4f,%.4f,%.1f,%.5f,",
+                                       r->cpu, r->mhz, r->frames, r->tx, r->rx, f.clocks, f.insns,
+                                       f.cpi, f.us, f.pps, f.bus_share);
+            } else {
+                g_string_append_printf(tab,
+                                       "%-13s %7.2f %14" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT
+                                       " %7.3f %12.2f %6.1f%%  %s\n",
+                                       r->cpu, r->mhz, r->clocks, r->insns, f.cpi, f.us,
+                                       100.0 * f.bus_share, topt);
+                g_string_append_printf(cs,
+                                       "%s,%.3f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                                       ",%.4f,%.4f,%.5f,",
+                                       r->cpu, r->mhz, r->clocks, r->insns, f.cpi, f.us,
+                                       f.bus_share);
+            }
+            csv_field(cs, topt);
+            g_string_append_c(cs, '\n');
+            g_string_append_printf(js, "%s\n    {\"cpu\": ", c ? "," : "");
+            json_str(js, r->cpu);
+            g_string_append_printf(
+                js,
+                ", \"mhz\": %.3f, \"frames\": %" G_GUINT64_FORMAT ", \"tx_frames\": %" G_GUINT64_FORMAT
+                ", \"rx_frames\": %" G_GUINT64_FORMAT ", \"window_clocks\": %" G_GUINT64_FORMAT
+                ", \"window_instructions\": %" G_GUINT64_FORMAT
+                ", \"bus_wait_cycles\": %" G_GUINT64_FORMAT ", \"cpi\": %.4f, \"bus_wait_share\": %.5f",
+                r->mhz, r->frames, r->tx, r->rx, r->clocks, r->insns, r->bus, f.cpi, f.bus_share);
+            if (per_packet)
+                g_string_append_printf(js,
+                                       ", \"clocks_per_packet\": %.3f, \"instructions_per_packet\": "
+                                       "%.3f, \"us_per_packet\": %.4f, \"packets_per_s\": %.1f",
+                                       f.clocks, f.insns, f.us, f.pps);
+            g_string_append(js, ", \"top_functions\": [");
+            for (unsigned t = 0; t < r->n_top && t < top; t++) {
+                g_string_append_printf(js, "%s{\"name\": ", t ? ", " : "");
+                json_str(js, r->top[t].name);
+                g_string_append_printf(js, ", \"self_clocks\": %" G_GUINT64_FORMAT "}",
+                                       r->top[t].clocks);
+            }
+            g_string_append(js, "]}");
+        }
+    } else {
+        const char *u = per_packet ? "clk/packet" : "clocks";
+        g_string_append_printf(tab, "%-13s %13s A %13s B %12s %8s %10s %10s  %s\n", "cpu", u, u,
+                               "B-A", "B-A %", "insn A", "insn B", "top functions (B)");
+        g_string_append(cs, per_packet ? "cpu,mhz,a_clocks_per_packet,b_clocks_per_packet,delta,"
+                                         "delta_percent,a_instructions_per_packet,"
+                                         "b_instructions_per_packet,a_frames,b_frames\n"
+                                       : "cpu,mhz,a_window_clocks,b_window_clocks,delta,"
+                                         "delta_percent,a_instructions,b_instructions,a_frames,"
+                                         "b_frames\n");
+        for (unsigned c = 0; c < n_cpu; c++) {
+            run *a = &runs[c], *b = &runs[n_cpu + c];
+            if (!a->ok || !b->ok) {
+                g_string_append_printf(tab, "%-13s  (run failed: %s)\n", a->cpu,
+                                       !a->ok ? a->log : b->log);
+                continue;
+            }
+            figures fa, fb;
+            figures_of(a, per_packet, &fa);
+            figures_of(b, per_packet, &fb);
+            double delta = fb.clocks - fa.clocks;
+            double pct = fa.clocks ? 100.0 * delta / fa.clocks : 0.0;
+            g_autofree char *topt = top_text(b, top);
+            g_string_append_printf(tab, "%-13s %15.1f %15.1f %+12.1f %+7.2f%% %10.1f %10.1f  %s\n",
+                                   a->cpu, fa.clocks, fb.clocks, delta, pct, fa.insns, fb.insns,
+                                   topt);
+            g_string_append_printf(cs,
+                                   "%s,%.3f,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%" G_GUINT64_FORMAT
+                                   ",%" G_GUINT64_FORMAT "\n",
+                                   a->cpu, a->mhz, fa.clocks, fb.clocks, delta, pct, fa.insns,
+                                   fb.insns, a->frames, b->frames);
+            g_string_append_printf(js, "%s\n    {\"cpu\": ", c ? "," : "");
+            json_str(js, a->cpu);
+            g_string_append_printf(js,
+                                   ", \"mhz\": %.3f, \"a_clocks\": %.3f, \"b_clocks\": %.3f, "
+                                   "\"delta\": %.3f, \"delta_percent\": %.4f, \"a_instructions\": "
+                                   "%.3f, \"b_instructions\": %.3f, \"a_frames\": %" G_GUINT64_FORMAT
+                                   ", \"b_frames\": %" G_GUINT64_FORMAT "}",
+                                   a->mhz, fa.clocks, fb.clocks, delta, pct, fa.insns, fb.insns,
+                                   a->frames, b->frames);
+        }
+    }
+    g_string_append(js, "\n  ]\n}\n");
+    if (!per_packet)
+        g_string_append(tab, "(no frames moved in every run's measurement window: figures are "
+                             "for the whole window)\n");
+    fputs(tab->str, stdout);
+    fflush(stdout);
+    fprintf(stderr, "nicemu %s: %u runs, wall %.1f s%s%s\n", cmd, n_runs, wall,
+            keep ? ", reports and logs in " : "", keep ? keep : "");
+    if (json && !write_file(json, js->str)) rc = rc ? rc : 1;
+    if (csv && !write_file(csv, cs->str)) rc = rc ? rc : 1;
+    if (png && !plot(png, dir, ab, per_packet, runs, n_cpu)) rc = rc ? rc : 1;
+    g_string_free(tab, TRUE);
+    g_string_free(js, TRUE);
+    g_string_free(cs, TRUE);
+
+    for (unsigned k = 0; k < n_runs; k++) {
+        if (!keep && runs[k].ok) {
+            g_unlink(runs[k].json);
+            g_unlink(runs[k].log);
+        }
+        for (unsigned t = 0; t < runs[k].n_top; t++) g_free(runs[k].top[t].name);
+        g_free(runs[k].json);
+        g_free(runs[k].log);
+    }
+    if (!keep) {
+        g_autofree char *dat = g_build_filename(dir, "plot.dat", NULL);
+        g_autofree char *gp = g_build_filename(dir, "plot.gp", NULL);
+        g_unlink(dat);
+        g_unlink(gp);
+        if (rc == 0) g_rmdir(dir);
+    }
+    g_free(runs);
+    g_ptr_array_free(pass, TRUE);
+    return rc;
+}

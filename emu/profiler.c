@@ -1,0 +1,950 @@
+/* The guest profiler (profiler.h). */
+#include "emu/profiler.h"
+
+#include <string.h>
+
+#include "cpu/decode.h"
+#include "devices/net/dp8390.h"
+#include "devices/pc/marker.h"
+#include "emu/machine.h"
+
+#define MAX_TABLES 64
+#define STACK_MAX 1024
+#define CR3_SLOTS 64
+#define DEFAULT_TOP 20
+
+/* Pseudo-functions, ids 0.. */
+enum { FN_IDLE, FN_KERNEL_UNKNOWN, FN_USER_UNKNOWN, FN_PSEUDO_COUNT };
+static const char *const pseudo_names[FN_PSEUDO_COUNT] = {"(idle)", "(kernel: no symbol)",
+                                                          "(user: no symbol)"};
+
+typedef struct fn_stats {
+    uint64_t self_clocks, self_insns, self_bus;
+    uint64_t incl_clocks, incl_insns;
+    uint64_t calls;
+    uint32_t active; /* frames of this function on the shadow stack */
+} fn_stats;
+
+enum { FRAME_CALL, FRAME_INT };
+
+typedef struct frame {
+    uint32_t ret;    /* linear return address */
+    uint32_t target; /* CALL: the callee's address (resolved lazily) */
+    int32_t fn;      /* -1: not known yet */
+    uint8_t kind;
+    uint64_t at_clocks, at_insns;
+} frame;
+
+typedef struct table {
+    nm_symtab *tab;
+    bool kernel;
+    uint32_t base; /* id of its first symbol */
+    uint32_t count;
+} table;
+
+typedef struct nic_ref {
+    const char *model, *name;
+    void *state;
+} nic_ref;
+
+struct nm_profiler {
+    nm_machine *m;
+    nm_clock *clock;
+    table tables[MAX_TABLES];
+    unsigned n_tables;
+    fn_stats *fn;
+    uint32_t n_fn;
+
+    /* ---- hot state ---- */
+    bool active;
+    uint32_t cur_lo, cur_span; /* the current function's (or gap's) range */
+    int32_t cur_fn;
+    uint8_t cur_cpl;
+    uint32_t cur_cr3;
+    uint64_t last_end, last_bus; /* clock and bus-wait counter after the last instruction */
+    bool prev_hlt;
+    uint64_t tot_clocks, tot_insns;
+    frame stack[STACK_MAX];
+    unsigned depth;
+    bool call_pending;
+    int int_pending; /* 2: the INT n's own insn call comes first; 1: next insn is the handler */
+    uint32_t int_ret;
+    nm_profile_stack_stats ss;
+    struct {
+        uint32_t cr3;
+        int32_t table;
+    } cr3map[CR3_SLOTS];
+    unsigned cr3_used, cr3_next;
+    uint64_t windows;
+
+    nm_timing_observer obs;
+
+    /* ---- machine level ---- */
+    bool observing; /* profiling requested */
+    bool from_boot;
+    bool print;
+    unsigned top;
+    void *marker;
+    nic_ref nic;
+    bool window_open;
+    uint64_t nic_tx0, nic_rx0, nic_tx, nic_rx; /* frames: at window open, and in windows */
+};
+
+/* ======================================================= symbols */
+
+static void ensure_alloc(nm_profiler *p)
+{
+    if (p->fn) return;
+    uint32_t n = FN_PSEUDO_COUNT;
+    for (unsigned k = 0; k < p->n_tables; k++) {
+        p->tables[k].base = n;
+        p->tables[k].count = (uint32_t)nm_symtab_count(p->tables[k].tab);
+        n += p->tables[k].count;
+    }
+    p->n_fn = n;
+    p->fn = g_new0(fn_stats, n);
+}
+
+void nm_profiler_add_symbols(nm_profiler *p, nm_symtab *t, bool kernel)
+{
+    if (p->fn || p->n_tables >= MAX_TABLES) {
+        g_warning("profiler: symbol table %s ignored (too many, or profiling started)",
+                  nm_symtab_label(t));
+        nm_symtab_free(t);
+        return;
+    }
+    p->tables[p->n_tables++] = (table){.tab = t, .kernel = kernel};
+}
+
+static const char *fn_name(const nm_profiler *p, uint32_t id, const char **where)
+{
+    if (id < FN_PSEUDO_COUNT) {
+        if (where) *where = "";
+        return pseudo_names[id];
+    }
+    for (unsigned k = 0; k < p->n_tables; k++) {
+        const table *t = &p->tables[k];
+        if (id >= t->base && id < t->base + t->count) {
+            if (where) *where = nm_symtab_label(t->tab);
+            return nm_symtab_get(t->tab, id - t->base)->name;
+        }
+    }
+    if (where) *where = "";
+    return "?";
+}
+
+static int32_t cr3_table(nm_profiler *p, uint32_t cr3)
+{
+    for (unsigned k = 0; k < p->cr3_used; k++)
+        if (p->cr3map[k].cr3 == cr3) return p->cr3map[k].table;
+    return -1;
+}
+
+static void cr3_bind(nm_profiler *p, uint32_t cr3, int32_t table)
+{
+    for (unsigned k = 0; k < p->cr3_used; k++) {
+        if (p->cr3map[k].cr3 == cr3) {
+            p->cr3map[k].table = table;
+            return;
+        }
+    }
+    unsigned slot = p->cr3_used < CR3_SLOTS ? p->cr3_used++ : (p->cr3_next++ % CR3_SLOTS);
+    p->cr3map[slot].cr3 = cr3;
+    p->cr3map[slot].table = table;
+}
+
+/* Looks `eip` up in table k, narrowing [*lo, *hi) to where the answer holds. */
+static bool try_table(nm_profiler *p, unsigned k, uint32_t eip, uint32_t *lo, uint32_t *hi,
+                      int32_t *fn)
+{
+    const table *t = &p->tables[k];
+    uint32_t a, b;
+    const nm_symbol *s = nm_symtab_lookup(t->tab, eip, &a, &b);
+    if (a > *lo) *lo = a;
+    if (b < *hi) *hi = b;
+    if (!s) return false;
+    *fn = (int32_t)(t->base + (uint32_t)(s - nm_symtab_get(t->tab, 0)));
+    return true;
+}
+
+/* The function at `eip` for this privilege level and address space; sets
+ * the current range so the next instructions skip the lookup. */
+static void resolve(nm_profiler *p, uint32_t eip, uint8_t cpl, uint32_t cr3)
+{
+    uint32_t lo = 0, hi = UINT32_MAX;
+    int32_t fn = -1;
+    bool user = cpl == 3;
+    if (!user) {
+        for (unsigned pass = 0; pass < 2 && fn < 0; pass++)
+            for (unsigned k = 0; k < p->n_tables && fn < 0; k++)
+                if (p->tables[k].kernel == (pass == 0)) try_table(p, k, eip, &lo, &hi, &fn);
+    } else {
+        /* A program starts at its entry point: that binds the address space
+         * to it (fork children inherit nothing: first table that knows). */
+        for (unsigned k = 0; k < p->n_tables; k++) {
+            uint32_t entry = nm_symtab_entry(p->tables[k].tab);
+            if (!p->tables[k].kernel && entry && entry == eip) {
+                cr3_bind(p, cr3, (int32_t)k);
+                break;
+            }
+        }
+        int32_t pref = cr3_table(p, cr3);
+        if (pref >= 0) try_table(p, (unsigned)pref, eip, &lo, &hi, &fn);
+        for (unsigned k = 0; k < p->n_tables && fn < 0; k++)
+            if (!p->tables[k].kernel && (int32_t)k != pref) try_table(p, k, eip, &lo, &hi, &fn);
+    }
+    if (fn < 0) fn = user ? FN_USER_UNKNOWN : FN_KERNEL_UNKNOWN;
+    p->cur_fn = fn;
+    p->cur_lo = lo;
+    p->cur_span = hi - lo;
+    p->cur_cpl = cpl;
+    p->cur_cr3 = cr3;
+}
+
+/* ======================================================= shadow stack */
+
+static void frame_enter(nm_profiler *p, frame *f, int32_t fn)
+{
+    f->fn = fn;
+    fn_stats *s = &p->fn[fn];
+    s->calls++;
+    s->active++;
+}
+
+static void pop_one(nm_profiler *p)
+{
+    frame *f = &p->stack[--p->depth];
+    if (f->fn < 0) return;
+    fn_stats *s = &p->fn[f->fn];
+    if (--s->active == 0) {
+        s->incl_clocks += p->tot_clocks - f->at_clocks;
+        s->incl_insns += p->tot_insns - f->at_insns;
+    }
+}
+
+static frame *push(nm_profiler *p, uint32_t ret, uint8_t kind)
+{
+    if (p->depth == STACK_MAX) {
+        /* Drop the oldest frame: it keeps no inclusive time. */
+        p->ss.overflows++;
+        frame *old = &p->stack[0];
+        if (old->fn >= 0) p->fn[old->fn].active--;
+        memmove(&p->stack[0], &p->stack[1], sizeof(frame) * (STACK_MAX - 1));
+        p->depth--;
+    }
+    frame *f = &p->stack[p->depth++];
+    *f = (frame){.ret = ret, .fn = -1, .kind = kind, .at_clocks = p->tot_clocks,
+                 .at_insns = p->tot_insns};
+    if (p->depth > p->ss.max_depth) p->ss.max_depth = p->depth;
+    return f;
+}
+
+/* A RET or IRET to `to`: pops to the frame it returns from. */
+static void pop_to(nm_profiler *p, uint32_t to)
+{
+    for (unsigned k = p->depth; k-- > 0;) {
+        if (p->stack[k].ret == to) {
+            p->ss.unwound += p->depth - k - 1;
+            while (p->depth > k) pop_one(p);
+            return;
+        }
+    }
+    p->ss.resyncs++;
+}
+
+/* ======================================================= observer */
+
+static void obs_insn(void *opaque, const nm_insn *insn, const nm_timing_insn_info *info,
+                     uint32_t clocks)
+{
+    nm_profiler *p = opaque;
+    if (!p->active) return;
+    uint32_t eip = info->eip;
+    if (eip - p->cur_lo >= p->cur_span || info->cpl != p->cur_cpl ||
+        (info->cpl == 3 && info->cr3 != p->cur_cr3))
+        resolve(p, eip, info->cpl, info->cr3);
+    int32_t fn = p->cur_fn;
+    const nm_clock *clk = p->clock;
+    uint64_t now = clk->cycles + clocks;
+    uint64_t d = now - p->last_end;
+    uint64_t bus = clk->bus_wait_cycles - p->last_bus;
+    if (p->prev_hlt && d > (uint64_t)clocks + bus) {
+        /* Idle since the HLT: before the handler's frame opens. */
+        uint64_t idle = d - clocks - bus;
+        p->fn[FN_IDLE].self_clocks += idle;
+        p->tot_clocks += idle;
+        d -= idle;
+    }
+    /* The first instruction of an interrupt handler or of a callee. */
+    if (p->int_pending == 1) {
+        frame_enter(p, push(p, p->int_ret, FRAME_INT), fn);
+        p->int_pending = 0;
+    } else if (p->call_pending) {
+        frame_enter(p, &p->stack[p->depth - 1], fn);
+        p->call_pending = false;
+    }
+    p->tot_clocks += d;
+    fn_stats *s = &p->fn[fn];
+    s->self_clocks += d;
+    s->self_insns++;
+    s->self_bus += bus;
+    p->tot_insns++;
+    p->last_end = now;
+    p->last_bus = clk->bus_wait_cycles;
+    p->prev_hlt = insn->op == NM_OP_HLT;
+
+    switch (insn->op) {
+    case NM_OP_CALL:
+    case NM_OP_CALL_FAR:
+        push(p, eip + insn->len, FRAME_CALL)->target = info->next;
+        p->call_pending = true;
+        break;
+    case NM_OP_RET:
+    case NM_OP_RET_FAR:
+    case NM_OP_IRET: pop_to(p, info->next); break;
+    default: break;
+    }
+    if (p->int_pending == 2) p->int_pending = 1;
+}
+
+static void obs_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t from_eip)
+{
+    (void)vector;
+    nm_profiler *p = opaque;
+    if (!p->active) return;
+    if (p->call_pending) {
+        /* Interrupted before the callee's first instruction. */
+        frame *f = &p->stack[p->depth - 1];
+        resolve(p, f->target, p->cur_cpl, p->cur_cr3);
+        frame_enter(p, f, p->cur_fn);
+        p->call_pending = false;
+    }
+    p->int_pending = (kind == NM_INT_SOFTWARE || kind == NM_INT_SOFTWARE_ICEBP) ? 2 : 1;
+    p->int_ret = from_eip;
+}
+
+/* ======================================================= control */
+
+nm_profiler *nm_profiler_new_bare(nm_clock *clock)
+{
+    nm_profiler *p = g_new0(nm_profiler, 1);
+    p->clock = clock;
+    p->cur_fn = FN_KERNEL_UNKNOWN;
+    p->top = DEFAULT_TOP;
+    p->obs = (nm_timing_observer){.opaque = p, .insn = obs_insn, .interrupt = obs_interrupt};
+    return p;
+}
+
+const nm_timing_observer *nm_profiler_observer(nm_profiler *p) { return &p->obs; }
+
+void nm_profiler_start(nm_profiler *p)
+{
+    if (p->active) return;
+    ensure_alloc(p);
+    p->active = true;
+    p->windows++;
+    p->last_end = p->clock->cycles;
+    p->last_bus = p->clock->bus_wait_cycles;
+    p->cur_span = 0; /* look the first instruction up */
+    p->cur_fn = FN_KERNEL_UNKNOWN;
+    p->prev_hlt = false;
+    p->depth = 0;
+    p->call_pending = false;
+    p->int_pending = 0;
+}
+
+void nm_profiler_stop(nm_profiler *p)
+{
+    if (!p->active) return;
+    /* Time since the last instruction ended (the closing OUT's bus time, or
+     * idle after a HLT). */
+    uint64_t d = p->clock->cycles - p->last_end;
+    uint64_t bus = p->clock->bus_wait_cycles - p->last_bus;
+    p->tot_clocks += d;
+    if (p->prev_hlt && d > bus) {
+        p->fn[FN_IDLE].self_clocks += d - bus;
+        d = bus;
+    }
+    p->fn[p->cur_fn].self_clocks += d;
+    p->fn[p->cur_fn].self_bus += bus;
+    if (p->call_pending) p->call_pending = false; /* its frame has fn -1 */
+    while (p->depth) pop_one(p);
+    p->int_pending = 0;
+    p->active = false;
+}
+
+void nm_profiler_totals(nm_profiler *p, uint64_t *clocks, uint64_t *insns)
+{
+    *clocks = p->tot_clocks;
+    *insns = p->tot_insns;
+}
+
+void nm_profiler_stack_stats(nm_profiler *p, nm_profile_stack_stats *out)
+{
+    *out = p->ss;
+    out->depth = p->depth;
+}
+
+static void fill_entry(const nm_profiler *p, uint32_t id, nm_profile_entry *out)
+{
+    const fn_stats *s = &p->fn[id];
+    out->name = fn_name(p, id, &out->where);
+    out->self_clocks = s->self_clocks;
+    out->self_insns = s->self_insns;
+    out->self_bus = s->self_bus;
+    out->incl_clocks = s->incl_clocks;
+    out->incl_insns = s->incl_insns;
+    out->calls = s->calls;
+}
+
+bool nm_profiler_get(nm_profiler *p, const char *name, nm_profile_entry *out)
+{
+    if (!p->fn) return false;
+    for (uint32_t id = 0; id < p->n_fn; id++) {
+        if (!p->fn[id].self_insns && !p->fn[id].calls && !p->fn[id].self_clocks) continue;
+        if (!strcmp(fn_name(p, id, NULL), name)) {
+            fill_entry(p, id, out);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ======================================================= function sets */
+
+/* The per-packet report's function sets: each NIC model's driver, and the
+ * network stack's hot path.  Shell globs (g_pattern_match_simple). */
+static const struct {
+    const char *set, *glob;
+} function_sets[] = {
+    /* drivers/net/ethernet/8390/lib8390.c (8390.c wraps it as ei_*) */
+    {"8390", "ei_*"}, {"8390", "__ei_*"}, {"8390", "NS8390*"}, {"8390", "eip_*"},
+    {"8390", "__NS8390*"},
+    /* ne.c */
+    {"ne", "ne_*"},
+    /* wd.c */
+    {"wd", "wd_*"},
+    /* e1000 */
+    {"e1000", "e1000_*"},
+    /* ks8851 */
+    {"ks8851", "ks8851_*"}, {"ks8851", "ks_*"},
+    /* the network stack's hot path */
+    {"stack", "dev_queue_xmit"}, {"stack", "__dev_queue_xmit"}, {"stack", "dev_hard_start_xmit"},
+    {"stack", "sch_direct_xmit"}, {"stack", "__qdisc_run"}, {"stack", "pfifo_fast_*"},
+    {"stack", "validate_xmit_skb*"}, {"stack", "netif_rx*"}, {"stack", "__netif_rx"},
+    {"stack", "__netif_receive_skb*"}, {"stack", "netif_receive_skb*"},
+    {"stack", "process_backlog"}, {"stack", "net_rx_action"}, {"stack", "net_tx_action"},
+    {"stack", "eth_type_trans"}, {"stack", "ip_rcv*"}, {"stack", "ip_local_deliver*"},
+    {"stack", "ip_output"}, {"stack", "ip_finish_output*"}, {"stack", "__ip_finish_output"},
+    {"stack", "ip_queue_xmit"}, {"stack", "__ip_queue_xmit"}, {"stack", "ip_local_out"},
+    {"stack", "__ip_local_out"}, {"stack", "ip_send_skb"}, {"stack", "ip_make_skb"},
+    {"stack", "__ip_make_skb"}, {"stack", "ip_append_data"}, {"stack", "__ip_append_data"},
+    {"stack", "neigh_resolve_output"}, {"stack", "tcp_v4_rcv"}, {"stack", "tcp_v4_do_rcv"},
+    {"stack", "tcp_rcv_established"}, {"stack", "tcp_ack"}, {"stack", "tcp_sendmsg*"},
+    {"stack", "tcp_transmit_skb"}, {"stack", "__tcp_transmit_skb"}, {"stack", "tcp_write_xmit"},
+    {"stack", "__tcp_push_pending_frames"}, {"stack", "tcp_v4_send_check"},
+    {"stack", "udp_sendmsg"}, {"stack", "udp_send_skb"}, {"stack", "udp_rcv"},
+    {"stack", "__udp4_lib_rcv"}, {"stack", "udp_queue_rcv_skb"}, {"stack", "udp_unicast_rcv_skb"},
+    {"stack", "udp_recvmsg"}, {"stack", "icmp_rcv"}, {"stack", "icmp_echo"},
+    {"stack", "icmp_reply"}, {"stack", "arp_rcv"}, {"stack", "arp_process"},
+    {"stack", "skb_*"}, {"stack", "__skb_*"}, {"stack", "kfree_skb*"}, {"stack", "consume_skb"},
+    {"stack", "__alloc_skb"}, {"stack", "__netdev_alloc_skb"}, {"stack", "__napi_alloc_skb"},
+    {"stack", "csum_partial*"}, {"stack", "csum_and_copy*"}, {"stack", "ip_compute_csum"},
+};
+
+/* Which sets count as "the driver" for each NIC model. */
+static const struct {
+    const char *model;
+    const char *sets[2];
+} nic_drivers[] = {
+    {"ne2000", {"8390", "ne"}},
+    {"wd8013", {"8390", "wd"}},
+    {"e1000", {"e1000", NULL}},
+    {"ks8851", {"ks8851", NULL}},
+};
+
+const char *nm_profiler_function_set(const char *name)
+{
+    for (size_t k = 0; k < G_N_ELEMENTS(function_sets); k++)
+        if (g_pattern_match_simple(function_sets[k].glob, name)) return function_sets[k].set;
+    return NULL;
+}
+
+static bool set_is_driver(const char *nic_model, const char *set)
+{
+    if (!nic_model || !set) return false;
+    for (size_t k = 0; k < G_N_ELEMENTS(nic_drivers); k++) {
+        if (strcmp(nic_drivers[k].model, nic_model)) continue;
+        for (int j = 0; j < 2; j++)
+            if (nic_drivers[k].sets[j] && !strcmp(nic_drivers[k].sets[j], set)) return true;
+    }
+    return false;
+}
+
+/* ======================================================= machine level */
+
+static bool nic_frames(const nic_ref *n, uint64_t *tx, uint64_t *rx)
+{
+    *tx = *rx = 0;
+    if (!n->state) return false;
+    const nm_dp8390_stats *st = NULL;
+    if (!strcmp(n->model, "ne2000")) st = nm_dp8390_get_stats(nm_ne2000_nic(n->state));
+    else if (!strcmp(n->model, "wd8013")) st = nm_dp8390_get_stats(nm_wd8013_nic(n->state));
+    if (!st) return false;
+    *tx = st->tx_frames;
+    *rx = st->rx_frames;
+    return true;
+}
+
+static bool is_nic_model(const char *model)
+{
+    for (size_t k = 0; k < G_N_ELEMENTS(nic_drivers); k++)
+        if (!strcmp(nic_drivers[k].model, model)) return true;
+    return false;
+}
+
+static void on_window(void *opaque, bool open)
+{
+    nm_profiler *p = opaque;
+    uint64_t tx, rx;
+    nic_frames(&p->nic, &tx, &rx);
+    if (open) {
+        p->window_open = true;
+        p->nic_tx0 = tx;
+        p->nic_rx0 = rx;
+        if (p->observing && !p->from_boot) {
+            nm_profiler_start(p);
+            nm_timing_set_observer(p->m->timing, &p->obs);
+        }
+    } else {
+        p->window_open = false;
+        p->nic_tx += tx - p->nic_tx0;
+        p->nic_rx += rx - p->nic_rx0;
+        if (p->observing && !p->from_boot) {
+            nm_profiler_stop(p);
+            nm_timing_set_observer(p->m->timing, NULL);
+        }
+    }
+}
+
+static nm_symtab *load_elf_table(const char *path, bool has_load, uint32_t load, GError **err)
+{
+    g_autofree char *base = g_path_get_basename(path);
+    nm_symtab *t = nm_symtab_new(base);
+    if (!nm_symtab_load_elf(t, path, has_load, load, err)) {
+        nm_symtab_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static gint str_cmp(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The guest programs the image build leaves beside an initramfs (bin/). */
+static void load_initrd_programs(nm_profiler *p, const char *initrd_list)
+{
+    g_auto(GStrv) items = g_strsplit(initrd_list, ",", -1);
+    for (char **it = items; *it; it++) {
+        g_autofree char *dir = g_path_get_dirname(*it);
+        g_autofree char *bin = g_build_filename(dir, "bin", NULL);
+        GDir *d = g_dir_open(bin, 0, NULL);
+        if (!d) continue;
+        GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+        const char *n;
+        while ((n = g_dir_read_name(d))) g_ptr_array_add(names, g_strdup(n));
+        g_dir_close(d);
+        g_ptr_array_sort(names, str_cmp);
+        for (guint i = 0; i < names->len; i++) {
+            g_autofree char *path = g_build_filename(bin, names->pdata[i], NULL);
+            nm_symtab *t = load_elf_table(path, false, 0, NULL);
+            if (t) nm_profiler_add_symbols(p, t, false);
+        }
+        g_ptr_array_free(names, TRUE);
+    }
+}
+
+static bool load_symbols(nm_profiler *p, const nm_config *cfg, GError **err)
+{
+    /* The kernel. */
+    if (cfg->system_map) {
+        nm_symtab *t = nm_symtab_new("vmlinux");
+        if (!nm_symtab_load_system_map(t, cfg->system_map, err)) {
+            nm_symtab_free(t);
+            return false;
+        }
+        nm_profiler_add_symbols(p, t, true);
+    } else if (cfg->kernel) {
+        g_autofree char *dir = g_path_get_dirname(cfg->kernel);
+        g_autofree char *map = g_build_filename(dir, "System.map", NULL);
+        g_autofree char *vmlinux = g_build_filename(dir, "vmlinux", NULL);
+        nm_symtab *t = nm_symtab_new("vmlinux");
+        if (g_file_test(map, G_FILE_TEST_IS_REGULAR)) {
+            if (!nm_symtab_load_system_map(t, map, err)) {
+                nm_symtab_free(t);
+                return false;
+            }
+            nm_profiler_add_symbols(p, t, true);
+        } else if (g_file_test(vmlinux, G_FILE_TEST_IS_REGULAR)) {
+            if (!nm_symtab_load_elf(t, vmlinux, false, 0, err)) {
+                nm_symtab_free(t);
+                return false;
+            }
+            nm_profiler_add_symbols(p, t, true);
+        } else {
+            nm_symtab_free(t);
+            fprintf(stderr,
+                    "nicemu: warning: no System.map or vmlinux beside %s: kernel functions "
+                    "are not named (give --system-map FILE)\n",
+                    cfg->kernel);
+        }
+    }
+    /* --symbols, then the bare-metal ELF itself, then the image's programs. */
+    if (cfg->symbols) {
+        g_auto(GStrv) items = g_strsplit(cfg->symbols, ",", -1);
+        for (char **it = items; *it; it++) {
+            char *file;
+            bool has_load;
+            uint32_t load;
+            if (!nm_symbols_parse_spec(*it, &file, &has_load, &load)) {
+                g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                            "symbols: bad item '%s' (accepted: FILE or FILE@ADDRESS)", *it);
+                return false;
+            }
+            nm_symtab *t = load_elf_table(file, has_load, load, err);
+            g_free(file);
+            if (!t) return false;
+            nm_profiler_add_symbols(p, t, false);
+        }
+    }
+    if (cfg->elf && !cfg->symbols) {
+        nm_symtab *t = load_elf_table(cfg->elf, false, 0, NULL);
+        if (t) nm_profiler_add_symbols(p, t, false);
+    }
+    if (cfg->initrd) load_initrd_programs(p, cfg->initrd);
+    return true;
+}
+
+static bool find_nic(nm_profiler *p, const char *want, GError **err)
+{
+    for (guint n = 0; n < p->m->devices->len; n++) {
+        nm_device_instance *inst = p->m->devices->pdata[n];
+        bool match = want ? (!strcmp(inst->name ? inst->name : "", want) ||
+                             !strcmp(inst->cls->name, want))
+                          : is_nic_model(inst->cls->name);
+        if (match) {
+            p->nic = (nic_ref){inst->cls->name, inst->name ? inst->name : inst->cls->name,
+                               inst->state};
+            return true;
+        }
+    }
+    if (want) {
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                    "measure-nic: no device named '%s' (give a NIC's name like nic0, or its "
+                    "model)",
+                    want);
+        return false;
+    }
+    return true;
+}
+
+nm_profiler *nm_profiler_new(nm_machine *m, GError **err)
+{
+    const nm_config *cfg = m->cfg;
+    nm_profiler *p = nm_profiler_new_bare(&m->clock);
+    p->m = m;
+    p->print = cfg->profile || cfg->profile_top;
+    if (cfg->profile_top) p->top = cfg->profile_top > 10000 ? 10000 : (unsigned)cfg->profile_top;
+    p->observing = p->print || cfg->symbols || cfg->system_map || cfg->profile_from;
+    if (cfg->profile_from) {
+        if (!strcmp(cfg->profile_from, "boot")) p->from_boot = true;
+        else if (strcmp(cfg->profile_from, "marker")) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "profile-from: bad value '%s' (accepted: boot, marker)",
+                        cfg->profile_from);
+            goto fail;
+        }
+    }
+    if (!find_nic(p, cfg->measure_nic, err)) goto fail;
+    if (p->observing && !load_symbols(p, cfg, err)) goto fail;
+    p->marker = nm_marker_of(m);
+    if (p->marker) nm_marker_on_window(p->marker, on_window, p);
+    if (p->observing && p->from_boot && m->timing) {
+        nm_profiler_start(p);
+        nm_timing_set_observer(m->timing, &p->obs);
+    }
+    return p;
+fail:
+    nm_profiler_free(p);
+    return NULL;
+}
+
+void nm_profiler_finish(nm_profiler *p)
+{
+    if (p->window_open) {
+        uint64_t tx, rx;
+        nic_frames(&p->nic, &tx, &rx);
+        p->nic_tx += tx - p->nic_tx0;
+        p->nic_rx += rx - p->nic_rx0;
+        p->nic_tx0 = tx;
+        p->nic_rx0 = rx;
+    }
+    if (p->active) {
+        nm_profiler_stop(p);
+        if (p->m && p->m->timing) nm_timing_set_observer(p->m->timing, NULL);
+    }
+}
+
+void nm_profiler_free(nm_profiler *p)
+{
+    if (!p) return;
+    if (p->active && p->m && p->m->timing) nm_timing_set_observer(p->m->timing, NULL);
+    for (unsigned k = 0; k < p->n_tables; k++) nm_symtab_free(p->tables[k].tab);
+    g_free(p->fn);
+    g_free(p);
+}
+
+/* ======================================================= report */
+
+typedef struct ranked {
+    uint32_t id;
+    uint64_t key;
+    const char *name;
+} ranked;
+
+static gint ranked_cmp(gconstpointer pa, gconstpointer pb)
+{
+    const ranked *a = pa, *b = pb;
+    if (a->key != b->key) return a->key > b->key ? -1 : 1;
+    int c = strcmp(a->name, b->name);
+    if (c) return c;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Functions seen, sorted by self (incl: inclusive) clocks. */
+static GArray *rank(const nm_profiler *p, bool incl)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(ranked));
+    for (uint32_t id = 0; p->fn && id < p->n_fn; id++) {
+        const fn_stats *s = &p->fn[id];
+        if (!s->self_insns && !s->calls && !s->self_clocks) continue;
+        ranked r = {id, incl ? s->incl_clocks : s->self_clocks, fn_name(p, id, NULL)};
+        g_array_append_val(a, r);
+    }
+    g_array_sort(a, ranked_cmp);
+    return a;
+}
+
+typedef struct packet_figures {
+    nm_marker_window w;
+    uint64_t tx, rx, frames;
+} packet_figures;
+
+static void packets(nm_profiler *p, packet_figures *f)
+{
+    *f = (packet_figures){0};
+    if (p->marker) nm_marker_window_totals(p->marker, &f->w);
+    f->tx = p->nic_tx;
+    f->rx = p->nic_rx;
+    if (p->window_open) {
+        uint64_t tx, rx;
+        nic_frames(&p->nic, &tx, &rx);
+        f->tx += tx - p->nic_tx0;
+        f->rx += rx - p->nic_rx0;
+    }
+    f->frames = f->tx + f->rx;
+}
+
+void nm_profiler_report(nm_profiler *p, nm_report *r)
+{
+    packet_figures pf;
+    packets(p, &pf);
+    nm_report_section(r, "packets");
+    nm_report_str(r, "nic", p->nic.name ? p->nic.name : "");
+    nm_report_str(r, "nic_model", p->nic.model ? p->nic.model : "");
+    nm_report_u64(r, "tx_frames", pf.tx);
+    nm_report_u64(r, "rx_frames", pf.rx);
+    nm_report_u64(r, "frames", pf.frames);
+    nm_report_u64(r, "window_clocks", pf.w.clocks);
+    nm_report_u64(r, "window_instructions", pf.w.instructions);
+    nm_report_u64(r, "window_bus_wait_cycles", pf.w.bus_wait_cycles);
+    nm_report_double(r, "bus_wait_share",
+                     pf.w.clocks ? (double)pf.w.bus_wait_cycles / (double)pf.w.clocks : 0.0);
+    /* Idle (HLT) time is in the window's clocks; the busy part is what the
+     * CPU spent (profiled runs only: the observer sees the HLTs). */
+    uint64_t idle = p->observing && !p->from_boot && p->fn ? p->fn[FN_IDLE].self_clocks : 0;
+    nm_report_u64(r, "idle_clocks", idle);
+    nm_report_u64(r, "busy_clocks", pf.w.clocks - (idle < pf.w.clocks ? idle : pf.w.clocks));
+    if (pf.frames) {
+        nm_report_double(r, "busy_clocks_per_frame",
+                         (double)(pf.w.clocks - (idle < pf.w.clocks ? idle : pf.w.clocks)) /
+                             (double)pf.frames);
+        nm_report_double(r, "clocks_per_frame", (double)pf.w.clocks / (double)pf.frames);
+        nm_report_double(r, "instructions_per_frame",
+                         (double)pf.w.instructions / (double)pf.frames);
+        if (pf.tx) nm_report_double(r, "clocks_per_tx_frame", (double)pf.w.clocks / (double)pf.tx);
+        if (pf.rx) nm_report_double(r, "clocks_per_rx_frame", (double)pf.w.clocks / (double)pf.rx);
+    }
+    if (!p->observing || !p->fn) return;
+
+    nm_report_section(r, "profile");
+    nm_report_str(r, "scope", p->from_boot ? "boot" : "window");
+    nm_report_u64(r, "windows", p->windows);
+    nm_report_u64(r, "clocks", p->tot_clocks);
+    nm_report_u64(r, "instructions", p->tot_insns);
+    nm_report_u64(r, "stack_max_depth", p->ss.max_depth);
+    nm_report_u64(r, "stack_resyncs", p->ss.resyncs);
+    nm_report_u64(r, "stack_unwound", p->ss.unwound);
+    nm_report_u64(r, "stack_overflows", p->ss.overflows);
+    GString *tabs = g_string_new(NULL);
+    for (unsigned k = 0; k < p->n_tables; k++)
+        g_string_append_printf(tabs, "%s%s(%u)", k ? "," : "", nm_symtab_label(p->tables[k].tab),
+                               p->tables[k].count);
+    nm_report_str(r, "symbol_tables", tabs->str);
+    g_string_free(tabs, TRUE);
+    for (int pass = 0; pass < 2; pass++) {
+        GArray *a = rank(p, pass == 1);
+        const char *pre = pass ? "incl" : "self";
+        for (guint i = 0; i < a->len && i < p->top; i++) {
+            nm_profile_entry e;
+            fill_entry(p, g_array_index(a, ranked, i).id, &e);
+            if (pass && !e.incl_clocks) break;
+            char key[64];
+            g_snprintf(key, sizeof key, "%s_%u", pre, i + 1);
+            nm_report_str(r, key, e.name);
+#define KEY(suffix, value)                                                                         \
+    do {                                                                                           \
+        g_snprintf(key, sizeof key, "%s_%u_%s", pre, i + 1, suffix);                               \
+        nm_report_u64(r, key, value);                                                              \
+    } while (0)
+            g_snprintf(key, sizeof key, "%s_%u_where", pre, i + 1);
+            nm_report_str(r, key, e.where);
+            KEY("self_clocks", e.self_clocks);
+            KEY("self_instructions", e.self_insns);
+            KEY("self_bus_wait", e.self_bus);
+            KEY("incl_clocks", e.incl_clocks);
+            KEY("incl_instructions", e.incl_insns);
+            KEY("calls", e.calls);
+#undef KEY
+        }
+        g_array_free(a, TRUE);
+    }
+
+    /* Per program (symbol table). */
+    nm_report_section(r, "profile-programs");
+    uint64_t kc = 0, ki = 0;
+    for (uint32_t id = 0; id < FN_PSEUDO_COUNT; id++) {
+        char key[64];
+        g_snprintf(key, sizeof key, "%s_clocks", pseudo_names[id]);
+        nm_report_u64(r, key, p->fn[id].self_clocks);
+        g_snprintf(key, sizeof key, "%s_instructions", pseudo_names[id]);
+        nm_report_u64(r, key, p->fn[id].self_insns);
+    }
+    for (unsigned k = 0; k < p->n_tables; k++) {
+        const table *t = &p->tables[k];
+        kc = ki = 0;
+        for (uint32_t j = 0; j < t->count; j++) {
+            kc += p->fn[t->base + j].self_clocks;
+            ki += p->fn[t->base + j].self_insns;
+        }
+        char key[96];
+        g_snprintf(key, sizeof key, "%s_clocks", nm_symtab_label(t->tab));
+        nm_report_u64(r, key, kc);
+        g_snprintf(key, sizeof key, "%s_instructions", nm_symtab_label(t->tab));
+        nm_report_u64(r, key, ki);
+    }
+
+    /* Per packet, per driver and stack function. */
+    if (!pf.frames || p->from_boot) return;
+    nm_report_section(r, "packets-functions");
+    GArray *a = rank(p, false);
+    uint64_t drv = 0, stack = 0;
+    for (guint i = 0; i < a->len; i++) {
+        nm_profile_entry e;
+        fill_entry(p, g_array_index(a, ranked, i).id, &e);
+        const char *set = nm_profiler_function_set(e.name);
+        if (!set) continue;
+        bool driver = set_is_driver(p->nic.model, set);
+        if (!driver && strcmp(set, "stack")) continue;
+        if (driver) drv += e.self_clocks;
+        else stack += e.self_clocks;
+        char key[160];
+        g_snprintf(key, sizeof key, "%s.%s.self_clocks_per_frame", driver ? "driver" : "stack",
+                   e.name);
+        nm_report_double(r, key, (double)e.self_clocks / (double)pf.frames);
+        g_snprintf(key, sizeof key, "%s.%s.incl_clocks_per_frame", driver ? "driver" : "stack",
+                   e.name);
+        nm_report_double(r, key, (double)e.incl_clocks / (double)pf.frames);
+        g_snprintf(key, sizeof key, "%s.%s.calls", driver ? "driver" : "stack", e.name);
+        nm_report_u64(r, key, e.calls);
+    }
+    g_array_free(a, TRUE);
+    nm_report_double(r, "driver_self_clocks_per_frame", (double)drv / (double)pf.frames);
+    nm_report_double(r, "stack_self_clocks_per_frame", (double)stack / (double)pf.frames);
+}
+
+void nm_profiler_print(nm_profiler *p, FILE *out)
+{
+    if (!p->print) return;
+    packet_figures pf;
+    packets(p, &pf);
+    if (!p->fn) {
+        fprintf(out, "profile: nothing profiled (the guest never opened the measurement window; "
+                     "--profile-from boot profiles the whole run)\n");
+        return;
+    }
+    double tot = p->tot_clocks ? (double)p->tot_clocks : 1.0;
+    fprintf(out,
+            "profile (%s): %" G_GUINT64_FORMAT " clocks, %" G_GUINT64_FORMAT
+            " instructions, CPI %.3f\n",
+            p->from_boot ? "whole run" : "measurement window", p->tot_clocks, p->tot_insns,
+            p->tot_insns ? (double)p->tot_clocks / (double)p->tot_insns : 0.0);
+    bool per_frame = pf.frames && !p->from_boot;
+    fprintf(out, "%14s %6s %12s %14s %6s %10s%s  %s\n", "self clocks", "%", "self insns",
+            "incl clocks", "%", "calls", per_frame ? "   clk/frame" : "", "function");
+    GArray *a = rank(p, false);
+    for (guint i = 0; i < a->len && i < p->top; i++) {
+        nm_profile_entry e;
+        fill_entry(p, g_array_index(a, ranked, i).id, &e);
+        fprintf(out, "%14" G_GUINT64_FORMAT " %5.1f%% %12" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT
+                     " %5.1f%% %10" G_GUINT64_FORMAT,
+                e.self_clocks, 100.0 * (double)e.self_clocks / tot, e.self_insns, e.incl_clocks,
+                100.0 * (double)e.incl_clocks / tot, e.calls);
+        if (per_frame) fprintf(out, " %11.1f", (double)e.self_clocks / (double)pf.frames);
+        fprintf(out, "  %s%s%s%s\n", e.name, *e.where ? " [" : "", e.where, *e.where ? "]" : "");
+    }
+    g_array_free(a, TRUE);
+    if (p->ss.resyncs || p->ss.overflows)
+        fprintf(out, "  (shadow stack: %" G_GUINT64_FORMAT " unmatched returns, %" G_GUINT64_FORMAT
+                     " overflows)\n",
+                p->ss.resyncs, p->ss.overflows);
+    if (!p->nic.name) return;
+    fprintf(out,
+            "packets (%s, %s): %" G_GUINT64_FORMAT " sent, %" G_GUINT64_FORMAT
+            " received in the window",
+            p->nic.name, p->nic.model, pf.tx, pf.rx);
+    if (pf.frames)
+        fprintf(out, "; %.1f clocks, %.1f instructions per frame; bus wait %.1f%%",
+                (double)pf.w.clocks / (double)pf.frames,
+                (double)pf.w.instructions / (double)pf.frames,
+                pf.w.clocks ? 100.0 * (double)pf.w.bus_wait_cycles / (double)pf.w.clocks : 0.0);
+    fputc('\n', out);
+    if (!per_frame) return;
+    a = rank(p, false);
+    unsigned shown = 0;
+    for (guint i = 0; i < a->len; i++) {
+        nm_profile_entry e;
+        fill_entry(p, g_array_index(a, ranked, i).id, &e);
+        const char *set = nm_profiler_function_set(e.name);
+        if (!set || !set_is_driver(p->nic.model, set)) continue;
+        if (!shown++)
+            fprintf(out, "%14s %14s %10s  %s\n", "self clk/frame", "incl clk/frame", "calls",
+                    "driver function");
+        fprintf(out, "%14.1f %14.1f %10" G_GUINT64_FORMAT "  %s\n",
+                (double)e.self_clocks / (double)pf.frames,
+                (double)e.incl_clocks / (double)pf.frames, e.calls, e.name);
+    }
+    g_array_free(a, TRUE);
+}

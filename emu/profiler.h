@@ -1,0 +1,84 @@
+/* The guest profiler: clocks and instructions per guest function (self and
+ * inclusive) and per program, and the cost per packet of the NIC under test.
+ *
+ * It observes the CPU through the timing framework (nm_timing_set_observer,
+ * cpu/timing/timing.h): every instruction with the clocks the cost model
+ * charged.  Each instruction's clocks are the clock's advance since the
+ * previous one ended, so bus wait states, exception overhead and the idle
+ * time after HLT (a pseudo-function "(idle)") are attributed too, and the
+ * self times add up to the window's clocks exactly.
+ *
+ * Inclusive times come from a shadow call stack: CALL pushes, RET pops to
+ * the frame whose return address it goes to (a RET that matches no frame is
+ * counted as a resync and pops nothing); an interrupt or exception pushes a
+ * frame that IRET pops.  A recursive function's inclusive time counts its
+ * outermost frame only.  Functions already running when the window opens
+ * get no inclusive time for that part.  docs/profiler.md has the details. */
+#ifndef NICEMU_PROFILER_H
+#define NICEMU_PROFILER_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "cpu/timing/timing.h"
+#include "emu/clock.h"
+#include "emu/report.h"
+#include "emu/symbols.h"
+
+typedef struct nm_machine nm_machine;
+typedef struct nm_profiler nm_profiler;
+
+/* From the machine's configuration: symbols (--system-map or System.map
+ * beside --kernel, --symbols, the programs beside each --initrd), profile
+ * scope (--profile-from), the NIC under test (--measure-nic).  Profiling
+ * (the per-instruction observer) is on with --profile, --profile-top,
+ * --symbols, --system-map or --profile-from; the per-packet figures are
+ * always kept.  NULL and one clear error on bad input. */
+nm_profiler *nm_profiler_new(nm_machine *m, GError **err);
+void nm_profiler_free(nm_profiler *p);
+/* Ends the profile at the end of the run (closes an open window's part). */
+void nm_profiler_finish(nm_profiler *p);
+/* Sections "profile", "profile-programs" and "packets". */
+void nm_profiler_report(nm_profiler *p, nm_report *r);
+/* The table printed with --profile. */
+void nm_profiler_print(nm_profiler *p, FILE *out);
+
+/* ---- the core, without a machine (unit tests) ---- */
+
+/* `clock` is read for the cycle and bus-wait counters. */
+nm_profiler *nm_profiler_new_bare(nm_clock *clock);
+/* Adds a symbol table (taken over).  `kernel`: used at CPL 0-2 first. */
+void nm_profiler_add_symbols(nm_profiler *p, nm_symtab *t, bool kernel);
+/* Starts / stops attributing (a measurement window). */
+void nm_profiler_start(nm_profiler *p);
+void nm_profiler_stop(nm_profiler *p);
+const nm_timing_observer *nm_profiler_observer(nm_profiler *p);
+
+/* A function's totals, by name (first match; NULL: not seen). */
+typedef struct nm_profile_entry {
+    const char *name;
+    const char *where; /* table label: "vmlinux", a program, or "" */
+    uint64_t self_clocks, self_insns, self_bus;
+    uint64_t incl_clocks, incl_insns;
+    uint64_t calls;
+} nm_profile_entry;
+bool nm_profiler_get(nm_profiler *p, const char *name, nm_profile_entry *out);
+/* All clocks / instructions attributed. */
+void nm_profiler_totals(nm_profiler *p, uint64_t *clocks, uint64_t *insns);
+/* Shadow-stack statistics. */
+typedef struct nm_profile_stack_stats {
+    unsigned depth, max_depth;
+    uint64_t resyncs;  /* RET/IRET matching no frame */
+    uint64_t unwound;  /* frames popped without their own RET (a deeper match) */
+    uint64_t overflows;
+} nm_profile_stack_stats;
+void nm_profiler_stack_stats(nm_profiler *p, nm_profile_stack_stats *out);
+
+/* The function-name sets of the per-packet report (drivers and the network
+ * stack's hot path), as data: docs/profiler.md lists them.  Returns the set
+ * ("8390", "ne", "wd", "e1000", "ks8851", "stack") `name` belongs to, or
+ * NULL. */
+const char *nm_profiler_function_set(const char *name);
+
+#endif
