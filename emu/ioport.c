@@ -17,7 +17,9 @@ void nm_ioport_free(nm_ioport_map *m)
     /* Claims are freed by their owners' release; free leftovers once each. */
     for (uint32_t p = 0; p < 65536; p++) {
         nm_io_claim *c = m->port_claim[p];
-        if (c && c->base == p) g_free(c);
+        if (!c) continue;
+        p += c->count - 1; /* the claim's ports are contiguous: skip them */
+        g_free(c);
     }
     g_free(m);
 }

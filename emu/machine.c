@@ -120,6 +120,7 @@ void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status,
     if (m->stop_requested) return;
     m->stop_reason = why;
     m->exit_status = exit_status;
+    g_free(m->stop_detail); /* a caller may clear stop_requested and run on */
     m->stop_detail = g_strdup(detail);
     m->stop_requested = 1;
 }

@@ -29,6 +29,30 @@ static void print_rom_summary(const nm_pc_devices *devs)
     fprintf(stderr, "%s\n", count > 256 ? " ..." : "");
 }
 
+/* The network part of the report as text: each NIC (a device that takes a
+ * net= key) and its backend and link, then the buses' wait time. */
+static void print_network_report(nm_machine *m, FILE *out)
+{
+    nm_report *rep = NULL;
+    for (guint i = 0; i < m->devices->len; i++) {
+        nm_device_instance *inst = m->devices->pdata[i];
+        bool is_nic = false;
+        for (const char *const *k = inst->cls->keys; k && *k; k++) is_nic |= !strcmp(*k, "net");
+        if (!is_nic) continue;
+        if (!rep) {
+            rep = nm_report_new();
+            nm_machine_report(m, rep);
+        }
+        nm_report_print_sections(rep, inst->name, out);
+    }
+    if (rep) nm_report_print_sections(rep, "isa", out);
+    nm_report_free(rep);
+    fprintf(out, "nicemu: bus wait: %" G_GUINT64_FORMAT " CPU clocks (%.2f%% of the run)\n",
+            m->clock.bus_wait_cycles,
+            m->clock.cycles ? 100.0 * (double)m->clock.bus_wait_cycles / (double)m->clock.cycles
+                            : 0.0);
+}
+
 static bool write_report(nm_machine *m, nm_profiler *prof, const nm_run_result *r,
                          const char *path, GError **err)
 {
@@ -75,6 +99,7 @@ int main(int argc, char **argv)
     nm_profiler_finish(prof);
     fflush(stdout);
     nm_run_print_summary(m, &r, stderr);
+    print_network_report(m, stderr);
     nm_profiler_print(prof, stderr);
     if (cfg->rom) print_rom_summary(&devs);
     int status = nm_run_exit_status(&r);

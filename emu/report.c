@@ -1,6 +1,8 @@
 #include "emu/report.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
 
 typedef enum { VALUE_U64, VALUE_STR, VALUE_DOUBLE } value_kind;
 
@@ -69,11 +71,21 @@ void nm_report_double(nm_report *r, const char *key, double value)
     add(r, key, VALUE_DOUBLE)->d = value;
 }
 
-void nm_report_print(const nm_report *r, FILE *out)
+static bool section_matches(const char *section, const char *name)
+{
+    if (!name) return true;
+    size_t n = strlen(name);
+    return !strncmp(section, name, n) && (section[n] == '\0' || section[n] == '.');
+}
+
+void nm_report_print(const nm_report *r, FILE *out) { nm_report_print_sections(r, NULL, out); }
+
+void nm_report_print_sections(const nm_report *r, const char *name, FILE *out)
 {
     const char *section = NULL;
     for (guint i = 0; i < r->values->len; i++) {
         const report_value *v = r->values->pdata[i];
+        if (!section_matches(v->section, name)) continue;
         if (!section || g_strcmp0(section, v->section)) {
             section = v->section;
             fprintf(out, "%s:\n", section);

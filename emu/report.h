@@ -17,6 +17,8 @@ void nm_report_u64(nm_report *r, const char *key, uint64_t value);
 void nm_report_str(nm_report *r, const char *key, const char *value);
 void nm_report_double(nm_report *r, const char *key, double value);
 void nm_report_print(const nm_report *r, FILE *out);
+/* Only the sections whose name is `name` or starts with `name.`. */
+void nm_report_print_sections(const nm_report *r, const char *name, FILE *out);
 char *nm_report_json(const nm_report *r);
 
 #endif

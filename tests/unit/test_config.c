@@ -139,7 +139,8 @@ static void test_keyfile_errors(void)
         if (want && g_str_has_suffix(want, "*")) {
             /* The list of accepted models grows with the project: check the
              * form and that a known model is listed. */
-            g_assert_true(g_str_has_prefix(msg, g_strndup(want, strlen(want) - 1)));
+            g_autofree char *prefix = g_strndup(want, strlen(want) - 1);
+            g_assert_true(g_str_has_prefix(msg, prefix));
             g_assert_nonnull(strstr(msg, "debugcon"));
         } else if (want)
             g_assert_cmpstr(msg, ==, want);
