@@ -14,7 +14,7 @@
 
 static bool align_check_on(const nm_cpu *c)
 {
-    return (c->cr0 & NM_CR0_AM) && (c->eflags & NM_FLAG_AC) && c->model->family >= NM_CPU_486;
+    return (c->cr0 & NM_CR0_AM) && (c->eflags & NM_FLAG_AC) && cpu_isa486(c);
 }
 
 static void tlb_invalidate_entry(nm_tlb_entry *e)

@@ -109,6 +109,14 @@ struct nm_cpu {
     bool ac_on;             /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
 };
 
+/* The 486 architecture (EFLAGS.AC, CR0.WP/NE/AM/CD/NW, CR3 PWT/PCD): every
+ * model runs the 486 ISA (Linux 6.1 needs it), except a 386 model under
+ * --strict-isa, which is a 386 for bare-metal programs. */
+static inline bool cpu_isa486(const nm_cpu *c)
+{
+    return c->model->family >= NM_CPU_486 || !c->strict_isa;
+}
+
 /* ===== provided by the core ===== */
 
 /* Raise an exception: does not return (longjmps to the run loop, which

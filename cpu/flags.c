@@ -106,7 +106,7 @@ void cpu_set_eflags(nm_cpu *c, uint32_t value, uint32_t mask)
     /* Bits 1, 3, 5, 15, 22-31 are reserved (bit 1 set, the others clear).
      * AC exists from the 486 on, ID on the CPUID-capable parts. */
     uint32_t writable = 0x003f7fd5u;
-    if (c->model->family < NM_CPU_486) writable &= ~(NM_FLAG_AC | NM_FLAG_ID);
+    if (!cpu_isa486(c)) writable &= ~(NM_FLAG_AC | NM_FLAG_ID);
     if (!c->model->has_cpuid) writable &= ~NM_FLAG_ID;
     mask &= writable;
     c->eflags = ((old & ~mask) | (value & mask)) | 2u;

@@ -9,7 +9,7 @@ uint32_t sys_eflags_mask(const nm_cpu *c)
 {
     uint32_t m = NM_FLAGS_ARITH | NM_FLAG_TF | NM_FLAG_IF | NM_FLAG_DF | NM_FLAG_IOPL | NM_FLAG_NT |
                  NM_FLAG_RF | NM_FLAG_VM;
-    if (c->model->family >= NM_CPU_486) m |= NM_FLAG_AC;
+    if (cpu_isa486(c)) m |= NM_FLAG_AC;
     if (c->model->has_cpuid) m |= NM_FLAG_ID;
     if (c->model->cpuid_features & NM_CPUID_VME) m |= NM_FLAG_VIF | NM_FLAG_VIP;
     return m;
@@ -108,7 +108,7 @@ void cpu_write_cr(nm_cpu *c, int n, uint32_t v)
     case 0: {
         /* Reserved CR0 bits are ignored; PG without PE and NW without CD
          * are #GP(0) (SDM vol. 3A, 2.5; MOV CR in vol. 2). */
-        bool i486 = c->model->family >= NM_CPU_486;
+        bool i486 = cpu_isa486(c);
         uint32_t valid = NM_CR0_PE | NM_CR0_MP | NM_CR0_EM | NM_CR0_TS | NM_CR0_ET | NM_CR0_PG;
         if (i486) valid |= NM_CR0_NE | NM_CR0_WP | NM_CR0_AM | NM_CR0_NW | NM_CR0_CD;
         v &= valid;
@@ -123,7 +123,7 @@ void cpu_write_cr(nm_cpu *c, int n, uint32_t v)
     }
     case 2: c->cr2 = v; return;
     case 3:
-        c->cr3 = v & (c->model->family >= NM_CPU_486 ? 0xfffff018u : 0xfffff000u);
+        c->cr3 = v & (cpu_isa486(c) ? 0xfffff018u : 0xfffff000u);
         cpu_tlb_flush_all(c);
         return;
     case 4:
