@@ -480,13 +480,30 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
                                                        NM_PFX_SEG | NM_PFX_LOCK));
 }
 
+/* Whether the instruction loads CS itself (far JMP/CALL/RET, IRET, INT).
+ * The insn hook runs after the instruction, so c->seg[NM_CS] is then the
+ * CS it loaded: only for the others does a CS unlike the previous
+ * instruction's mean an interrupt or exception was delivered in between
+ * (for these the EIP check alone detects one). */
+static inline bool loads_cs(const nm_insn *i)
+{
+    switch (i->op) {
+    case NM_OP_JMP_FAR: case NM_OP_CALL_FAR: case NM_OP_RET_FAR: case NM_OP_IRET:
+    case NM_OP_INT: case NM_OP_INT3: case NM_OP_INTO: case NM_OP_ICEBP:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
     nm_x86_mode now = nm_x86_mode_now(c);
     uint32_t clocks = 0;
 
-    if (c->insn_eip != s->prev.next_eip || c->seg[NM_CS].selector != s->prev.cs) {
+    if (c->insn_eip != s->prev.next_eip ||
+        (!loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
         uint32_t v = int_n[nm_xfer_class(&s->prev, &now)];
         clocks += v;
         s->c_int += v;

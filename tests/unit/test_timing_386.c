@@ -264,6 +264,106 @@ static void test_far_call_gate(void)
     fx_free(&f);
 }
 
+/* ---- protected-mode structures built in guest RAM for the tests below:
+ * GDT at 0x1000: null, ring-0 code 0x08 and data 0x10 (flat), ring-3 code
+ * 0x1b and data 0x23 (flat), a 386 TSS 0x28 at 0x3000 whose I/O permission
+ * bitmap (offset 0x68, all ports allowed, 0xff terminator) covers every
+ * port; IDT at 0x2000: vector 0x40 a DPL-3 and 0x41 a DPL-0 32-bit
+ * interrupt gate, both to 0x08:`handler`. */
+#define PM_GDT 0x1000u
+#define PM_IDT 0x2000u
+#define PM_TSS 0x3000u
+
+static void put_desc(uint8_t *p, uint32_t lo, uint32_t hi)
+{
+    memcpy(p, &lo, 4);
+    memcpy(p + 4, &hi, 4);
+}
+
+static void pm_tables(fx *f, uint32_t handler)
+{
+    uint8_t *g = f->ram + PM_GDT;
+    put_desc(g, 0, 0);
+    put_desc(g + 0x08, 0x0000ffff, 0x00cf9a00);
+    put_desc(g + 0x10, 0x0000ffff, 0x00cf9200);
+    put_desc(g + 0x18, 0x0000ffff, 0x00cffa00);
+    put_desc(g + 0x20, 0x0000ffff, 0x00cff200);
+    uint32_t limit = 0x68 + 0x2000; /* the bitmap and its terminator byte */
+    put_desc(g + 0x28, (PM_TSS << 16) | (limit & 0xffff),
+             ((PM_TSS >> 16) & 0xff) | 0x8900 | (limit & 0xf0000) | (PM_TSS & 0xff000000u));
+    uint8_t *t = f->ram + PM_TSS;
+    memset(t, 0, 0x68 + 0x2001);
+    uint32_t esp0 = 0x90000, ss0 = 0x10;
+    memcpy(t + 4, &esp0, 4);
+    memcpy(t + 8, &ss0, 4);
+    t[0x66] = 0x68, t[0x67] = 0;
+    t[0x68 + 0x2000] = 0xff;
+    uint8_t *idt = f->ram + PM_IDT;
+    put_desc(idt + 0x40 * 8, (0x08u << 16) | (handler & 0xffff), (handler & 0xffff0000u) | 0xee00);
+    put_desc(idt + 0x41 * 8, (0x08u << 16) | (handler & 0xffff), (handler & 0xffff0000u) | 0x8e00);
+    f->c->gdtr = (nm_dtr){PM_GDT, 0x2f};
+    f->c->idtr = (nm_dtr){PM_IDT, 0x41 * 8 + 7};
+}
+
+/* Protected-mode INT/IRET and I/O at CPL 3 > IOPL 0 (the TSS bitmap is
+ * read).  Data sheet rows: "INT type n, protected mode, via interrupt gate,
+ * same level 59; to inner level 99"; "IRET, protected mode, same level 22;
+ * to outer level 38" (INT and IRET have no +m); "IN AL,imm8 pm 6* / 26**",
+ * "OUT imm8,AL 4* / 24**", "IN AL,DX 7* / 27**", "OUT DX,AL 5* / 25**"
+ * (** CPL > IOPL); NOP 3, MOV reg,imm 2, LTR reg 23, PUSH imm 2.  W = 0:
+ * the gate, descriptor, TSS and bitmap reads cost no wait states, and every
+ * instruction has enough bus-idle clocks to prefetch its own dword. */
+static void test_protected_int_iret_io_bitmap(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    uint8_t code[0x84] = {0};
+    static const uint8_t ring0[] = {
+        0xcd, 0x41,                   /* int 0x41 (DPL-0 gate, same level) */
+        0x90,                         /* nop */
+        0x66, 0xb8, 0x28, 0x00,       /* mov ax, 0x28 */
+        0x0f, 0x00, 0xd8,             /* ltr ax */
+        0x6a, 0x23,                   /* push 0x23 (ring-3 SS) */
+        0x68, 0x00, 0x00, 0x08, 0x00, /* push 0x80000 (ring-3 ESP) */
+        0x6a, 0x02,                   /* push 2 (EFLAGS: IOPL 0) */
+        0x6a, 0x1b,                   /* push 0x1b (ring-3 CS) */
+        0x68, 0x20, 0x00, 0x10, 0x00, /* push CODE32+0x20 */
+        0xcf,                         /* iretd (to ring 3) */
+    };
+    static const uint8_t ring3[] = {
+        0xe4, 0x80, /* in al, 0x80 */
+        0xe6, 0x80, /* out 0x80, al */
+        0xec,       /* in al, dx */
+        0xee,       /* out dx, al */
+        0xcd, 0x40, /* int 0x40 (DPL-3 gate, to ring 0) */
+        0x90,       /* nop */
+        0xeb, 0xfe, /* jmp $ */
+    };
+    memcpy(code, ring0, sizeof ring0);
+    memcpy(code + 0x20, ring3, sizeof ring3);
+    code[0x80] = 0xcf; /* the handler: iretd */
+    pm_tables(&f, CODE32 + 0x80);
+    flat(&f, code, sizeof code);
+    nm_cpu_set_reg(f.c, NM_EDX, 0x80);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 59);  /* INT, same level */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 22);  /* IRET, same level */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 3);   /* NOP (no +m after IRET) */
+    g_assert_cmpuint(clocks_of(&f, 2), ==, 2 + 23);
+    g_assert_cmpuint(clocks_of(&f, 5), ==, 5 * 2);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 38);  /* IRET to outer level */
+    g_assert_cmpuint(f.c->cpl, ==, 3);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 26);  /* IN AL,imm8, CPL > IOPL */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 24);  /* OUT imm8,AL */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 27);  /* IN AL,DX */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 25);  /* OUT DX,AL */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 99);  /* INT to inner level */
+    g_assert_cmpuint(f.c->cpl, ==, 0);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 38);  /* IRET to outer level */
+    g_assert_cmpuint(f.c->cpl, ==, 3);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 3);   /* NOP */
+    fx_free(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -276,5 +376,6 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/386/io-protected", test_io_protected);
     g_test_add_func("/timing/386/real-mode-io-int", test_real_mode_io_int);
     g_test_add_func("/timing/386/far-call-gate", test_far_call_gate);
+    g_test_add_func("/timing/386/protected-int-iret-io-bitmap", test_protected_int_iret_io_bitmap);
     return g_test_run();
 }

@@ -15,6 +15,7 @@
 #include "emu/machine.h"
 
 #define CODE32 0x100000u
+#define CODE16 0x7c00u
 #define DATA 0x200000u
 #define FILL 22u  /* (5 + 3*2) bus clocks x 2 */
 #define WRITE 10u /* 5 bus clocks x 2 */
@@ -27,7 +28,10 @@ typedef struct {
     uint8_t *ram;
     uint32_t regs[8];
     uint32_t l2_size; /* set before fx_init: 0 (default) no L2 */
+    bool real;        /* set before fx_init: real mode, code at 0000:CODE16 */
 } fx;
+
+static uint32_t entry_of(const fx *f) { return f->real ? CODE16 : CODE32; }
 
 static void fx_init(fx *f, const uint8_t *code, size_t n)
 {
@@ -45,11 +49,21 @@ static void fx_init(fx *f, const uint8_t *code, size_t n)
     /* These tests pin the DRAM-only board (l2=none); test_l2_* the L2. */
     p.l2_size = f->l2_size;
     f->t = nm_timing_new(f->m, &p);
-    memcpy(f->ram + CODE32, code, n);
-    nm_cpu_enter_flat32(f->c, CODE32, 0x90000);
-    f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW); /* the 486 resets with the cache off */
+    memcpy(f->ram + entry_of(f), code, n);
     memset(f->regs, 0, sizeof f->regs);
-    f->regs[NM_ESP] = 0x90000;
+    if (f->real) {
+        /* From RESET: the reset vector's JMP FAR 0000:7C00 (no model yet). */
+        nm_mem_region *rom = nm_memmap_add_rom(f->m->mem, "rom", 0xffff0000u, 0x10000);
+        static const uint8_t jmp[] = {0xea, 0x00, 0x7c, 0x00, 0x00};
+        nm_mem_region_load(rom, 0xfff0, jmp, sizeof jmp);
+        nm_cpu_reset(f->c);
+        g_assert_cmpuint(nm_cpu_run(f->c, 1), ==, 1);
+        f->regs[NM_ESP] = 0x7000;
+    } else {
+        nm_cpu_enter_flat32(f->c, CODE32, 0x90000);
+        f->regs[NM_ESP] = 0x90000;
+    }
+    f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW); /* the 486 resets with the cache off */
     nm_timing_select(f->t, nm_cost_model_find("486"));
 }
 
@@ -79,7 +93,7 @@ static void warm(fx *f)
     f->m->stop_detail = NULL;
     f->m->clock.cycles += 1000;
     set_regs(f);
-    nm_cpu_set_eip(f->c, CODE32);
+    nm_cpu_set_eip(f->c, entry_of(f));
     /* A jump the model did not see: pause and resume it (as between two
      * measurement windows). */
     nm_timing_select(f->t, NULL);
@@ -356,6 +370,108 @@ static void test_out_drains_writes(void)
     fx_free(&f);
 }
 
+/* ---- protected-mode structures in guest RAM: GDT at 0x1000 (null, flat
+ * ring-0 code 0x08 and data 0x10, a 32-bit call gate 0x18 to
+ * 0x08:`target`), IDT at 0x2000 (vector 0x40: a 32-bit interrupt gate to
+ * 0x08:`target`).  The tests' warm-up run caches their lines. */
+#define PM_GDT 0x1000u
+#define PM_IDT 0x2000u
+
+static void put_desc(uint8_t *p, uint32_t lo, uint32_t hi)
+{
+    memcpy(p, &lo, 4);
+    memcpy(p + 4, &hi, 4);
+}
+
+static void pm_tables(fx *f, uint32_t target)
+{
+    uint8_t *g = f->ram + PM_GDT;
+    put_desc(g, 0, 0);
+    put_desc(g + 0x08, 0x0000ffff, 0x00cf9a00);
+    put_desc(g + 0x10, 0x0000ffff, 0x00cf9200);
+    put_desc(g + 0x18, (0x08u << 16) | (target & 0xffff), (target & 0xffff0000u) | 0x8c00);
+    put_desc(f->ram + PM_IDT + 0x40 * 8, (0x08u << 16) | (target & 0xffff),
+             (target & 0xffff0000u) | 0x8e00);
+    f->c->gdtr = (nm_dtr){PM_GDT, 0x1f};
+    f->c->idtr = (nm_dtr){PM_IDT, 0x40 * 8 + 7};
+}
+
+/* A far CALL through a same-privilege 32-bit call gate, against a direct
+ * one: clock count summary "CALL ptr16:32, protected mode, via call gate to
+ * same privilege level 35", "direct, same privilege 20"; "RET far, same
+ * privilege level 18"; NOP 1.  Warm: code, GDT and stack lines are cached;
+ * the two pushes of each CALL fit in the 4-entry write buffer (drained by
+ * the time of the next CALL). */
+static void test_far_call_gate(void)
+{
+    uint8_t code[0x44] = {0};
+    static const uint8_t prog[] = {
+        0x9a, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00, /* call far 0x18:0 (the gate) */
+        0x90,                                     /* nop */
+        0x9a, 0x40, 0x00, 0x10, 0x00, 0x08, 0x00, /* call far 0x08:CODE32+0x40 */
+        0xf4,
+    };
+    memcpy(code, prog, sizeof prog);
+    code[0x40] = 0xcb; /* retf */
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    pm_tables(&f, CODE32 + 0x40);
+    warm(&f);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 35); /* CALL via gate, same privilege */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 18); /* RET far, same privilege */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);  /* NOP */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 20); /* CALL far direct */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 18); /* RET far */
+    fx_free(&f);
+}
+
+/* INT/IRET in protected mode at CPL 0: "INT n, protected mode, interrupt
+ * gate, same privilege 44"; "IRET, protected mode, same privilege 20".
+ * The three pushes go to the write buffer; the IRET's pops hit the stack
+ * line the warm-up cached. */
+static void test_int_iret_protected(void)
+{
+    uint8_t code[0x41] = {0xcd, 0x40, 0xf4}; /* int 0x40; hlt */
+    code[0x40] = 0xcf;                       /* the handler: iretd */
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    pm_tables(&f, CODE32 + 0x40);
+    warm(&f);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 44);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 20);
+    fx_free(&f);
+}
+
+/* Real mode: "IN AL,imm8 real 14", "OUT imm8,AL real 16", "IN AL,DX real
+ * 14", "OUT DX,AL real 16"; "INT n, real mode 26"; "IRET, real mode 15".
+ * No buffered writes are pending at the I/O instructions (warm() lets the
+ * buffer drain); IVT, stack and code lines are cached. */
+static void test_real_mode_io_int(void)
+{
+    static const uint8_t code[] = {
+        0xe4, 0x80, /* in al, 0x80 */
+        0xe6, 0x80, /* out 0x80, al */
+        0xec,       /* in al, dx */
+        0xee,       /* out dx, al */
+        0xcd, 0x20, /* int 0x20 */
+        0xf4,
+    };
+    fx f = {.real = true};
+    fx_init(&f, code, sizeof code);
+    f.ram[0x8000] = 0xcf; /* the handler: iret */
+    f.ram[0x80] = 0x00, f.ram[0x81] = 0x80, f.ram[0x82] = 0, f.ram[0x83] = 0; /* IVT[0x20] */
+    f.regs[NM_EDX] = 0x80;
+    warm(&f);
+    g_assert_false(f.c->pe);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 14);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 16);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 14);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 16);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 26);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 15);
+    fx_free(&f);
+}
+
 static uint64_t report_u64(const char *json, const char *key)
 {
     char pat[64];
@@ -421,5 +537,8 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/read-ahead-of-writes", test_read_ahead_of_writes);
     g_test_add_func("/timing/486/out-drains-writes", test_out_drains_writes);
     g_test_add_func("/timing/486/breakdown-sums", test_breakdown_sums);
+    g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
+    g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
+    g_test_add_func("/timing/486/real-mode-io-int", test_real_mode_io_int);
     return g_test_run();
 }

@@ -310,6 +310,82 @@ static void test_in_out(void)
     fx_free(&f);
 }
 
+/* A far CALL through a same-privilege 32-bit call gate, then a direct one
+ * [PDM]: "CALL via call gate to the same privilege level 13", "CALL ptr16:32
+ * direct 4", "RET far, same privilege 4"; NOP 1 (NP transfers: no pairs).
+ * GDT: null, flat code 0x08 and data 0x10, a call gate 0x18 to 0x08:RETF;
+ * the descriptor and stack lines are cached by the warm-up run.
+ * -> 13 + 4 + 1 + 4 + 4 + 1 = 27. */
+static void test_far_call_gate(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    uint32_t target = CODE + 0x40;
+    put_desc(f.ram + GDT, 0, 0);
+    put_desc(f.ram + GDT + 8, 0x0000ffff, 0x00cf9a00);
+    put_desc(f.ram + GDT + 16, 0x0000ffff, 0x00cf9200);
+    put_desc(f.ram + GDT + 24, (0x08u << 16) | (target & 0xffff), (target & 0xffff0000u) | 0x8c00);
+    f.c->gdtr = (nm_dtr){GDT, 31};
+    static const uint8_t retf = 0xcb;
+    load(&f, target, &retf, 1);
+    static const uint8_t code[] = {
+        0x9a, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00, /* call far 0x18:0 (the gate) */
+        0x90,                                     /* nop */
+        0x9a, 0x40, 0x00, 0x10, 0x00, 0x08, 0x00, /* call far 0x08:CODE+0x40 */
+        0x90,                                     /* nop */
+    };
+    g_assert_cmpuint(measure(&f, code, sizeof code, (regs){0}), ==, 13 + 4 + 1 + 4 + 4 + 1);
+    fx_free(&f);
+}
+
+/* Real mode, from RESET through the reset vector's JMP FAR 0000:7C00:
+ * runs to the HLT once (warm caches), then from 0000:7C00 again, and
+ * returns that run's core clocks without the HLT (as run()). */
+static uint64_t run_real(fx *f, const uint8_t *code, size_t n)
+{
+    nm_mem_region *rom = nm_memmap_add_rom(f->m->mem, "rom", 0xffff0000u, 0x10000);
+    static const uint8_t jmp[] = {0xea, 0x00, 0x7c, 0x00, 0x00};
+    nm_mem_region_load(rom, 0xfff0, jmp, sizeof jmp);
+    static const uint8_t hlt = 0xf4;
+    load(f, 0x7c00, code, n);
+    load(f, 0x7c00 + (uint32_t)n, &hlt, 1);
+    nm_cpu_reset(f->c);
+    f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW);
+    uint64_t c0 = 0, b0 = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        f->m->stop_requested = 0;
+        if (pass) nm_cpu_set_eip(f->c, 0x7c00);
+        nm_cpu_set_reg(f->c, NM_ESP, 0x7000);
+        nm_cpu_set_reg(f->c, NM_EDX, 0xe0);
+        c0 = f->m->clock.cycles, b0 = f->m->clock.bus_wait_cycles;
+        nm_cpu_run(f->c, 10000000);
+        g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
+        g_assert_false(f->c->pe);
+    }
+    return (f->m->clock.cycles - c0) - (f->m->clock.bus_wait_cycles - b0) - 1;
+}
+
+/* Real mode [PDM], the "real" column: IN AL,imm8 7, OUT imm8,AL 12, IN AL,DX
+ * 7, OUT DX,AL 12 (NP; ISA wait states charged apart) -> 38; then INT n 16
+ * and IRET 8 (IVT and stack lines cached by the first pass) -> 62. */
+static void test_real_mode_io_int(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t io[] = {0xe4, 0xe0, 0xe6, 0xe0, 0xec, 0xee};
+    g_assert_cmpuint(run_real(&f, io, sizeof io), ==, 7 + 12 + 7 + 12);
+    fx_free(&f);
+
+    fx_init(&f, "pentium-60");
+    static const uint8_t io_int[] = {0xe4, 0xe0, 0xe6, 0xe0, 0xec, 0xee, 0xcd, 0x20};
+    static const uint8_t iret = 0xcf;
+    load(&f, 0x8000, &iret, 1);
+    static const uint8_t ivt[4] = {0x00, 0x80, 0x00, 0x00}; /* IVT[0x20] = 0000:8000 */
+    load(&f, 0x20 * 4, ivt, sizeof ivt);
+    g_assert_cmpuint(run_real(&f, io_int, sizeof io_int), ==, 7 + 12 + 7 + 12 + 16 + 8);
+    fx_free(&f);
+}
+
 /* ---------------------------------------------------------------- caches */
 
 /* L: MOV eax,[esi] / ADD esi,32 (pair) ; DEC ecx / JNZ L (pair): 2 clocks
@@ -433,6 +509,8 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/loop-predicted", test_loop_predicted);
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/in-out", test_in_out);
+    g_test_add_func("/timing/pentium/far-call-gate", test_far_call_gate);
+    g_test_add_func("/timing/pentium/real-mode-io-int", test_real_mode_io_int);
     g_test_add_func("/timing/pentium/cache-loops", test_cache_loops);
     g_test_add_func("/timing/pentium/l2", test_l2);
     g_test_add_func("/timing/pentium/misaligned", test_misaligned);
