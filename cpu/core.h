@@ -201,7 +201,7 @@ static inline void rm_write(nm_cpu *c, const nm_insn *i, unsigned size, uint32_t
 
 /* ---------------------------------------------------------------- stack */
 
-static inline void push(nm_cpu *c, uint32_t v, unsigned size)
+static inline __attribute__((always_inline)) void push(nm_cpu *c, uint32_t v, unsigned size)
 {
     uint32_t esp = c->gpr[NM_ESP];
     if (c->stack32) {
@@ -213,7 +213,7 @@ static inline void push(nm_cpu *c, uint32_t v, unsigned size)
         c->gpr[NM_ESP] = (esp & 0xffff0000u) | sp;
     }
 }
-static inline uint32_t pop(nm_cpu *c, unsigned size)
+static inline __attribute__((always_inline)) uint32_t pop(nm_cpu *c, unsigned size)
 {
     uint32_t esp = c->gpr[NM_ESP], v;
     if (c->stack32) {

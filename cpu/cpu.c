@@ -273,29 +273,43 @@ static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
     c->insn_esp = c->gpr[NM_ESP];
     const ic_entry *e = icache_fetch_entry(c);
     uint32_t flin = c->fetch_lin;
+    /* CS and the code size change only with cpu_update_mode, which resets
+     * fetch_lin: we leave before the next instruction when they do. */
+    const uint32_t cs_limit = c->seg[NM_CS].limit;
+    const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
     for (;;) {
         const nm_insn *i = &e->insn;
         const uint32_t eip = c->eip;
         const unsigned len = i->len;
-        const uint32_t cs_limit = c->seg[NM_CS].limit;
         c->insn_eip = eip;
         c->insn_esp = c->gpr[NM_ESP];
-        if (unlikely(eip > cs_limit || cs_limit - eip < len - 1u)) cpu_raise(c, NM_EXC_GP, 0);
+        /* Its last byte within the CS limit (eip > limit or limit - eip <
+         * len - 1, in one 64-bit compare). */
+        if (unlikely((uint64_t)eip + (len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
         const uint32_t next = eip + len;
-        c->eip = c->code32 ? next : next & 0xffff;
+        c->eip = next & eip_mask;
         i->fn(c, i);
         c->instructions++;
         c->steps++;
-        /* A listener may have been set by this very instruction (an I/O
-         * to the measurement marker): it sees the instruction. */
-        if (unlikely(c->have_hooks)) run_hooks(c, i);
-        else clk->cycles += 1;
+        clk->cycles += 1;
+        if (unlikely(c->fetch_lin != flin)) {
+            /* A listener may have been set by this very instruction (an I/O
+             * to the measurement marker; nm_cpu_set_hooks flushes the TLB):
+             * it sees the instruction, and its cost replaces our 1. */
+            if (c->have_hooks) {
+                clk->cycles -= 1;
+                run_hooks(c, i);
+            }
+        }
         /* TF was clear at the start (the outer loop steps with TF set):
          * post_insn only for INTR and the shadow; TF just set by this
-         * instruction traps after the next one, which the outer loop runs. */
+         * instruction traps after the next one, which the outer loop runs.
+         * INTR pending with IF=0 changes nothing: we go on (a delivered
+         * interrupt moves EIP and resets fetch_lin, so the test below
+         * leaves). */
         if (unlikely((c->eflags & NM_FLAG_TF) | (uint32_t)m->intr | (uint32_t)c->inhibit_irq)) {
             post_insn(c, 0);
-            return;
+            if (c->eflags & NM_FLAG_TF) return;
         }
         if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
             return;
@@ -306,7 +320,7 @@ static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
             e = n;
             continue;
         }
-        if (c->fetch_lin == 1) return; /* HLT, mode change, flush: the outer loop */
+        if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
         c->insn_eip = c->eip;
         c->insn_esp = c->gpr[NM_ESP];
         e = icache_fetch_entry(c);
