@@ -25,7 +25,8 @@ static void tlb_invalidate_entry(nm_tlb_entry *e)
 
 void cpu_tlb_flush_all(nm_cpu *c)
 {
-    for (unsigned k = 0; k < NM_TLB_ENTRIES; k++) tlb_invalidate_entry(&c->tlb[k]);
+    for (unsigned k = 0; k < NM_TLB_ENTRIES; k++)
+        tlb_invalidate_entry(&c->tlb[k]);
     c->fetch_lin = 1;
 }
 
@@ -54,8 +55,8 @@ static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
     bool user = acc & NM_ACC_USER, write = acc & NM_ACC_WRITE;
     if (e->tag_valid == page) {
         uint32_t p = e->perm;
-        uint32_t need = write ? (NM_TLBP_DIRTY | (user ? NM_TLBP_UW : NM_TLBP_SW))
-                              : (user ? NM_TLBP_UR : 0);
+        uint32_t need =
+            write ? (NM_TLBP_DIRTY | (user ? NM_TLBP_UW : NM_TLBP_SW)) : (user ? NM_TLBP_UR : 0);
         if ((p & need) == need) return e;
     }
     uint32_t phys, perm;
@@ -151,8 +152,7 @@ static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
 {
     uint32_t off = lin & 0xfff;
     unsigned acc = NM_ACC_WRITE | (user ? NM_ACC_USER : 0);
-    if (user && size > 1 && (lin & (size - 1)) && align_check_on(c))
-        cpu_raise(c, NM_EXC_AC, 0);
+    if (user && size > 1 && (lin & (size - 1)) && align_check_on(c)) cpu_raise(c, NM_EXC_AC, 0);
     if (off + size <= 0x1000) {
         nm_tlb_entry *e = tlb_translate(c, lin, acc);
         entry_write(c, e, off, v, size);
@@ -165,8 +165,10 @@ static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
     /* Both pages are writable: nothing faults from here on. */
     for (unsigned k = 0; k < size; k++) {
         uint32_t b = (v >> (8 * k)) & 0xff;
-        if (k < n1) entry_write(c, &e1, off + k, b, 1);
-        else entry_write(c, &e2, k - n1, b, 1);
+        if (k < n1)
+            entry_write(c, &e1, off + k, b, 1);
+        else
+            entry_write(c, &e2, k - n1, b, 1);
     }
     mem_hook(c, lin, e1.phys_page | off, n1, hflags | NM_MEM_WRITE);
     mem_hook(c, lin + n1, e2.phys_page, size - n1, hflags | NM_MEM_WRITE);
@@ -221,12 +223,30 @@ uint32_t seg_check_slow(nm_cpu *c, int seg, uint32_t off, unsigned size, bool wr
 
 /* ---------------------------------------------------------- the API */
 
-uint8_t cpu_read8(nm_cpu *c, int seg, uint32_t offset) { return (uint8_t)mem_read(c, seg, offset, 1); }
-uint16_t cpu_read16(nm_cpu *c, int seg, uint32_t offset) { return (uint16_t)mem_read(c, seg, offset, 2); }
-uint32_t cpu_read32(nm_cpu *c, int seg, uint32_t offset) { return mem_read(c, seg, offset, 4); }
-void cpu_write8(nm_cpu *c, int seg, uint32_t offset, uint8_t value) { mem_write(c, seg, offset, value, 1); }
-void cpu_write16(nm_cpu *c, int seg, uint32_t offset, uint16_t value) { mem_write(c, seg, offset, value, 2); }
-void cpu_write32(nm_cpu *c, int seg, uint32_t offset, uint32_t value) { mem_write(c, seg, offset, value, 4); }
+uint8_t cpu_read8(nm_cpu *c, int seg, uint32_t offset)
+{
+    return (uint8_t)mem_read(c, seg, offset, 1);
+}
+uint16_t cpu_read16(nm_cpu *c, int seg, uint32_t offset)
+{
+    return (uint16_t)mem_read(c, seg, offset, 2);
+}
+uint32_t cpu_read32(nm_cpu *c, int seg, uint32_t offset)
+{
+    return mem_read(c, seg, offset, 4);
+}
+void cpu_write8(nm_cpu *c, int seg, uint32_t offset, uint8_t value)
+{
+    mem_write(c, seg, offset, value, 1);
+}
+void cpu_write16(nm_cpu *c, int seg, uint32_t offset, uint16_t value)
+{
+    mem_write(c, seg, offset, value, 2);
+}
+void cpu_write32(nm_cpu *c, int seg, uint32_t offset, uint32_t value)
+{
+    mem_write(c, seg, offset, value, 4);
+}
 
 static uint32_t lin_read_sys(nm_cpu *c, uint32_t lin, unsigned size, bool system)
 {
@@ -251,14 +271,44 @@ static void lin_write_sys(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bo
     write_slow(c, lin, v, size, false, NM_MEM_SYSTEM);
 }
 
-uint8_t cpu_lin_read8(nm_cpu *c, uint32_t lin, bool system) { return (uint8_t)lin_read_sys(c, lin, 1, system); }
-uint16_t cpu_lin_read16(nm_cpu *c, uint32_t lin, bool system) { return (uint16_t)lin_read_sys(c, lin, 2, system); }
-uint32_t cpu_lin_read32(nm_cpu *c, uint32_t lin, bool system) { return lin_read_sys(c, lin, 4, system); }
-void cpu_lin_write8(nm_cpu *c, uint32_t lin, uint8_t value, bool system) { lin_write_sys(c, lin, value, 1, system); }
-void cpu_lin_write16(nm_cpu *c, uint32_t lin, uint16_t value, bool system) { lin_write_sys(c, lin, value, 2, system); }
-void cpu_lin_write32(nm_cpu *c, uint32_t lin, uint32_t value, bool system) { lin_write_sys(c, lin, value, 4, system); }
+uint8_t cpu_lin_read8(nm_cpu *c, uint32_t lin, bool system)
+{
+    return (uint8_t)lin_read_sys(c, lin, 1, system);
+}
+uint16_t cpu_lin_read16(nm_cpu *c, uint32_t lin, bool system)
+{
+    return (uint16_t)lin_read_sys(c, lin, 2, system);
+}
+uint32_t cpu_lin_read32(nm_cpu *c, uint32_t lin, bool system)
+{
+    return lin_read_sys(c, lin, 4, system);
+}
+void cpu_lin_write8(nm_cpu *c, uint32_t lin, uint8_t value, bool system)
+{
+    lin_write_sys(c, lin, value, 1, system);
+}
+void cpu_lin_write16(nm_cpu *c, uint32_t lin, uint16_t value, bool system)
+{
+    lin_write_sys(c, lin, value, 2, system);
+}
+void cpu_lin_write32(nm_cpu *c, uint32_t lin, uint32_t value, bool system)
+{
+    lin_write_sys(c, lin, value, 4, system);
+}
 
-void cpu_push16(nm_cpu *c, uint16_t v) { push(c, v, 2); }
-void cpu_push32(nm_cpu *c, uint32_t v) { push(c, v, 4); }
-uint16_t cpu_pop16(nm_cpu *c) { return (uint16_t)pop(c, 2); }
-uint32_t cpu_pop32(nm_cpu *c) { return pop(c, 4); }
+void cpu_push16(nm_cpu *c, uint16_t v)
+{
+    push(c, v, 2);
+}
+void cpu_push32(nm_cpu *c, uint32_t v)
+{
+    push(c, v, 4);
+}
+uint16_t cpu_pop16(nm_cpu *c)
+{
+    return (uint16_t)pop(c, 2);
+}
+uint32_t cpu_pop32(nm_cpu *c)
+{
+    return pop(c, 4);
+}

@@ -9,7 +9,7 @@
 #include "cpu/cpu_internal.h"
 #include "cpu/decode.h"
 
-#define likely(x) __builtin_expect(!!(x), 1)
+#define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /* ---------------------------------------------------------------- flags */
@@ -18,14 +18,27 @@
 /* LF_SHIFT: SHL/SHR/SAR left CF and OF (and AF clear) in eflags; ZF, SF and
  * PF come from lf_res. */
 enum { LF_NONE = 0, LF_ADD, LF_ADC, LF_SUB, LF_SBB, LF_LOGIC, LF_INC, LF_DEC, LF_SHIFT };
-#define LF(kind, szi) ((uint32_t)(kind) * 4u + (uint32_t)(szi))
+#define LF(kind, szi) ((uint32_t)(kind)*4u + (uint32_t)(szi))
 
-static inline unsigned szi_of(unsigned size) { return size == 1 ? 0 : size == 2 ? 1 : 2; }
-static inline uint32_t szi_mask(unsigned szi) { return szi == 0 ? 0xffu : szi == 1 ? 0xffffu : 0xffffffffu; }
-static inline uint32_t szi_sign(unsigned szi) { return 1u << ((8u << szi) - 1); }
-static inline uint32_t size_mask(unsigned size) { return size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1; }
+static inline unsigned szi_of(unsigned size)
+{
+    return size == 1 ? 0 : size == 2 ? 1 : 2;
+}
+static inline uint32_t szi_mask(unsigned szi)
+{
+    return szi == 0 ? 0xffu : szi == 1 ? 0xffffu : 0xffffffffu;
+}
+static inline uint32_t szi_sign(unsigned szi)
+{
+    return 1u << ((8u << szi) - 1);
+}
+static inline uint32_t size_mask(unsigned size)
+{
+    return size == 4 ? 0xffffffffu : (1u << (8 * size)) - 1;
+}
 
-static inline void lf_set(nm_cpu *c, unsigned kind, unsigned szi, uint32_t a, uint32_t b, uint32_t res)
+static inline void lf_set(nm_cpu *c, unsigned kind, unsigned szi, uint32_t a, uint32_t b,
+                          uint32_t res)
 {
     c->lf_op = LF(kind, szi);
     c->lf_a = a;
@@ -77,7 +90,8 @@ static inline uint32_t parity_flag(uint32_t v)
 static inline uint32_t szp_flags(uint32_t res, unsigned szi)
 {
     res &= szi_mask(szi);
-    return (res == 0 ? NM_FLAG_ZF : 0) | ((res & szi_sign(szi)) ? NM_FLAG_SF : 0) | parity_flag(res);
+    return (res == 0 ? NM_FLAG_ZF : 0) | ((res & szi_sign(szi)) ? NM_FLAG_SF : 0) |
+           parity_flag(res);
 }
 
 /* ------------------------------------------------------------ registers */
@@ -88,8 +102,10 @@ static inline uint32_t reg8(const nm_cpu *c, unsigned r)
 }
 static inline void set_reg8(nm_cpu *c, unsigned r, uint32_t v)
 {
-    if (r < 4) c->gpr[r] = (c->gpr[r] & ~0xffu) | (v & 0xff);
-    else c->gpr[r - 4] = (c->gpr[r - 4] & ~0xff00u) | (v & 0xff) << 8;
+    if (r < 4)
+        c->gpr[r] = (c->gpr[r] & ~0xffu) | (v & 0xff);
+    else
+        c->gpr[r - 4] = (c->gpr[r - 4] & ~0xff00u) | (v & 0xff) << 8;
 }
 static inline uint32_t reg_get(const nm_cpu *c, unsigned r, unsigned size)
 {
@@ -99,9 +115,12 @@ static inline uint32_t reg_get(const nm_cpu *c, unsigned r, unsigned size)
 }
 static inline void reg_set(nm_cpu *c, unsigned r, unsigned size, uint32_t v)
 {
-    if (size == 4) c->gpr[r] = v;
-    else if (size == 2) c->gpr[r] = (c->gpr[r] & 0xffff0000u) | (v & 0xffff);
-    else set_reg8(c, r, v);
+    if (size == 4)
+        c->gpr[r] = v;
+    else if (size == 2)
+        c->gpr[r] = (c->gpr[r] & 0xffff0000u) | (v & 0xffff);
+    else
+        set_reg8(c, r, v);
 }
 
 /* ---------------------------------------------------- effective address */
@@ -119,12 +138,12 @@ static inline uint32_t insn_ea(nm_cpu *c, const nm_insn *i)
 /* ------------------------------------------------------- linear access */
 
 /* TLB permission bits (nm_tlb_entry.perm). */
-#define NM_TLBP_SW 1u    /* supervisor writes allowed */
-#define NM_TLBP_UR 2u    /* user reads allowed */
-#define NM_TLBP_UW 4u    /* user writes allowed */
-#define NM_TLBP_DIRTY 8u /* D already set (a write walk was done) */
-#define NM_TLBP_RAM 16u  /* host pointer may be written */
-#define NM_TLB_INVALID 1u /* never equals a page-aligned tag */
+#define NM_TLBP_SW     1u  /* supervisor writes allowed */
+#define NM_TLBP_UR     2u  /* user reads allowed */
+#define NM_TLBP_UW     4u  /* user writes allowed */
+#define NM_TLBP_DIRTY  8u  /* D already set (a write walk was done) */
+#define NM_TLBP_RAM    16u /* host pointer may be written */
+#define NM_TLB_INVALID 1u  /* never equals a page-aligned tag */
 
 uint32_t access_read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user);
 void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user);
@@ -142,8 +161,16 @@ static inline uint32_t lin_read(nm_cpu *c, uint32_t lin, unsigned size)
     uint32_t tag = user ? e->tag_user : e->tag_read;
     if (likely(tag == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)) {
         const uint8_t *p = e->host + (lin & 0xfff);
-        if (size == 4) { uint32_t v; memcpy(&v, p, 4); return v; }
-        if (size == 2) { uint16_t v; memcpy(&v, p, 2); return v; }
+        if (size == 4) {
+            uint32_t v;
+            memcpy(&v, p, 4);
+            return v;
+        }
+        if (size == 2) {
+            uint16_t v;
+            memcpy(&v, p, 2);
+            return v;
+        }
         return *p;
     }
     return access_read_slow(c, lin, size, user);
@@ -156,9 +183,14 @@ static inline void lin_write(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size)
     uint32_t tag = user ? e->tag_user_write : e->tag_write;
     if (likely(tag == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)) {
         uint8_t *p = e->host + (lin & 0xfff);
-        if (size == 4) { uint32_t x = v; memcpy(p, &x, 4); }
-        else if (size == 2) { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); }
-        else *p = (uint8_t)v;
+        if (size == 4) {
+            uint32_t x = v;
+            memcpy(p, &x, 4);
+        } else if (size == 2) {
+            uint16_t x = (uint16_t)v;
+            memcpy(p, &x, 2);
+        } else
+            *p = (uint8_t)v;
         return;
     }
     access_write_slow(c, lin, v, size, user);
@@ -195,8 +227,10 @@ static inline uint32_t rm_read(nm_cpu *c, const nm_insn *i, unsigned size)
 }
 static inline void rm_write(nm_cpu *c, const nm_insn *i, unsigned size, uint32_t v)
 {
-    if (i->mod == 3) reg_set(c, i->rm, size, v);
-    else mem_write(c, i->seg, insn_ea(c, i), v, size);
+    if (i->mod == 3)
+        reg_set(c, i->rm, size, v);
+    else
+        mem_write(c, i->seg, insn_ea(c, i), v, size);
 }
 
 /* ---------------------------------------------------------------- stack */
@@ -287,7 +321,10 @@ static inline const ic_entry *icache_fetch_entry(nm_cpu *c)
     if (likely(e->tag == tag)) return e;
     return icache_miss(c, e, lin, phys, tag);
 }
-static inline const nm_insn *icache_fetch(nm_cpu *c) { return &icache_fetch_entry(c)->insn; }
+static inline const nm_insn *icache_fetch(nm_cpu *c)
+{
+    return &icache_fetch_entry(c)->insn;
+}
 /* A write to physical [paddr, paddr+len) in a watched page. */
 void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len);
 void icache_flush(nm_cpu *c);
@@ -296,7 +333,10 @@ void access_code_page_watched(nm_cpu *c, uint32_t phys_page);
 
 /* --------------------------------------------------------- misc helpers */
 
-static inline unsigned iopl(const nm_cpu *c) { return (c->eflags >> 12) & 3; }
+static inline unsigned iopl(const nm_cpu *c)
+{
+    return (c->eflags >> 12) & 3;
+}
 /* CPL 0 check for privileged instructions (real mode is CPL 0). */
 static inline void require_cpl0(nm_cpu *c)
 {

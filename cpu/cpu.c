@@ -30,7 +30,10 @@ _Noreturn void cpu_raise(nm_cpu *c, int vector, uint32_t error_code)
     longjmp(*c->fault_jmp, 1);
 }
 
-_Noreturn void cpu_raise_noerr(nm_cpu *c, int vector) { cpu_raise(c, vector, 0); }
+_Noreturn void cpu_raise_noerr(nm_cpu *c, int vector)
+{
+    cpu_raise(c, vector, 0);
+}
 
 void cpu_update_mode(nm_cpu *c)
 {
@@ -95,7 +98,8 @@ void nm_cpu_reset(nm_cpu *c)
     c->eip = 0xfff0;
     c->eflags = 2;
     c->lf_op = LF_NONE;
-    for (int s = 0; s < NM_SEG_COUNT; s++) set_seg(&c->seg[s], 0, 0, 0xffff, 0x93);
+    for (int s = 0; s < NM_SEG_COUNT; s++)
+        set_seg(&c->seg[s], 0, 0, 0xffff, 0x93);
     set_seg(&c->seg[NM_CS], 0xf000, 0xffff0000u, 0xffff, 0x9b);
     set_seg(&c->ldtr, 0, 0, 0xffff, 0x82);
     set_seg(&c->tr, 0, 0, 0xffff, 0x8b);
@@ -126,7 +130,8 @@ void nm_cpu_enter_flat32(nm_cpu *c, uint32_t eip, uint32_t esp)
     c->cr0 &= ~NM_CR0_PG;
     c->eflags = 2;
     c->lf_op = LF_NONE;
-    for (int s = 0; s < NM_SEG_COUNT; s++) set_seg(&c->seg[s], 0x10, 0, 0xffffffffu, 0xc093);
+    for (int s = 0; s < NM_SEG_COUNT; s++)
+        set_seg(&c->seg[s], 0x10, 0, 0xffffffffu, 0xc093);
     set_seg(&c->seg[NM_CS], 0x08, 0, 0xffffffffu, 0xc09b);
     c->eip = eip;
     c->gpr[NM_ESP] = esp;
@@ -135,32 +140,52 @@ void nm_cpu_enter_flat32(nm_cpu *c, uint32_t eip, uint32_t esp)
     cpu_tlb_flush_all(c);
 }
 
-void nm_cpu_flush_translations(nm_cpu *c) { cpu_tlb_flush_all(c); }
+void nm_cpu_flush_translations(nm_cpu *c)
+{
+    cpu_tlb_flush_all(c);
+}
 
 void nm_cpu_set_hooks(nm_cpu *c, const nm_cpu_hooks *hooks)
 {
-    if (hooks) c->hooks = *hooks;
-    else memset(&c->hooks, 0, sizeof c->hooks);
-    c->have_hooks = c->hooks.insn || c->hooks.mem || c->hooks.io || c->hooks.branch ||
-                    c->hooks.interrupt;
+    if (hooks)
+        c->hooks = *hooks;
+    else
+        memset(&c->hooks, 0, sizeof c->hooks);
+    c->have_hooks =
+        c->hooks.insn || c->hooks.mem || c->hooks.io || c->hooks.branch || c->hooks.interrupt;
     cpu_tlb_flush_all(c); /* fast TLB tags are off while a memory hook listens */
 }
 
-uint64_t nm_cpu_instructions(const nm_cpu *c) { return c->instructions; }
-bool nm_cpu_halted(const nm_cpu *c) { return c->halted; }
+uint64_t nm_cpu_instructions(const nm_cpu *c)
+{
+    return c->instructions;
+}
+bool nm_cpu_halted(const nm_cpu *c)
+{
+    return c->halted;
+}
 
-uint32_t nm_cpu_get_reg(const nm_cpu *c, int reg) { return reg >= 0 && reg < 8 ? c->gpr[reg] : 0; }
+uint32_t nm_cpu_get_reg(const nm_cpu *c, int reg)
+{
+    return reg >= 0 && reg < 8 ? c->gpr[reg] : 0;
+}
 void nm_cpu_set_reg(nm_cpu *c, int reg, uint32_t value)
 {
     if (reg >= 0 && reg < 8) c->gpr[reg] = value;
 }
-uint32_t nm_cpu_get_eip(const nm_cpu *c) { return c->eip; }
+uint32_t nm_cpu_get_eip(const nm_cpu *c)
+{
+    return c->eip;
+}
 void nm_cpu_set_eip(nm_cpu *c, uint32_t eip)
 {
     c->eip = eip;
     c->halted = false;
 }
-uint32_t nm_cpu_get_eflags(nm_cpu *c) { return cpu_get_eflags(c); }
+uint32_t nm_cpu_get_eflags(nm_cpu *c)
+{
+    return cpu_get_eflags(c);
+}
 void nm_cpu_set_eflags(nm_cpu *c, uint32_t eflags)
 {
     cpu_set_eflags(c, eflags, 0xffffffffu);
@@ -248,8 +273,10 @@ static void step_reported(nm_cpu *c, bool tracing)
     i->fn(c, i);
     c->instructions++;
     c->steps++;
-    if (c->have_hooks) run_hooks(c, i);
-    else c->clock->cycles += 1;
+    if (c->have_hooks)
+        run_hooks(c, i);
+    else
+        c->clock->cycles += 1;
     if (unlikely(tf | (uint32_t)c->m->intr | (uint32_t)c->inhibit_irq)) post_insn(c, tf);
 }
 
@@ -385,12 +412,15 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
 
 void nm_cpu_dump_state(nm_cpu *c, FILE *out)
 {
-    static const char *const gpr_names[8] = {"EAX", "ECX", "EDX", "EBX", "ESP", "EBP", "ESI", "EDI"};
+    static const char *const gpr_names[8] = {"EAX", "ECX", "EDX", "EBX",
+                                             "ESP", "EBP", "ESI", "EDI"};
     static const char *const seg_names[NM_SEG_COUNT] = {"ES", "CS", "SS", "DS", "FS", "GS"};
     uint32_t f = cpu_get_eflags(c);
     fprintf(out, "CPU %s: %s mode, CPL %d, %s code, %s stack%s%s\n", c->model->name,
-            !c->pe ? "real" : c->vm86 ? "virtual-8086" : "protected", c->cpl,
-            c->code32 ? "32-bit" : "16-bit", c->stack32 ? "32-bit" : "16-bit",
+            !c->pe    ? "real"
+            : c->vm86 ? "virtual-8086"
+                      : "protected",
+            c->cpl, c->code32 ? "32-bit" : "16-bit", c->stack32 ? "32-bit" : "16-bit",
             c->paging ? ", paging" : "", c->halted ? ", halted" : "");
     for (int r = 0; r < 8; r++)
         fprintf(out, "%s=%08x%s", gpr_names[r], c->gpr[r], r == 3 || r == 7 ? "\n" : " ");
@@ -408,8 +438,8 @@ void nm_cpu_dump_state(nm_cpu *c, FILE *out)
                 g->flags & NM_SEGF_P ? " P" : " NP", g->flags & NM_SEGF_DB ? " D/B" : "",
                 g->flags & NM_SEGF_G ? " G" : "");
     }
-    fprintf(out, "LDTR=%04x base=%08x limit=%08x  TR=%04x base=%08x limit=%08x\n",
-            c->ldtr.selector, c->ldtr.base, c->ldtr.limit, c->tr.selector, c->tr.base, c->tr.limit);
+    fprintf(out, "LDTR=%04x base=%08x limit=%08x  TR=%04x base=%08x limit=%08x\n", c->ldtr.selector,
+            c->ldtr.base, c->ldtr.limit, c->tr.selector, c->tr.base, c->tr.limit);
     fprintf(out, "GDTR=%08x/%04x IDTR=%08x/%04x\n", c->gdtr.base, c->gdtr.limit, c->idtr.base,
             c->idtr.limit);
     fprintf(out, "CR0=%08x CR2=%08x CR3=%08x CR4=%08x DR6=%08x DR7=%08x\n", c->cr0, c->cr2, c->cr3,

@@ -15,50 +15,62 @@ enum { NM_EAX, NM_ECX, NM_EDX, NM_EBX, NM_ESP, NM_EBP, NM_ESI, NM_EDI };
 enum { NM_ES, NM_CS, NM_SS, NM_DS, NM_FS, NM_GS, NM_SEG_COUNT };
 
 /* EFLAGS bits (SDM vol. 1, 3.4.3). */
-#define NM_FLAG_CF 0x00000001u
-#define NM_FLAG_PF 0x00000004u
-#define NM_FLAG_AF 0x00000010u
-#define NM_FLAG_ZF 0x00000040u
-#define NM_FLAG_SF 0x00000080u
-#define NM_FLAG_TF 0x00000100u
-#define NM_FLAG_IF 0x00000200u
-#define NM_FLAG_DF 0x00000400u
-#define NM_FLAG_OF 0x00000800u
-#define NM_FLAG_IOPL 0x00003000u
-#define NM_FLAG_NT 0x00004000u
-#define NM_FLAG_RF 0x00010000u
-#define NM_FLAG_VM 0x00020000u
-#define NM_FLAG_AC 0x00040000u
-#define NM_FLAG_VIF 0x00080000u
-#define NM_FLAG_VIP 0x00100000u
-#define NM_FLAG_ID 0x00200000u
-#define NM_FLAGS_ARITH                                                                             \
-    (NM_FLAG_CF | NM_FLAG_PF | NM_FLAG_AF | NM_FLAG_ZF | NM_FLAG_SF | NM_FLAG_OF)
+#define NM_FLAG_CF     0x00000001u
+#define NM_FLAG_PF     0x00000004u
+#define NM_FLAG_AF     0x00000010u
+#define NM_FLAG_ZF     0x00000040u
+#define NM_FLAG_SF     0x00000080u
+#define NM_FLAG_TF     0x00000100u
+#define NM_FLAG_IF     0x00000200u
+#define NM_FLAG_DF     0x00000400u
+#define NM_FLAG_OF     0x00000800u
+#define NM_FLAG_IOPL   0x00003000u
+#define NM_FLAG_NT     0x00004000u
+#define NM_FLAG_RF     0x00010000u
+#define NM_FLAG_VM     0x00020000u
+#define NM_FLAG_AC     0x00040000u
+#define NM_FLAG_VIF    0x00080000u
+#define NM_FLAG_VIP    0x00100000u
+#define NM_FLAG_ID     0x00200000u
+#define NM_FLAGS_ARITH (NM_FLAG_CF | NM_FLAG_PF | NM_FLAG_AF | NM_FLAG_ZF | NM_FLAG_SF | NM_FLAG_OF)
 
 /* CR0 / CR4 bits (SDM vol. 3A, 2.5). */
-#define NM_CR0_PE 0x00000001u
-#define NM_CR0_MP 0x00000002u
-#define NM_CR0_EM 0x00000004u
-#define NM_CR0_TS 0x00000008u
-#define NM_CR0_ET 0x00000010u
-#define NM_CR0_NE 0x00000020u
-#define NM_CR0_WP 0x00010000u
-#define NM_CR0_AM 0x00040000u
-#define NM_CR0_NW 0x20000000u
-#define NM_CR0_CD 0x40000000u
-#define NM_CR0_PG 0x80000000u
+#define NM_CR0_PE  0x00000001u
+#define NM_CR0_MP  0x00000002u
+#define NM_CR0_EM  0x00000004u
+#define NM_CR0_TS  0x00000008u
+#define NM_CR0_ET  0x00000010u
+#define NM_CR0_NE  0x00000020u
+#define NM_CR0_WP  0x00010000u
+#define NM_CR0_AM  0x00040000u
+#define NM_CR0_NW  0x20000000u
+#define NM_CR0_CD  0x40000000u
+#define NM_CR0_PG  0x80000000u
 #define NM_CR4_VME 0x001u
 #define NM_CR4_PVI 0x002u
 #define NM_CR4_TSD 0x004u
-#define NM_CR4_DE 0x008u
+#define NM_CR4_DE  0x008u
 #define NM_CR4_PSE 0x010u
 #define NM_CR4_MCE 0x040u
 
 /* Exception vectors (SDM vol. 3A, table 6-1). */
 enum {
-    NM_EXC_DE = 0, NM_EXC_DB = 1, NM_EXC_NMI = 2, NM_EXC_BP = 3, NM_EXC_OF = 4, NM_EXC_BR = 5,
-    NM_EXC_UD = 6, NM_EXC_NM = 7, NM_EXC_DF = 8, NM_EXC_TS = 10, NM_EXC_NP = 11,
-    NM_EXC_SS = 12, NM_EXC_GP = 13, NM_EXC_PF = 14, NM_EXC_MF = 16, NM_EXC_AC = 17,
+    NM_EXC_DE = 0,
+    NM_EXC_DB = 1,
+    NM_EXC_NMI = 2,
+    NM_EXC_BP = 3,
+    NM_EXC_OF = 4,
+    NM_EXC_BR = 5,
+    NM_EXC_UD = 6,
+    NM_EXC_NM = 7,
+    NM_EXC_DF = 8,
+    NM_EXC_TS = 10,
+    NM_EXC_NP = 11,
+    NM_EXC_SS = 12,
+    NM_EXC_GP = 13,
+    NM_EXC_PF = 14,
+    NM_EXC_MF = 16,
+    NM_EXC_AC = 17,
     NM_EXC_MC = 18,
 };
 
@@ -72,14 +84,14 @@ typedef struct nm_segment {
     uint16_t flags;
 } nm_segment;
 
-#define NM_SEGF_TYPE 0x000fu
-#define NM_SEGF_ACCESSED 0x0001u
-#define NM_SEGF_S 0x0010u /* code/data (1) vs system (0) */
+#define NM_SEGF_TYPE      0x000fu
+#define NM_SEGF_ACCESSED  0x0001u
+#define NM_SEGF_S         0x0010u /* code/data (1) vs system (0) */
 #define NM_SEGF_DPL_SHIFT 5
-#define NM_SEGF_DPL 0x0060u
-#define NM_SEGF_P 0x0080u
-#define NM_SEGF_DB 0x4000u
-#define NM_SEGF_G 0x8000u
+#define NM_SEGF_DPL       0x0060u
+#define NM_SEGF_P         0x0080u
+#define NM_SEGF_DB        0x4000u
+#define NM_SEGF_G         0x8000u
 
 typedef struct nm_dtr {
     uint32_t base;
@@ -101,8 +113,8 @@ typedef struct nm_cpu_hooks {
     void (*interrupt)(void *opaque, unsigned vector, unsigned kind, uint32_t from_eip);
 } nm_cpu_hooks;
 
-#define NM_MEM_WRITE 1u
-#define NM_MEM_CODE 2u
+#define NM_MEM_WRITE  1u
+#define NM_MEM_CODE   2u
 #define NM_MEM_SYSTEM 4u /* descriptor tables, TSS, page tables */
 
 /* Kinds of interrupt for cpu_interrupt and the interrupt hook. */

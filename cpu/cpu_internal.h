@@ -23,9 +23,9 @@
 
 /* Kinds of memory access, for the TLB and the page walk (bit values are the
  * page-fault error code's W/R and U/S bits, SDM vol. 3A, 4.7). */
-#define NM_ACC_READ 0u
+#define NM_ACC_READ  0u
 #define NM_ACC_WRITE 2u
-#define NM_ACC_USER 4u  /* CPL 3 access (not for implicit system accesses) */
+#define NM_ACC_USER  4u /* CPL 3 access (not for implicit system accesses) */
 #define NM_ACC_FETCH 8u /* instruction fetch (not a PF error-code bit on 486/P5) */
 
 /* Software TLB: direct-mapped by linear page number. */
@@ -54,7 +54,7 @@ struct nm_cpu {
     nm_dtr gdtr, idtr;
     uint32_t cr0, cr2, cr3, cr4;
     uint32_t dr[8];
-    uint64_t tsc_offset; /* TSC = cycles + tsc_offset (WRMSR 0x10 sets it) */
+    uint64_t tsc_offset;  /* TSC = cycles + tsc_offset (WRMSR 0x10 sets it) */
     uint64_t msr_misc[4]; /* the few other MSRs Linux touches (system half) */
 
     /* ---- derived mode state, updated by cpu_update_mode() ---- */
@@ -78,8 +78,8 @@ struct nm_cpu {
     bool inhibit_irq; /* one-instruction interrupt shadow after STI / MOV SS */
     bool strict_isa;  /* 386 model raises #UD on 486-only instructions */
     uint64_t instructions;
-    jmp_buf *fault_jmp;   /* the run loop's landing pad for exceptions */
-    int pending_vector;   /* exception in flight (-1: none) */
+    jmp_buf *fault_jmp; /* the run loop's landing pad for exceptions */
+    int pending_vector; /* exception in flight (-1: none) */
     uint32_t pending_error;
     bool pending_has_error;
     int exception_depth; /* for double/triple fault */
@@ -100,13 +100,13 @@ struct nm_cpu {
     void *tracer;    /* -d exec state (core, trace.c) */
 
     /* ---- more core state (added by the core half) ---- */
-    uint32_t fetch_lin;     /* linear page of the last fetch translation (1: none) */
-    uint32_t fetch_phys;    /* its physical page */
-    uint32_t last_ea;       /* effective address of the last memory operand */
+    uint32_t fetch_lin;      /* linear page of the last fetch translation (1: none) */
+    uint32_t fetch_phys;     /* its physical page */
+    uint32_t last_ea;        /* effective address of the last memory operand */
     uint32_t rep_iterations; /* string iterations done by the last step (cost models) */
-    bool inhibit_fresh;     /* inhibit_irq set by the instruction that just ran */
-    uint64_t steps;         /* instructions + delivered exceptions (run loop bound) */
-    bool ac_on;             /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
+    bool inhibit_fresh;      /* inhibit_irq set by the instruction that just ran */
+    uint64_t steps;          /* instructions + delivered exceptions (run loop bound) */
+    bool ac_on;              /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
 };
 
 /* The 486 architecture (EFLAGS.AC, CR0.WP/NE/AM/CD/NW, CR3 PWT/PCD): every
@@ -182,8 +182,8 @@ void cpu_iret(nm_cpu *c, bool op32);
  * interrupt/trap/task gates, stack switch through the TSS, error code push.
  * `return_eip` is what gets pushed (the next instruction for INT n and
  * traps, the faulting one for faults).  kind: NM_INT_*. */
-void cpu_interrupt(nm_cpu *c, unsigned vector, unsigned kind, bool has_error,
-                   uint32_t error_code, uint32_t return_eip);
+void cpu_interrupt(nm_cpu *c, unsigned vector, unsigned kind, bool has_error, uint32_t error_code,
+                   uint32_t return_eip);
 /* Called by the run loop with the exception that unwound an instruction;
  * turns a second fault into #DF and a fault during #DF into a triple fault
  * (which requests NM_STOP_RESET with a register dump). */

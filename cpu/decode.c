@@ -17,8 +17,14 @@ static const struct {
 #undef NM_OPCODE
 };
 
-const char *nm_opcode_name(unsigned op) { return op < NM_OP_COUNT ? opcode_info[op].name : "?"; }
-unsigned nm_opcode_flags(unsigned op) { return op < NM_OP_COUNT ? opcode_info[op].flags : 0; }
+const char *nm_opcode_name(unsigned op)
+{
+    return op < NM_OP_COUNT ? opcode_info[op].name : "?";
+}
+unsigned nm_opcode_flags(unsigned op)
+{
+    return op < NM_OP_COUNT ? opcode_info[op].flags : 0;
+}
 
 typedef struct {
     nm_cpu *c;
@@ -59,7 +65,10 @@ static uint32_t fetch_simm8(dctx *d, unsigned size)
     return (uint32_t)(int32_t)(int8_t)fetch8(d) & size_mask(size);
 }
 
-_Noreturn static void ud(dctx *d) { cpu_raise(d->c, NM_EXC_UD, 0); }
+_Noreturn static void ud(dctx *d)
+{
+    cpu_raise(d->c, NM_EXC_UD, 0);
+}
 
 static void modrm(dctx *d, nm_insn *i)
 {
@@ -73,17 +82,20 @@ static void modrm(dctx *d, nm_insn *i)
     if (i->mod == 3) return;
     bool ss = false;
     if (!i->addr32) {
-        static const uint8_t base16[8] = {NM_EBX, NM_EBX, NM_EBP, NM_EBP, NM_ESI, NM_EDI, NM_EBP, NM_EBX};
-        static const uint8_t index16[8] = {NM_ESI, NM_EDI, NM_ESI, NM_EDI, NM_REG_NONE, NM_REG_NONE,
-                                           NM_REG_NONE, NM_REG_NONE};
+        static const uint8_t base16[8] = {NM_EBX, NM_EBX, NM_EBP, NM_EBP,
+                                          NM_ESI, NM_EDI, NM_EBP, NM_EBX};
+        static const uint8_t index16[8] = {NM_ESI,      NM_EDI,      NM_ESI,      NM_EDI,
+                                           NM_REG_NONE, NM_REG_NONE, NM_REG_NONE, NM_REG_NONE};
         if (i->mod == 0 && i->rm == 6) {
             i->disp = fetch16(d);
         } else {
             i->base = base16[i->rm];
             i->index = index16[i->rm];
             ss = i->base == NM_EBP;
-            if (i->mod == 1) i->disp = (uint32_t)(int32_t)(int8_t)fetch8(d);
-            else if (i->mod == 2) i->disp = fetch16(d);
+            if (i->mod == 1)
+                i->disp = (uint32_t)(int32_t)(int8_t)fetch8(d);
+            else if (i->mod == 2)
+                i->disp = fetch16(d);
         }
     } else {
         unsigned rm = i->rm;
@@ -104,13 +116,18 @@ static void modrm(dctx *d, nm_insn *i)
             i->base = (uint8_t)rm;
             ss = rm == NM_EBP;
         }
-        if (i->mod == 1) i->disp += (uint32_t)(int32_t)(int8_t)fetch8(d);
-        else if (i->mod == 2) i->disp += fetch32(d);
+        if (i->mod == 1)
+            i->disp += (uint32_t)(int32_t)(int8_t)fetch8(d);
+        else if (i->mod == 2)
+            i->disp += fetch32(d);
     }
     i->seg = d->seg_override >= 0 ? (uint8_t)d->seg_override : ss ? NM_SS : NM_DS;
 }
 
-static uint8_t ekind(const nm_insn *i) { return i->mod == 3 ? NM_OPK_REG : NM_OPK_MEM; }
+static uint8_t ekind(const nm_insn *i)
+{
+    return i->mod == 3 ? NM_OPK_REG : NM_OPK_MEM;
+}
 
 /* A register operand encoded in the opcode: looks like ModRM mod=3. */
 static void reg_in_opcode(nm_insn *i, unsigned r)
@@ -139,8 +156,14 @@ static void decode_0f(dctx *d, nm_insn *i, unsigned osz)
         i->opsize = 2;
         i->dst = ekind(i);
         switch (i->reg) {
-        case 0: SET(SLDT, h_sldt); i->opsize = (uint8_t)osz; break;
-        case 1: SET(STR, h_str); i->opsize = (uint8_t)osz; break;
+        case 0:
+            SET(SLDT, h_sldt);
+            i->opsize = (uint8_t)osz;
+            break;
+        case 1:
+            SET(STR, h_str);
+            i->opsize = (uint8_t)osz;
+            break;
         case 2: SET(LLDT, h_lldt); break;
         case 3: SET(LTR, h_ltr); break;
         case 4: SET(VERR, h_verr); break;
@@ -152,32 +175,70 @@ static void decode_0f(dctx *d, nm_insn *i, unsigned osz)
         modrm(d, i);
         i->dst = ekind(i);
         switch (i->reg) {
-        case 0: NEED_MEM(); SET(SGDT, h_sgdt); break;
-        case 1: NEED_MEM(); SET(SIDT, h_sidt); break;
-        case 2: NEED_MEM(); SET(LGDT, h_lgdt); break;
-        case 3: NEED_MEM(); SET(LIDT, h_lidt); break;
-        case 4: SET(SMSW, h_smsw); if (i->mod != 3) i->opsize = 2; break;
-        case 6: SET(LMSW, h_lmsw); i->opsize = 2; break;
-        case 7: NEED_MEM(); SET(INVLPG, h_invlpg); break;
+        case 0:
+            NEED_MEM();
+            SET(SGDT, h_sgdt);
+            break;
+        case 1:
+            NEED_MEM();
+            SET(SIDT, h_sidt);
+            break;
+        case 2:
+            NEED_MEM();
+            SET(LGDT, h_lgdt);
+            break;
+        case 3:
+            NEED_MEM();
+            SET(LIDT, h_lidt);
+            break;
+        case 4:
+            SET(SMSW, h_smsw);
+            if (i->mod != 3) i->opsize = 2;
+            break;
+        case 6:
+            SET(LMSW, h_lmsw);
+            i->opsize = 2;
+            break;
+        case 7:
+            NEED_MEM();
+            SET(INVLPG, h_invlpg);
+            break;
         default: ud(d);
         }
         return;
-    case 0x02: modrm(d, i); SET(LAR, h_lar); i->dst = NM_OPK_REG; i->src = ekind(i); return;
-    case 0x03: modrm(d, i); SET(LSL, h_lsl); i->dst = NM_OPK_REG; i->src = ekind(i); return;
+    case 0x02:
+        modrm(d, i);
+        SET(LAR, h_lar);
+        i->dst = NM_OPK_REG;
+        i->src = ekind(i);
+        return;
+    case 0x03:
+        modrm(d, i);
+        SET(LSL, h_lsl);
+        i->dst = NM_OPK_REG;
+        i->src = ekind(i);
+        return;
     case 0x06: SET(CLTS, h_clts); return;
     case 0x08: SET(INVD, h_invd); return;
     case 0x09: SET(WBINVD, h_wbinvd); return;
     case 0x0b: SET(UD2, h_ud); return;
-    case 0x20: case 0x21: case 0x22: case 0x23:
+    case 0x20:
+    case 0x21:
+    case 0x22:
+    case 0x23:
         /* MOV to/from CRn/DRn: always 32-bit, mod is ignored (SDM vol. 2B). */
         modrm(d, i);
         i->mod = 3;
         i->opsize = 4;
         i->dst = i->src = NM_OPK_REG;
-        if (b == 0x20) SET(MOV_FROM_CR, h_mov_from_cr);
-        else if (b == 0x22) SET(MOV_TO_CR, h_mov_to_cr);
-        else if (b == 0x21) SET(MOV_FROM_DR, h_mov_from_dr);
-        else SET(MOV_TO_DR, h_mov_to_dr);
+        if (b == 0x20)
+            SET(MOV_FROM_CR, h_mov_from_cr);
+        else if (b == 0x22)
+            SET(MOV_TO_CR, h_mov_to_cr);
+        else if (b == 0x21)
+            SET(MOV_FROM_DR, h_mov_from_dr);
+        else
+            SET(MOV_TO_DR, h_mov_to_dr);
         if ((b == 0x20 || b == 0x22) && (i->reg == 1 || i->reg > 4)) ud(d);
         /* CR4 exists on the Pentium and on the 486s with CPUID (SL-enhanced: VME). */
         if ((b == 0x20 || b == 0x22) && i->reg == 4 && c->model->family < NM_CPU_PENTIUM &&
@@ -187,12 +248,26 @@ static void decode_0f(dctx *d, nm_insn *i, unsigned osz)
     case 0x30: SET(WRMSR, h_wrmsr); return;
     case 0x31: SET(RDTSC, h_rdtsc); return;
     case 0x32: SET(RDMSR, h_rdmsr); return;
-    case 0xa2: SET(CPUID, h_cpuid); if (!c->model->has_cpuid) ud(d); return;
-    case 0xa0: case 0xa8:
-        SET(PUSH_SREG, h_push_sreg); i->reg = b == 0xa0 ? NM_FS : NM_GS; i->src = NM_OPK_REG; return;
-    case 0xa1: case 0xa9:
-        SET(POP_SREG, h_pop_sreg); i->reg = b == 0xa1 ? NM_FS : NM_GS; i->dst = NM_OPK_REG; return;
-    case 0xa3: case 0xab: case 0xb3: case 0xbb:
+    case 0xa2:
+        SET(CPUID, h_cpuid);
+        if (!c->model->has_cpuid) ud(d);
+        return;
+    case 0xa0:
+    case 0xa8:
+        SET(PUSH_SREG, h_push_sreg);
+        i->reg = b == 0xa0 ? NM_FS : NM_GS;
+        i->src = NM_OPK_REG;
+        return;
+    case 0xa1:
+    case 0xa9:
+        SET(POP_SREG, h_pop_sreg);
+        i->reg = b == 0xa1 ? NM_FS : NM_GS;
+        i->dst = NM_OPK_REG;
+        return;
+    case 0xa3:
+    case 0xab:
+    case 0xb3:
+    case 0xbb:
         modrm(d, i);
         i->cond = (uint8_t)((b >> 3) & 3); /* 0 BT, 1 BTS, 2 BTR, 3 BTC */
         i->op = (uint16_t)(NM_OP_BT + i->cond);
@@ -210,30 +285,48 @@ static void decode_0f(dctx *d, nm_insn *i, unsigned osz)
         i->dst = ekind(i);
         i->src = NM_OPK_IMM;
         return;
-    case 0xa4: case 0xa5: case 0xac: case 0xad:
+    case 0xa4:
+    case 0xa5:
+    case 0xac:
+    case 0xad:
         modrm(d, i);
-        if (b < 0xa8) SET(SHLD, h_shld);
-        else SET(SHRD, h_shrd);
+        if (b < 0xa8)
+            SET(SHLD, h_shld);
+        else
+            SET(SHRD, h_shrd);
         i->dst = ekind(i);
-        if (b & 1) i->src = NM_OPK_CL;
-        else { i->src = NM_OPK_IMM; i->imm = fetch8(d); }
+        if (b & 1)
+            i->src = NM_OPK_CL;
+        else {
+            i->src = NM_OPK_IMM;
+            i->imm = fetch8(d);
+        }
         return;
-    case 0xaf: modrm(d, i); SET(IMUL2, h_imul2); i->dst = NM_OPK_REG; i->src = ekind(i); return;
-    case 0xb0: case 0xb1:
+    case 0xaf:
+        modrm(d, i);
+        SET(IMUL2, h_imul2);
+        i->dst = NM_OPK_REG;
+        i->src = ekind(i);
+        return;
+    case 0xb0:
+    case 0xb1:
         modrm(d, i);
         if (b == 0xb0) i->opsize = 1;
         SET(CMPXCHG, h_cmpxchg);
         i->dst = ekind(i);
         i->src = NM_OPK_REG;
         return;
-    case 0xc0: case 0xc1:
+    case 0xc0:
+    case 0xc1:
         modrm(d, i);
         if (b == 0xc0) i->opsize = 1;
         SET(XADD, h_xadd);
         i->dst = ekind(i);
         i->src = NM_OPK_REG;
         return;
-    case 0xb2: case 0xb4: case 0xb5:
+    case 0xb2:
+    case 0xb4:
+    case 0xb5:
         modrm(d, i);
         NEED_MEM();
         i->fn = h_load_far_ptr;
@@ -242,15 +335,31 @@ static void decode_0f(dctx *d, nm_insn *i, unsigned osz)
         i->dst = NM_OPK_REG;
         i->src = NM_OPK_MEM;
         return;
-    case 0xb6: case 0xb7: case 0xbe: case 0xbf:
+    case 0xb6:
+    case 0xb7:
+    case 0xbe:
+    case 0xbf:
         modrm(d, i);
-        if (b & 8) { SET(MOVSX, (b & 1) ? h_movsx16 : h_movsx8); }
-        else { SET(MOVZX, (b & 1) ? h_movzx16 : h_movzx8); }
+        if (b & 8) {
+            SET(MOVSX, (b & 1) ? h_movsx16 : h_movsx8);
+        } else {
+            SET(MOVZX, (b & 1) ? h_movzx16 : h_movzx8);
+        }
         i->dst = NM_OPK_REG;
         i->src = ekind(i);
         return;
-    case 0xbc: modrm(d, i); SET(BSF, h_bsf); i->dst = NM_OPK_REG; i->src = ekind(i); return;
-    case 0xbd: modrm(d, i); SET(BSR, h_bsr); i->dst = NM_OPK_REG; i->src = ekind(i); return;
+    case 0xbc:
+        modrm(d, i);
+        SET(BSF, h_bsf);
+        i->dst = NM_OPK_REG;
+        i->src = ekind(i);
+        return;
+    case 0xbd:
+        modrm(d, i);
+        SET(BSR, h_bsr);
+        i->dst = NM_OPK_REG;
+        i->src = ekind(i);
+        return;
     case 0xc7:
         modrm(d, i);
         if (i->reg != 1 || i->mod == 3) ud(d);
@@ -319,10 +428,20 @@ static void decode_main(dctx *d, nm_insn *i)
         i->op = (uint16_t)(NM_OP_ADD + op);
         if (!(b & 1)) i->opsize = 1;
         switch (b & 7) {
-        case 0: case 1:
-            modrm(d, i); i->fn = h_alu_EG[op]; i->dst = ekind(i); i->src = NM_OPK_REG; break;
-        case 2: case 3:
-            modrm(d, i); i->fn = h_alu_GE[op]; i->dst = NM_OPK_REG; i->src = ekind(i); break;
+        case 0:
+        case 1:
+            modrm(d, i);
+            i->fn = h_alu_EG[op];
+            i->dst = ekind(i);
+            i->src = NM_OPK_REG;
+            break;
+        case 2:
+        case 3:
+            modrm(d, i);
+            i->fn = h_alu_GE[op];
+            i->dst = NM_OPK_REG;
+            i->src = ekind(i);
+            break;
         default:
             reg_in_opcode(i, NM_EAX);
             i->fn = h_alu_EI[op];
@@ -334,12 +453,24 @@ static void decode_main(dctx *d, nm_insn *i)
     }
     if (b >= 0x40 && b <= 0x4f) {
         reg_in_opcode(i, b & 7);
-        if (b < 0x48) SET(INC, h_inc);
-        else SET(DEC, h_dec);
+        if (b < 0x48)
+            SET(INC, h_inc);
+        else
+            SET(DEC, h_dec);
         return;
     }
-    if (b >= 0x50 && b <= 0x57) { reg_in_opcode(i, b & 7); SET(PUSH, h_push_E); i->src = NM_OPK_REG; i->dst = 0; return; }
-    if (b >= 0x58 && b <= 0x5f) { reg_in_opcode(i, b & 7); SET(POP, h_pop_E); return; }
+    if (b >= 0x50 && b <= 0x57) {
+        reg_in_opcode(i, b & 7);
+        SET(PUSH, h_push_E);
+        i->src = NM_OPK_REG;
+        i->dst = 0;
+        return;
+    }
+    if (b >= 0x58 && b <= 0x5f) {
+        reg_in_opcode(i, b & 7);
+        SET(POP, h_pop_E);
+        return;
+    }
     if (b >= 0x70 && b <= 0x7f) {
         SET(JCC, h_jcc);
         i->cond = b & 15;
@@ -370,10 +501,21 @@ static void decode_main(dctx *d, nm_insn *i)
     }
 
     switch (b) {
-    case 0x06: case 0x0e: case 0x16: case 0x1e:
-        SET(PUSH_SREG, h_push_sreg); i->reg = (uint8_t)(b >> 3); i->src = NM_OPK_REG; return;
-    case 0x07: case 0x17: case 0x1f:
-        SET(POP_SREG, h_pop_sreg); i->reg = (uint8_t)(b >> 3); i->dst = NM_OPK_REG; return;
+    case 0x06:
+    case 0x0e:
+    case 0x16:
+    case 0x1e:
+        SET(PUSH_SREG, h_push_sreg);
+        i->reg = (uint8_t)(b >> 3);
+        i->src = NM_OPK_REG;
+        return;
+    case 0x07:
+    case 0x17:
+    case 0x1f:
+        SET(POP_SREG, h_pop_sreg);
+        i->reg = (uint8_t)(b >> 3);
+        i->dst = NM_OPK_REG;
+        return;
     case 0x0f: decode_0f(d, i, osz); return;
     case 0x27: SET(DAA, h_daa); return;
     case 0x2f: SET(DAS, h_das); return;
@@ -381,20 +523,56 @@ static void decode_main(dctx *d, nm_insn *i)
     case 0x3f: SET(AAS, h_aas); return;
     case 0x60: SET(PUSHA, h_pusha); return;
     case 0x61: SET(POPA, h_popa); return;
-    case 0x62: modrm(d, i); NEED_MEM(); SET(BOUND, h_bound); i->dst = NM_OPK_REG; i->src = NM_OPK_MEM; return;
-    case 0x63: modrm(d, i); SET(ARPL, h_arpl); i->opsize = 2; i->dst = ekind(i); i->src = NM_OPK_REG; return;
-    case 0x68: SET(PUSH, h_push_I); i->imm = fetch_imm(d, osz); i->src = NM_OPK_IMM; return;
-    case 0x6a: SET(PUSH, h_push_I); i->imm = fetch_simm8(d, osz); i->src = NM_OPK_IMM; return;
-    case 0x69: case 0x6b:
+    case 0x62:
+        modrm(d, i);
+        NEED_MEM();
+        SET(BOUND, h_bound);
+        i->dst = NM_OPK_REG;
+        i->src = NM_OPK_MEM;
+        return;
+    case 0x63:
+        modrm(d, i);
+        SET(ARPL, h_arpl);
+        i->opsize = 2;
+        i->dst = ekind(i);
+        i->src = NM_OPK_REG;
+        return;
+    case 0x68:
+        SET(PUSH, h_push_I);
+        i->imm = fetch_imm(d, osz);
+        i->src = NM_OPK_IMM;
+        return;
+    case 0x6a:
+        SET(PUSH, h_push_I);
+        i->imm = fetch_simm8(d, osz);
+        i->src = NM_OPK_IMM;
+        return;
+    case 0x69:
+    case 0x6b:
         modrm(d, i);
         SET(IMUL3, h_imul3);
         i->imm = b == 0x69 ? fetch_imm(d, osz) : fetch_simm8(d, osz);
         i->dst = NM_OPK_REG;
         i->src = ekind(i);
         return;
-    case 0x6c: case 0x6d: SET(INS, h_ins); if (b == 0x6c) i->opsize = 1; i->src = NM_OPK_CL; i->dst = NM_OPK_MEM; return;
-    case 0x6e: case 0x6f: SET(OUTS, h_outs); if (b == 0x6e) i->opsize = 1; i->dst = NM_OPK_CL; i->src = NM_OPK_MEM; return;
-    case 0x80: case 0x81: case 0x82: case 0x83:
+    case 0x6c:
+    case 0x6d:
+        SET(INS, h_ins);
+        if (b == 0x6c) i->opsize = 1;
+        i->src = NM_OPK_CL;
+        i->dst = NM_OPK_MEM;
+        return;
+    case 0x6e:
+    case 0x6f:
+        SET(OUTS, h_outs);
+        if (b == 0x6e) i->opsize = 1;
+        i->dst = NM_OPK_CL;
+        i->src = NM_OPK_MEM;
+        return;
+    case 0x80:
+    case 0x81:
+    case 0x82:
+    case 0x83:
         modrm(d, i);
         if (!(b & 1)) i->opsize = 1;
         i->op = (uint16_t)(NM_OP_ADD + i->reg);
@@ -403,40 +581,85 @@ static void decode_main(dctx *d, nm_insn *i)
         i->dst = ekind(i);
         i->src = NM_OPK_IMM;
         return;
-    case 0x84: case 0x85:
-        modrm(d, i); if (b == 0x84) i->opsize = 1;
-        SET(TEST, h_test_EG); i->dst = ekind(i); i->src = NM_OPK_REG; return;
-    case 0xa8: case 0xa9:
-        reg_in_opcode(i, NM_EAX); if (b == 0xa8) i->opsize = 1;
-        SET(TEST, h_test_EI); i->imm = fetch_imm(d, i->opsize); i->src = NM_OPK_IMM; return;
-    case 0x86: case 0x87:
-        modrm(d, i); if (b == 0x86) i->opsize = 1;
-        SET(XCHG, h_xchg); i->dst = ekind(i); i->src = NM_OPK_REG; return;
-    case 0x88: case 0x89:
-        modrm(d, i); if (b == 0x88) i->opsize = 1;
-        SET(MOV, h_mov_EG); i->dst = ekind(i); i->src = NM_OPK_REG; return;
-    case 0x8a: case 0x8b:
-        modrm(d, i); if (b == 0x8a) i->opsize = 1;
-        SET(MOV, h_mov_GE); i->dst = NM_OPK_REG; i->src = ekind(i); return;
+    case 0x84:
+    case 0x85:
+        modrm(d, i);
+        if (b == 0x84) i->opsize = 1;
+        SET(TEST, h_test_EG);
+        i->dst = ekind(i);
+        i->src = NM_OPK_REG;
+        return;
+    case 0xa8:
+    case 0xa9:
+        reg_in_opcode(i, NM_EAX);
+        if (b == 0xa8) i->opsize = 1;
+        SET(TEST, h_test_EI);
+        i->imm = fetch_imm(d, i->opsize);
+        i->src = NM_OPK_IMM;
+        return;
+    case 0x86:
+    case 0x87:
+        modrm(d, i);
+        if (b == 0x86) i->opsize = 1;
+        SET(XCHG, h_xchg);
+        i->dst = ekind(i);
+        i->src = NM_OPK_REG;
+        return;
+    case 0x88:
+    case 0x89:
+        modrm(d, i);
+        if (b == 0x88) i->opsize = 1;
+        SET(MOV, h_mov_EG);
+        i->dst = ekind(i);
+        i->src = NM_OPK_REG;
+        return;
+    case 0x8a:
+    case 0x8b:
+        modrm(d, i);
+        if (b == 0x8a) i->opsize = 1;
+        SET(MOV, h_mov_GE);
+        i->dst = NM_OPK_REG;
+        i->src = ekind(i);
+        return;
     case 0x8c:
         modrm(d, i);
         if (i->reg > NM_GS) ud(d);
         /* To memory always 16 bits; to a register, the operand size. */
         if (i->mod != 3) i->opsize = 2;
-        SET(MOV_FROM_SREG, h_mov_from_sreg); i->dst = ekind(i); i->src = NM_OPK_REG; return;
+        SET(MOV_FROM_SREG, h_mov_from_sreg);
+        i->dst = ekind(i);
+        i->src = NM_OPK_REG;
+        return;
     case 0x8e:
         modrm(d, i);
         if (i->reg > NM_GS || i->reg == NM_CS) ud(d);
         i->opsize = 2;
-        SET(MOV_TO_SREG, h_mov_to_sreg); i->dst = NM_OPK_REG; i->src = ekind(i); return;
-    case 0x8d: modrm(d, i); NEED_MEM(); SET(LEA, h_lea); i->dst = NM_OPK_REG; i->src = NM_OPK_MEM; return;
-    case 0x8f: modrm(d, i); if (i->reg) ud(d); SET(POP, h_pop_E); i->dst = ekind(i); return;
+        SET(MOV_TO_SREG, h_mov_to_sreg);
+        i->dst = NM_OPK_REG;
+        i->src = ekind(i);
+        return;
+    case 0x8d:
+        modrm(d, i);
+        NEED_MEM();
+        SET(LEA, h_lea);
+        i->dst = NM_OPK_REG;
+        i->src = NM_OPK_MEM;
+        return;
+    case 0x8f:
+        modrm(d, i);
+        if (i->reg) ud(d);
+        SET(POP, h_pop_E);
+        i->dst = ekind(i);
+        return;
     case 0x90: SET(NOP, h_nop); return;
     case 0x98: SET(CBW, h_cbw); return;
     case 0x99: SET(CWD, h_cwd); return;
-    case 0x9a: case 0xea:
-        if (b == 0x9a) SET(CALL_FAR, h_call_far);
-        else SET(JMP_FAR, h_jmp_far);
+    case 0x9a:
+    case 0xea:
+        if (b == 0x9a)
+            SET(CALL_FAR, h_call_far);
+        else
+            SET(JMP_FAR, h_jmp_far);
         i->imm = fetch_imm(d, osz);
         i->imm2 = fetch16(d);
         i->src = NM_OPK_IMM;
@@ -446,7 +669,10 @@ static void decode_main(dctx *d, nm_insn *i)
     case 0x9d: SET(POPF, h_popf); return;
     case 0x9e: SET(SAHF, h_sahf); return;
     case 0x9f: SET(LAHF, h_lahf); return;
-    case 0xa0: case 0xa1: case 0xa2: case 0xa3:
+    case 0xa0:
+    case 0xa1:
+    case 0xa2:
+    case 0xa3:
         /* MOV with a direct offset (moffs): a ModRM-less memory operand. */
         i->mod = 0;
         i->reg = NM_EAX;
@@ -456,83 +682,165 @@ static void decode_main(dctx *d, nm_insn *i)
         i->dst = b < 0xa2 ? NM_OPK_REG : NM_OPK_MEM;
         i->src = b < 0xa2 ? NM_OPK_MEM : NM_OPK_REG;
         return;
-    case 0xa4: case 0xa5: SET(MOVS, h_movs); break;
-    case 0xa6: case 0xa7: SET(CMPS, h_cmps); break;
-    case 0xaa: case 0xab: SET(STOS, h_stos); break;
-    case 0xac: case 0xad: SET(LODS, h_lods); break;
-    case 0xae: case 0xaf: SET(SCAS, h_scas); break;
-    case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
+    case 0xa4:
+    case 0xa5: SET(MOVS, h_movs); break;
+    case 0xa6:
+    case 0xa7: SET(CMPS, h_cmps); break;
+    case 0xaa:
+    case 0xab: SET(STOS, h_stos); break;
+    case 0xac:
+    case 0xad: SET(LODS, h_lods); break;
+    case 0xae:
+    case 0xaf: SET(SCAS, h_scas); break;
+    case 0xc0:
+    case 0xc1:
+    case 0xd0:
+    case 0xd1:
+    case 0xd2:
+    case 0xd3:
         modrm(d, i);
         if (!(b & 1)) i->opsize = 1;
         i->cond = i->reg == 6 ? 4 : i->reg; /* SAL (/6) is SHL */
         i->op = (uint16_t)(NM_OP_ROL + i->cond);
         i->fn = h_shift;
         i->dst = ekind(i);
-        if (b < 0xd0) { i->src = NM_OPK_IMM; i->imm = fetch8(d); }
-        else if (b < 0xd2) { i->src = NM_OPK_ONE; i->imm = 1; }
-        else i->src = NM_OPK_CL;
+        if (b < 0xd0) {
+            i->src = NM_OPK_IMM;
+            i->imm = fetch8(d);
+        } else if (b < 0xd2) {
+            i->src = NM_OPK_ONE;
+            i->imm = 1;
+        } else
+            i->src = NM_OPK_CL;
         return;
-    case 0xc2: SET(RET, h_ret); i->imm = fetch16(d); i->src = NM_OPK_IMM; return;
+    case 0xc2:
+        SET(RET, h_ret);
+        i->imm = fetch16(d);
+        i->src = NM_OPK_IMM;
+        return;
     case 0xc3: SET(RET, h_ret); return;
-    case 0xca: SET(RET_FAR, h_ret_far); i->imm = fetch16(d); i->src = NM_OPK_IMM; return;
+    case 0xca:
+        SET(RET_FAR, h_ret_far);
+        i->imm = fetch16(d);
+        i->src = NM_OPK_IMM;
+        return;
     case 0xcb: SET(RET_FAR, h_ret_far); return;
-    case 0xc4: case 0xc5:
-        modrm(d, i); NEED_MEM();
+    case 0xc4:
+    case 0xc5:
+        modrm(d, i);
+        NEED_MEM();
         i->fn = h_load_far_ptr;
         i->cond = b == 0xc4 ? NM_ES : NM_DS;
         i->op = b == 0xc4 ? NM_OP_LES : NM_OP_LDS;
-        i->dst = NM_OPK_REG; i->src = NM_OPK_MEM;
+        i->dst = NM_OPK_REG;
+        i->src = NM_OPK_MEM;
         return;
-    case 0xc6: case 0xc7:
-        modrm(d, i); if (i->reg) ud(d);
+    case 0xc6:
+    case 0xc7:
+        modrm(d, i);
+        if (i->reg) ud(d);
         if (b == 0xc6) i->opsize = 1;
-        SET(MOV, h_mov_EI); i->imm = fetch_imm(d, i->opsize); i->dst = ekind(i); i->src = NM_OPK_IMM;
+        SET(MOV, h_mov_EI);
+        i->imm = fetch_imm(d, i->opsize);
+        i->dst = ekind(i);
+        i->src = NM_OPK_IMM;
         return;
-    case 0xc8: SET(ENTER, h_enter); i->imm = fetch16(d); i->imm2 = fetch8(d); i->src = NM_OPK_IMM; return;
+    case 0xc8:
+        SET(ENTER, h_enter);
+        i->imm = fetch16(d);
+        i->imm2 = fetch8(d);
+        i->src = NM_OPK_IMM;
+        return;
     case 0xc9: SET(LEAVE, h_leave); return;
     case 0xcc: SET(INT3, h_int3); return;
-    case 0xcd: SET(INT, h_int); i->imm = fetch8(d); i->src = NM_OPK_IMM; return;
+    case 0xcd:
+        SET(INT, h_int);
+        i->imm = fetch8(d);
+        i->src = NM_OPK_IMM;
+        return;
     case 0xce: SET(INTO, h_into); return;
     case 0xcf: SET(IRET, h_iret); return;
-    case 0xd4: SET(AAM, h_aam); i->imm = fetch8(d); i->src = NM_OPK_IMM; return;
-    case 0xd5: SET(AAD, h_aad); i->imm = fetch8(d); i->src = NM_OPK_IMM; return;
+    case 0xd4:
+        SET(AAM, h_aam);
+        i->imm = fetch8(d);
+        i->src = NM_OPK_IMM;
+        return;
+    case 0xd5:
+        SET(AAD, h_aad);
+        i->imm = fetch8(d);
+        i->src = NM_OPK_IMM;
+        return;
     case 0xd6: SET(SALC, h_salc); return;
-    case 0xd7: SET(XLAT, h_xlat); i->src = NM_OPK_MEM; return;
+    case 0xd7:
+        SET(XLAT, h_xlat);
+        i->src = NM_OPK_MEM;
+        return;
     case 0xe0: SET(LOOPNE, h_loopne); goto rel8;
     case 0xe1: SET(LOOPE, h_loope); goto rel8;
     case 0xe2: SET(LOOP, h_loop); goto rel8;
     case 0xe3: SET(JCXZ, h_jcxz); goto rel8;
-    case 0xeb: SET(JMP, h_jmp_rel); goto rel8;
+    case 0xeb:
+        SET(JMP, h_jmp_rel);
+        goto rel8;
     rel8:
         i->disp = (uint32_t)(int32_t)(int8_t)fetch8(d);
         i->src = NM_OPK_IMM;
         return;
-    case 0xe8: case 0xe9:
-        if (b == 0xe8) SET(CALL, h_call_rel);
-        else SET(JMP, h_jmp_rel);
+    case 0xe8:
+    case 0xe9:
+        if (b == 0xe8)
+            SET(CALL, h_call_rel);
+        else
+            SET(JMP, h_jmp_rel);
         i->disp = osz == 4 ? fetch32(d) : (uint32_t)(int32_t)(int16_t)fetch16(d);
         i->src = NM_OPK_IMM;
         return;
-    case 0xe4: case 0xe5: case 0xe6: case 0xe7:
+    case 0xe4:
+    case 0xe5:
+    case 0xe6:
+    case 0xe7:
         if (!(b & 1)) i->opsize = 1;
-        if (b < 0xe6) { SET(IN, h_in); i->dst = NM_OPK_REG; i->src = NM_OPK_IMM; }
-        else { SET(OUT, h_out); i->dst = NM_OPK_IMM; i->src = NM_OPK_REG; }
+        if (b < 0xe6) {
+            SET(IN, h_in);
+            i->dst = NM_OPK_REG;
+            i->src = NM_OPK_IMM;
+        } else {
+            SET(OUT, h_out);
+            i->dst = NM_OPK_IMM;
+            i->src = NM_OPK_REG;
+        }
         i->imm = fetch8(d);
         return;
-    case 0xec: case 0xed: case 0xee: case 0xef:
+    case 0xec:
+    case 0xed:
+    case 0xee:
+    case 0xef:
         if (!(b & 1)) i->opsize = 1;
-        if (b < 0xee) { SET(IN, h_in); i->dst = NM_OPK_REG; i->src = NM_OPK_CL; }
-        else { SET(OUT, h_out); i->dst = NM_OPK_CL; i->src = NM_OPK_REG; }
+        if (b < 0xee) {
+            SET(IN, h_in);
+            i->dst = NM_OPK_REG;
+            i->src = NM_OPK_CL;
+        } else {
+            SET(OUT, h_out);
+            i->dst = NM_OPK_CL;
+            i->src = NM_OPK_REG;
+        }
         return;
     case 0xf1: SET(ICEBP, h_icebp); return;
     case 0xf4: SET(HLT, h_hlt); return;
     case 0xf5: SET(CMC, h_cmc); return;
-    case 0xf6: case 0xf7:
+    case 0xf6:
+    case 0xf7:
         modrm(d, i);
         if (b == 0xf6) i->opsize = 1;
         i->dst = ekind(i);
         switch (i->reg) {
-        case 0: case 1: SET(TEST, h_test_EI); i->imm = fetch_imm(d, i->opsize); i->src = NM_OPK_IMM; break;
+        case 0:
+        case 1:
+            SET(TEST, h_test_EI);
+            i->imm = fetch_imm(d, i->opsize);
+            i->src = NM_OPK_IMM;
+            break;
         case 2: SET(NOT, h_not); break;
         case 3: SET(NEG, h_neg); break;
         case 4: SET(MUL, h_mul); break;
@@ -551,9 +859,12 @@ static void decode_main(dctx *d, nm_insn *i)
         modrm(d, i);
         i->opsize = 1;
         i->dst = ekind(i);
-        if (i->reg == 0) SET(INC, h_inc);
-        else if (i->reg == 1) SET(DEC, h_dec);
-        else ud(d);
+        if (i->reg == 0)
+            SET(INC, h_inc);
+        else if (i->reg == 1)
+            SET(DEC, h_dec);
+        else
+            ud(d);
         return;
     case 0xff:
         modrm(d, i);
@@ -561,16 +872,37 @@ static void decode_main(dctx *d, nm_insn *i)
         switch (i->reg) {
         case 0: SET(INC, h_inc); break;
         case 1: SET(DEC, h_dec); break;
-        case 2: SET(CALL, h_call_E); i->src = i->dst; i->dst = 0; break;
-        case 3: NEED_MEM(); SET(CALL_FAR, h_call_far_M); i->src = i->dst; i->dst = 0; break;
-        case 4: SET(JMP, h_jmp_E); i->src = i->dst; i->dst = 0; break;
-        case 5: NEED_MEM(); SET(JMP_FAR, h_jmp_far_M); i->src = i->dst; i->dst = 0; break;
-        case 6: SET(PUSH, h_push_E); i->src = i->dst; i->dst = 0; break;
+        case 2:
+            SET(CALL, h_call_E);
+            i->src = i->dst;
+            i->dst = 0;
+            break;
+        case 3:
+            NEED_MEM();
+            SET(CALL_FAR, h_call_far_M);
+            i->src = i->dst;
+            i->dst = 0;
+            break;
+        case 4:
+            SET(JMP, h_jmp_E);
+            i->src = i->dst;
+            i->dst = 0;
+            break;
+        case 5:
+            NEED_MEM();
+            SET(JMP_FAR, h_jmp_far_M);
+            i->src = i->dst;
+            i->dst = 0;
+            break;
+        case 6:
+            SET(PUSH, h_push_E);
+            i->src = i->dst;
+            i->dst = 0;
+            break;
         default: ud(d);
         }
         return;
-    default:
-        ud(d); /* 0x26.. prefixes never get here; what is left is undefined */
+    default: ud(d); /* 0x26.. prefixes never get here; what is left is undefined */
     }
     /* String instructions (A4-AF). */
     if (!(b & 1)) i->opsize = 1;

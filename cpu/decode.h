@@ -9,12 +9,12 @@
 
 #include "cpu/cpu.h"
 
-#define NM_OPF_LOCK 0x01u
+#define NM_OPF_LOCK   0x01u
 #define NM_OPF_BRANCH 0x02u
 #define NM_OPF_STRING 0x04u
-#define NM_OPF_PRIV 0x08u
-#define NM_OPF_I486 0x10u
-#define NM_OPF_I586 0x20u
+#define NM_OPF_PRIV   0x08u
+#define NM_OPF_I486   0x10u
+#define NM_OPF_I586   0x20u
 
 /* Instruction IDs (cpu/opcodes.def). */
 typedef enum {
@@ -40,11 +40,11 @@ enum {
 /* Prefixes seen (nm_insn.prefixes). */
 #define NM_PFX_OPSIZE 0x01u
 #define NM_PFX_ADSIZE 0x02u
-#define NM_PFX_SEG 0x04u
-#define NM_PFX_LOCK 0x08u
-#define NM_PFX_REP 0x10u   /* F3: REP / REPE */
-#define NM_PFX_REPNE 0x20u /* F2 */
-#define NM_PFX_0F 0x40u    /* two-byte opcode */
+#define NM_PFX_SEG    0x04u
+#define NM_PFX_LOCK   0x08u
+#define NM_PFX_REP    0x10u /* F3: REP / REPE */
+#define NM_PFX_REPNE  0x20u /* F2 */
+#define NM_PFX_0F     0x40u /* two-byte opcode */
 
 /* No base / index register in a memory operand. */
 #define NM_REG_NONE 8

@@ -9,8 +9,14 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
 {
     uint32_t m = szi_mask(szi), r, cin;
     switch (op) {
-    case ALU_ADD: r = (a + b) & m; lf_set(c, LF_ADD, szi, a, b, r); return r;
-    case ALU_OR: r = a | b; lf_set(c, LF_LOGIC, szi, a, b, r); return r;
+    case ALU_ADD:
+        r = (a + b) & m;
+        lf_set(c, LF_ADD, szi, a, b, r);
+        return r;
+    case ALU_OR:
+        r = a | b;
+        lf_set(c, LF_LOGIC, szi, a, b, r);
+        return r;
     case ALU_ADC:
         cin = flags_cf(c);
         r = (a + b + cin) & m;
@@ -23,9 +29,18 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
         c->lf_carry_in = cin;
         lf_set(c, LF_SBB, szi, a, b, r);
         return r;
-    case ALU_AND: r = a & b; lf_set(c, LF_LOGIC, szi, a, b, r); return r;
-    case ALU_XOR: r = a ^ b; lf_set(c, LF_LOGIC, szi, a, b, r); return r;
-    default: /* SUB, CMP */ r = (a - b) & m; lf_set(c, LF_SUB, szi, a, b, r); return r;
+    case ALU_AND:
+        r = a & b;
+        lf_set(c, LF_LOGIC, szi, a, b, r);
+        return r;
+    case ALU_XOR:
+        r = a ^ b;
+        lf_set(c, LF_LOGIC, szi, a, b, r);
+        return r;
+    default: /* SUB, CMP */
+        r = (a - b) & m;
+        lf_set(c, LF_SUB, szi, a, b, r);
+        return r;
     }
 }
 
@@ -79,17 +94,17 @@ ALU_BOTH(sub, ALU_SUB)
 ALU_BOTH(xor, ALU_XOR)
 ALU_BOTH(cmp, ALU_CMP)
 
-const nm_handler h_alu_EG[8] = {h_add_EG, h_or_EG, h_adc_EG, h_sbb_EG,
+const nm_handler h_alu_EG[8] = {h_add_EG, h_or_EG,  h_adc_EG, h_sbb_EG,
                                 h_and_EG, h_sub_EG, h_xor_EG, h_cmp_EG};
-const nm_handler h_alu_GE[8] = {h_add_GE, h_or_GE, h_adc_GE, h_sbb_GE,
+const nm_handler h_alu_GE[8] = {h_add_GE, h_or_GE,  h_adc_GE, h_sbb_GE,
                                 h_and_GE, h_sub_GE, h_xor_GE, h_cmp_GE};
-const nm_handler h_alu_EI[8] = {h_add_EI, h_or_EI, h_adc_EI, h_sbb_EI,
+const nm_handler h_alu_EI[8] = {h_add_EI, h_or_EI,  h_adc_EI, h_sbb_EI,
                                 h_and_EI, h_sub_EI, h_xor_EI, h_cmp_EI};
-static const nm_handler h_alu_EG_d[8] = {h_add_EG_d, h_or_EG_d, h_adc_EG_d, h_sbb_EG_d,
+static const nm_handler h_alu_EG_d[8] = {h_add_EG_d, h_or_EG_d,  h_adc_EG_d, h_sbb_EG_d,
                                          h_and_EG_d, h_sub_EG_d, h_xor_EG_d, h_cmp_EG_d};
-static const nm_handler h_alu_GE_d[8] = {h_add_GE_d, h_or_GE_d, h_adc_GE_d, h_sbb_GE_d,
+static const nm_handler h_alu_GE_d[8] = {h_add_GE_d, h_or_GE_d,  h_adc_GE_d, h_sbb_GE_d,
                                          h_and_GE_d, h_sub_GE_d, h_xor_GE_d, h_cmp_GE_d};
-static const nm_handler h_alu_EI_d[8] = {h_add_EI_d, h_or_EI_d, h_adc_EI_d, h_sbb_EI_d,
+static const nm_handler h_alu_EI_d[8] = {h_add_EI_d, h_or_EI_d,  h_adc_EI_d, h_sbb_EI_d,
                                          h_and_EI_d, h_sub_EI_d, h_xor_EI_d, h_cmp_EI_d};
 
 void h_test_EG(nm_cpu *c, const nm_insn *i)
@@ -124,10 +139,22 @@ static inline void incdec(nm_cpu *c, const nm_insn *i, bool dec, unsigned sz)
     c->lf_carry_in = cf;
     lf_set(c, dec ? LF_DEC : LF_INC, szi, a, 1, r);
 }
-void h_inc(nm_cpu *c, const nm_insn *i) { incdec(c, i, false, i->opsize); }
-void h_dec(nm_cpu *c, const nm_insn *i) { incdec(c, i, true, i->opsize); }
-static void h_inc_d(nm_cpu *c, const nm_insn *i) { incdec(c, i, false, 4); }
-static void h_dec_d(nm_cpu *c, const nm_insn *i) { incdec(c, i, true, 4); }
+void h_inc(nm_cpu *c, const nm_insn *i)
+{
+    incdec(c, i, false, i->opsize);
+}
+void h_dec(nm_cpu *c, const nm_insn *i)
+{
+    incdec(c, i, true, i->opsize);
+}
+static void h_inc_d(nm_cpu *c, const nm_insn *i)
+{
+    incdec(c, i, false, 4);
+}
+static void h_dec_d(nm_cpu *c, const nm_insn *i)
+{
+    incdec(c, i, true, 4);
+}
 
 void h_neg(nm_cpu *c, const nm_insn *i)
 {
@@ -135,8 +162,10 @@ void h_neg(nm_cpu *c, const nm_insn *i)
     uint32_t ea = i->mod == 3 ? 0 : insn_ea(c, i);
     uint32_t a = i->mod == 3 ? reg_get(c, i->rm, sz) : mem_read(c, i->seg, ea, sz);
     uint32_t r = (0 - a) & szi_mask(szi);
-    if (i->mod == 3) reg_set(c, i->rm, sz, r);
-    else mem_write(c, i->seg, ea, r, sz);
+    if (i->mod == 3)
+        reg_set(c, i->rm, sz, r);
+    else
+        mem_write(c, i->seg, ea, r, sz);
     lf_set(c, LF_SUB, szi, 0, a, r); /* NEG is 0 - x: CF = (x != 0) */
 }
 
@@ -151,15 +180,39 @@ void h_not(nm_cpu *c, const nm_insn *i)
     }
 }
 
-void h_mov_EG(nm_cpu *c, const nm_insn *i) { rm_write(c, i, i->opsize, reg_get(c, i->reg, i->opsize)); }
-void h_mov_GE(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, i->opsize)); }
-void h_mov_EI(nm_cpu *c, const nm_insn *i) { rm_write(c, i, i->opsize, i->imm); }
-static void h_mov_EG_d(nm_cpu *c, const nm_insn *i) { rm_write(c, i, 4, c->gpr[i->reg]); }
-static void h_mov_GE_d(nm_cpu *c, const nm_insn *i) { c->gpr[i->reg] = rm_read(c, i, 4); }
-static void h_mov_EI_d(nm_cpu *c, const nm_insn *i) { rm_write(c, i, 4, i->imm); }
+void h_mov_EG(nm_cpu *c, const nm_insn *i)
+{
+    rm_write(c, i, i->opsize, reg_get(c, i->reg, i->opsize));
+}
+void h_mov_GE(nm_cpu *c, const nm_insn *i)
+{
+    reg_set(c, i->reg, i->opsize, rm_read(c, i, i->opsize));
+}
+void h_mov_EI(nm_cpu *c, const nm_insn *i)
+{
+    rm_write(c, i, i->opsize, i->imm);
+}
+static void h_mov_EG_d(nm_cpu *c, const nm_insn *i)
+{
+    rm_write(c, i, 4, c->gpr[i->reg]);
+}
+static void h_mov_GE_d(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = rm_read(c, i, 4);
+}
+static void h_mov_EI_d(nm_cpu *c, const nm_insn *i)
+{
+    rm_write(c, i, 4, i->imm);
+}
 
-void h_movzx8(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, 1)); }
-void h_movzx16(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, rm_read(c, i, 2)); }
+void h_movzx8(nm_cpu *c, const nm_insn *i)
+{
+    reg_set(c, i->reg, i->opsize, rm_read(c, i, 1));
+}
+void h_movzx16(nm_cpu *c, const nm_insn *i)
+{
+    reg_set(c, i->reg, i->opsize, rm_read(c, i, 2));
+}
 void h_movsx8(nm_cpu *c, const nm_insn *i)
 {
     reg_set(c, i->reg, i->opsize, (uint32_t)(int32_t)(int8_t)rm_read(c, i, 1));
@@ -169,7 +222,10 @@ void h_movsx16(nm_cpu *c, const nm_insn *i)
     reg_set(c, i->reg, i->opsize, (uint32_t)(int32_t)(int16_t)rm_read(c, i, 2));
 }
 
-void h_lea(nm_cpu *c, const nm_insn *i) { reg_set(c, i->reg, i->opsize, insn_ea(c, i)); }
+void h_lea(nm_cpu *c, const nm_insn *i)
+{
+    reg_set(c, i->reg, i->opsize, insn_ea(c, i));
+}
 
 void h_xchg(nm_cpu *c, const nm_insn *i)
 {
@@ -212,13 +268,19 @@ void h_cmpxchg(nm_cpu *c, const nm_insn *i)
     unsigned sz = i->opsize, szi = szi_of(sz);
     uint32_t acc = reg_get(c, NM_EAX, sz), src = reg_get(c, i->reg, sz), d;
     uint32_t ea = 0;
-    if (i->mod == 3) d = reg_get(c, i->rm, sz);
-    else { ea = insn_ea(c, i); d = mem_read(c, i->seg, ea, sz); }
+    if (i->mod == 3)
+        d = reg_get(c, i->rm, sz);
+    else {
+        ea = insn_ea(c, i);
+        d = mem_read(c, i->seg, ea, sz);
+    }
     uint32_t r = (acc - d) & szi_mask(szi);
     bool eq = acc == d;
     uint32_t out = eq ? src : d;
-    if (i->mod == 3) reg_set(c, i->rm, sz, out);
-    else mem_write(c, i->seg, ea, out, sz);
+    if (i->mod == 3)
+        reg_set(c, i->rm, sz, out);
+    else
+        mem_write(c, i->seg, ea, out, sz);
     if (!eq) reg_set(c, NM_EAX, sz, d);
     lf_set(c, LF_SUB, szi, acc, d, r);
 }
@@ -246,20 +308,26 @@ void h_bswap(nm_cpu *c, const nm_insn *i)
 {
     /* With a 16-bit operand the result is undefined; the 486 clears the
      * low word (as later parts do). */
-    if (i->opsize == 2) c->gpr[i->rm] &= 0xffff0000u;
-    else c->gpr[i->rm] = __builtin_bswap32(c->gpr[i->rm]);
+    if (i->opsize == 2)
+        c->gpr[i->rm] &= 0xffff0000u;
+    else
+        c->gpr[i->rm] = __builtin_bswap32(c->gpr[i->rm]);
 }
 
 void h_cbw(nm_cpu *c, const nm_insn *i)
 {
-    if (i->opsize == 4) c->gpr[NM_EAX] = (uint32_t)(int32_t)(int16_t)c->gpr[NM_EAX];
-    else reg_set(c, NM_EAX, 2, (uint32_t)(int32_t)(int8_t)c->gpr[NM_EAX]);
+    if (i->opsize == 4)
+        c->gpr[NM_EAX] = (uint32_t)(int32_t)(int16_t)c->gpr[NM_EAX];
+    else
+        reg_set(c, NM_EAX, 2, (uint32_t)(int32_t)(int8_t)c->gpr[NM_EAX]);
 }
 
 void h_cwd(nm_cpu *c, const nm_insn *i)
 {
-    if (i->opsize == 4) c->gpr[NM_EDX] = (c->gpr[NM_EAX] & 0x80000000u) ? 0xffffffffu : 0;
-    else reg_set(c, NM_EDX, 2, (c->gpr[NM_EAX] & 0x8000) ? 0xffff : 0);
+    if (i->opsize == 4)
+        c->gpr[NM_EDX] = (c->gpr[NM_EAX] & 0x80000000u) ? 0xffffffffu : 0;
+    else
+        reg_set(c, NM_EDX, 2, (c->gpr[NM_EAX] & 0x8000) ? 0xffff : 0);
 }
 
 void h_lahf(nm_cpu *c, const nm_insn *i)

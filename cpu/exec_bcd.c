@@ -50,8 +50,10 @@ static void aaa_aas(nm_cpu *c, bool sub)
     bool adj = (ax & 0x0f) > 9 || (f & NM_FLAG_AF);
     if (adj) {
         /* SDM: AAA adds 106H to AX; AAS subtracts 6 from AX and 1 from AH. */
-        if (sub) ax = ((ax - 6) & 0xffff) - 0x100;
-        else ax += 0x106;
+        if (sub)
+            ax = ((ax - 6) & 0xffff) - 0x100;
+        else
+            ax += 0x106;
         ax &= 0xffff;
     }
     ax = (ax & 0xff00) | (ax & 0x0f);
@@ -61,8 +63,16 @@ static void aaa_aas(nm_cpu *c, bool sub)
     flags_set_arith(c, f);
 }
 
-void h_aaa(nm_cpu *c, const nm_insn *i) { (void)i; aaa_aas(c, false); }
-void h_aas(nm_cpu *c, const nm_insn *i) { (void)i; aaa_aas(c, true); }
+void h_aaa(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    aaa_aas(c, false);
+}
+void h_aas(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    aaa_aas(c, true);
+}
 
 void h_aam(nm_cpu *c, const nm_insn *i)
 {

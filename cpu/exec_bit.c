@@ -42,8 +42,14 @@ static void bt_common(nm_cpu *c, const nm_insn *i, uint32_t offset, bool from_re
     set_cf(c, v & bit);
 }
 
-void h_bt_G(nm_cpu *c, const nm_insn *i) { bt_common(c, i, reg_get(c, i->reg, i->opsize), true); }
-void h_bt_I(nm_cpu *c, const nm_insn *i) { bt_common(c, i, i->imm, false); }
+void h_bt_G(nm_cpu *c, const nm_insn *i)
+{
+    bt_common(c, i, reg_get(c, i->reg, i->opsize), true);
+}
+void h_bt_I(nm_cpu *c, const nm_insn *i)
+{
+    bt_common(c, i, i->imm, false);
+}
 
 static void set_zf(nm_cpu *c, bool zf)
 {
@@ -73,4 +79,7 @@ void h_bsr(nm_cpu *c, const nm_insn *i)
     set_zf(c, false);
 }
 
-void h_setcc(nm_cpu *c, const nm_insn *i) { rm_write(c, i, 1, flags_cond(c, i->cond)); }
+void h_setcc(nm_cpu *c, const nm_insn *i)
+{
+    rm_write(c, i, 1, flags_cond(c, i->cond));
+}

@@ -6,13 +6,21 @@
  * by the run loop). */
 #include "cpu/exec.h"
 
-void h_push_E(nm_cpu *c, const nm_insn *i) { push(c, rm_read(c, i, i->opsize), i->opsize); }
-void h_push_I(nm_cpu *c, const nm_insn *i) { push(c, i->imm, i->opsize); }
+void h_push_E(nm_cpu *c, const nm_insn *i)
+{
+    push(c, rm_read(c, i, i->opsize), i->opsize);
+}
+void h_push_I(nm_cpu *c, const nm_insn *i)
+{
+    push(c, i->imm, i->opsize);
+}
 
 static void esp_add(nm_cpu *c, uint32_t n)
 {
-    if (c->stack32) c->gpr[NM_ESP] += n;
-    else c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] + n) & 0xffff);
+    if (c->stack32)
+        c->gpr[NM_ESP] += n;
+    else
+        c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] + n) & 0xffff);
 }
 
 void h_pop_E(nm_cpu *c, const nm_insn *i)
@@ -25,7 +33,10 @@ void h_pop_E(nm_cpu *c, const nm_insn *i)
     rm_write(c, i, sz, v);
 }
 
-void h_push_sreg(nm_cpu *c, const nm_insn *i) { push(c, c->seg[i->reg].selector, i->opsize); }
+void h_push_sreg(nm_cpu *c, const nm_insn *i)
+{
+    push(c, c->seg[i->reg].selector, i->opsize);
+}
 
 void h_pop_sreg(nm_cpu *c, const nm_insn *i)
 {
@@ -42,14 +53,16 @@ void h_pusha(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t old_esp = c->gpr[NM_ESP];
-    for (unsigned r = 0; r < 8; r++) push(c, r == NM_ESP ? old_esp : c->gpr[r], sz);
+    for (unsigned r = 0; r < 8; r++)
+        push(c, r == NM_ESP ? old_esp : c->gpr[r], sz);
 }
 
 void h_popa(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t v[8];
-    for (unsigned k = 0; k < 8; k++) v[7 - k] = stack_peek(c, k * sz, sz);
+    for (unsigned k = 0; k < 8; k++)
+        v[7 - k] = stack_peek(c, k * sz, sz);
     for (unsigned r = 0; r < 8; r++)
         if (r != NM_ESP) reg_set(c, r, sz, v[r]);
     esp_add(c, 8 * sz);
@@ -70,8 +83,10 @@ void h_popf(nm_cpu *c, const nm_insn *i)
     /* SDM vol. 2B, POPF: IOPL changes only at CPL 0, IF only when CPL <=
      * IOPL, VM/RF/VIF/VIP never. */
     uint32_t mask = NM_FLAGS_ARITH | NM_FLAG_TF | NM_FLAG_DF | NM_FLAG_NT | NM_FLAG_AC | NM_FLAG_ID;
-    if (c->cpl == 0 && !c->vm86) mask |= NM_FLAG_IOPL | NM_FLAG_IF;
-    else if (c->cpl <= (int)iopl(c)) mask |= NM_FLAG_IF;
+    if (c->cpl == 0 && !c->vm86)
+        mask |= NM_FLAG_IOPL | NM_FLAG_IF;
+    else if (c->cpl <= (int)iopl(c))
+        mask |= NM_FLAG_IF;
     if (sz == 2) mask &= 0xffff;
     esp_add(c, sz);
     cpu_set_eflags(c, v, mask);
@@ -92,8 +107,10 @@ void h_enter(nm_cpu *c, const nm_insn *i)
         push(c, frame, sz);
     }
     reg_set(c, NM_EBP, sz, frame);
-    if (c->stack32) c->gpr[NM_ESP] -= i->imm;
-    else c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] - i->imm) & 0xffff);
+    if (c->stack32)
+        c->gpr[NM_ESP] -= i->imm;
+    else
+        c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] - i->imm) & 0xffff);
 }
 
 void h_leave(nm_cpu *c, const nm_insn *i)
@@ -101,8 +118,10 @@ void h_leave(nm_cpu *c, const nm_insn *i)
     unsigned sz = i->opsize;
     uint32_t sp = c->stack32 ? c->gpr[NM_EBP] : c->gpr[NM_EBP] & 0xffff;
     uint32_t v = mem_read(c, NM_SS, sp, sz);
-    if (c->stack32) c->gpr[NM_ESP] = sp + sz;
-    else c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((sp + sz) & 0xffff);
+    if (c->stack32)
+        c->gpr[NM_ESP] = sp + sz;
+    else
+        c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((sp + sz) & 0xffff);
     reg_set(c, NM_EBP, sz, v);
 }
 
@@ -113,9 +132,18 @@ void h_jcc(nm_cpu *c, const nm_insn *i)
     if (t) jump_to(c, c->eip + i->disp, i->opsize);
 }
 
-void h_jmp_rel(nm_cpu *c, const nm_insn *i) { jump_to(c, c->eip + i->disp, i->opsize); }
-void h_jmp_E(nm_cpu *c, const nm_insn *i) { jump_to(c, rm_read(c, i, i->opsize), i->opsize); }
-void h_jmp_far(nm_cpu *c, const nm_insn *i) { cpu_jmp_far(c, (uint16_t)i->imm2, i->imm); }
+void h_jmp_rel(nm_cpu *c, const nm_insn *i)
+{
+    jump_to(c, c->eip + i->disp, i->opsize);
+}
+void h_jmp_E(nm_cpu *c, const nm_insn *i)
+{
+    jump_to(c, rm_read(c, i, i->opsize), i->opsize);
+}
+void h_jmp_far(nm_cpu *c, const nm_insn *i)
+{
+    cpu_jmp_far(c, (uint16_t)i->imm2, i->imm);
+}
 
 static void far_ptr(nm_cpu *c, const nm_insn *i, uint16_t *sel, uint32_t *off)
 {
@@ -142,8 +170,14 @@ static void call_near(nm_cpu *c, uint32_t target, unsigned sz)
     c->eip = target;
 }
 
-void h_call_rel(nm_cpu *c, const nm_insn *i) { call_near(c, c->eip + i->disp, i->opsize); }
-void h_call_E(nm_cpu *c, const nm_insn *i) { call_near(c, rm_read(c, i, i->opsize), i->opsize); }
+void h_call_rel(nm_cpu *c, const nm_insn *i)
+{
+    call_near(c, c->eip + i->disp, i->opsize);
+}
+void h_call_E(nm_cpu *c, const nm_insn *i)
+{
+    call_near(c, rm_read(c, i, i->opsize), i->opsize);
+}
 void h_call_far(nm_cpu *c, const nm_insn *i)
 {
     cpu_call_far(c, (uint16_t)i->imm2, i->imm, i->opsize == 4);
@@ -163,8 +197,14 @@ void h_ret(nm_cpu *c, const nm_insn *i)
     jump_to(c, target, i->opsize);
 }
 
-void h_ret_far(nm_cpu *c, const nm_insn *i) { cpu_ret_far(c, i->opsize == 4, (uint16_t)i->imm); }
-void h_iret(nm_cpu *c, const nm_insn *i) { cpu_iret(c, i->opsize == 4); }
+void h_ret_far(nm_cpu *c, const nm_insn *i)
+{
+    cpu_ret_far(c, i->opsize == 4, (uint16_t)i->imm);
+}
+void h_iret(nm_cpu *c, const nm_insn *i)
+{
+    cpu_iret(c, i->opsize == 4);
+}
 
 void h_int(nm_cpu *c, const nm_insn *i)
 {

@@ -118,11 +118,31 @@ static void set_cf_to(nm_cpu *c, int how) /* 0 clear, 1 set, 2 complement */
     f = how == 0 ? f & ~NM_FLAG_CF : how == 1 ? f | NM_FLAG_CF : f ^ NM_FLAG_CF;
     flags_set_arith(c, f);
 }
-void h_clc(nm_cpu *c, const nm_insn *i) { (void)i; set_cf_to(c, 0); }
-void h_stc(nm_cpu *c, const nm_insn *i) { (void)i; set_cf_to(c, 1); }
-void h_cmc(nm_cpu *c, const nm_insn *i) { (void)i; set_cf_to(c, 2); }
-void h_cld(nm_cpu *c, const nm_insn *i) { (void)i; c->eflags &= ~NM_FLAG_DF; }
-void h_std(nm_cpu *c, const nm_insn *i) { (void)i; c->eflags |= NM_FLAG_DF; }
+void h_clc(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    set_cf_to(c, 0);
+}
+void h_stc(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    set_cf_to(c, 1);
+}
+void h_cmc(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    set_cf_to(c, 2);
+}
+void h_cld(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    c->eflags &= ~NM_FLAG_DF;
+}
+void h_std(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    c->eflags |= NM_FLAG_DF;
+}
 
 /* No x87: WAIT faults only when MP and TS are both set; an ESC opcode
  * faults with EM or TS and otherwise does nothing at all -- in particular
@@ -213,8 +233,14 @@ static void load_dtr(nm_cpu *c, const nm_insn *i, uint32_t *base, uint16_t *limi
     if (i->opsize == 2) *base &= 0x00ffffffu;
 }
 
-void h_sgdt(nm_cpu *c, const nm_insn *i) { store_dtr(c, i, &c->gdtr); }
-void h_sidt(nm_cpu *c, const nm_insn *i) { store_dtr(c, i, &c->idtr); }
+void h_sgdt(nm_cpu *c, const nm_insn *i)
+{
+    store_dtr(c, i, &c->gdtr);
+}
+void h_sidt(nm_cpu *c, const nm_insn *i)
+{
+    store_dtr(c, i, &c->idtr);
+}
 
 void h_lgdt(nm_cpu *c, const nm_insn *i)
 {
@@ -282,8 +308,10 @@ void h_arpl(nm_cpu *c, const nm_insn *i)
     bool adjust = (d & 3) < (s & 3);
     if (adjust) {
         d = (d & ~3u) | (s & 3);
-        if (i->mod == 3) reg_set(c, i->rm, 2, d);
-        else mem_write(c, i->seg, ea, d, 2);
+        if (i->mod == 3)
+            reg_set(c, i->rm, 2, d);
+        else
+            mem_write(c, i->seg, ea, d, 2);
     }
     set_zf_to(c, adjust);
 }
@@ -296,10 +324,22 @@ void h_clts(nm_cpu *c, const nm_insn *i)
 }
 
 /* No caches are modelled here: INVD/WBINVD only check privilege. */
-void h_invd(nm_cpu *c, const nm_insn *i) { (void)i; require_cpl0(c); }
-void h_wbinvd(nm_cpu *c, const nm_insn *i) { (void)i; require_cpl0(c); }
+void h_invd(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    require_cpl0(c);
+}
+void h_wbinvd(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    require_cpl0(c);
+}
 
-void h_cpuid(nm_cpu *c, const nm_insn *i) { (void)i; cpu_cpuid(c); }
+void h_cpuid(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    cpu_cpuid(c);
+}
 
 void h_rdtsc(nm_cpu *c, const nm_insn *i)
 {
@@ -309,8 +349,18 @@ void h_rdtsc(nm_cpu *c, const nm_insn *i)
     c->gpr[NM_EDX] = (uint32_t)(v >> 32);
 }
 
-void h_rdmsr(nm_cpu *c, const nm_insn *i) { (void)i; require_cpl0(c); cpu_rdmsr(c); }
-void h_wrmsr(nm_cpu *c, const nm_insn *i) { (void)i; require_cpl0(c); cpu_wrmsr(c); }
+void h_rdmsr(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    require_cpl0(c);
+    cpu_rdmsr(c);
+}
+void h_wrmsr(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    require_cpl0(c);
+    cpu_wrmsr(c);
+}
 
 void h_mov_from_cr(nm_cpu *c, const nm_insn *i)
 {

@@ -74,7 +74,10 @@ void h_imul2(nm_cpu *c, const nm_insn *i)
     imul_to_reg(c, i, reg_get(c, i->reg, i->opsize), s);
 }
 
-void h_imul3(nm_cpu *c, const nm_insn *i) { imul_to_reg(c, i, rm_read(c, i, i->opsize), i->imm); }
+void h_imul3(nm_cpu *c, const nm_insn *i)
+{
+    imul_to_reg(c, i, rm_read(c, i, i->opsize), i->imm);
+}
 
 void h_div(nm_cpu *c, const nm_insn *i)
 {

@@ -13,7 +13,8 @@ static uint32_t shift_count(nm_cpu *c, const nm_insn *i)
 /* SHL/SAL, SHR, SAR by a non-zero count: all six arithmetic flags are
  * written (AF cleared), so the old ones are not needed.  CF and OF go to
  * eflags, ZF/SF/PF stay lazy on the result (LF_SHIFT). */
-static inline __attribute__((always_inline)) uint32_t shift_plain(unsigned op, uint32_t v, uint32_t cnt, unsigned sz, uint32_t *cfof)
+static inline __attribute__((always_inline)) uint32_t
+shift_plain(unsigned op, uint32_t v, uint32_t cnt, unsigned sz, uint32_t *cfof)
 {
     unsigned szi = szi_of(sz), bits = 8 * sz;
     uint32_t m = szi_mask(szi), sign = szi_sign(szi), r, cf, of;
@@ -41,7 +42,8 @@ static inline __attribute__((always_inline)) void shift(nm_cpu *c, const nm_insn
     unsigned szi = szi_of(sz), bits = 8 * sz;
     uint32_t cnt = shift_count(c, i);
     uint32_t ea = 0, v;
-    if (i->mod == 3) v = reg_get(c, i->rm, sz);
+    if (i->mod == 3)
+        v = reg_get(c, i->rm, sz);
     else {
         ea = insn_ea(c, i);
         v = mem_read(c, i->seg, ea, sz);
@@ -49,8 +51,10 @@ static inline __attribute__((always_inline)) void shift(nm_cpu *c, const nm_insn
     if (cnt == 0) return;
     if (i->cond >= 4) {
         uint32_t cfof, r = shift_plain(i->cond, v, cnt, sz, &cfof);
-        if (i->mod == 3) reg_set(c, i->rm, sz, r);
-        else mem_write(c, i->seg, ea, r, sz); /* may fault: flags after it */
+        if (i->mod == 3)
+            reg_set(c, i->rm, sz, r);
+        else
+            mem_write(c, i->seg, ea, r, sz); /* may fault: flags after it */
         c->eflags = (c->eflags & ~NM_FLAGS_ARITH) | cfof;
         c->lf_op = LF(LF_SHIFT, szi);
         c->lf_res = r;
@@ -80,31 +84,44 @@ static inline __attribute__((always_inline)) void shift(nm_cpu *c, const nm_insn
         uint64_t mm = (1ull << (bits + 1)) - 1;
         uint64_t x = ((uint64_t)(f & NM_FLAG_CF) << bits) | v;
         if (k) {
-            if (i->cond == 2) x = ((x << k) | (x >> (bits + 1 - k))) & mm;
-            else x = ((x >> k) | (x << (bits + 1 - k))) & mm;
+            if (i->cond == 2)
+                x = ((x << k) | (x >> (bits + 1 - k))) & mm;
+            else
+                x = ((x >> k) | (x << (bits + 1 - k))) & mm;
         }
         r = (uint32_t)x & m;
         cf = (uint32_t)(x >> bits) & 1;
-        if (i->cond == 2) of = ((r & sign) != 0) ^ cf;
-        else of = ((r & sign) != 0) ^ ((r & (sign >> 1)) != 0);
+        if (i->cond == 2)
+            of = ((r & sign) != 0) ^ cf;
+        else
+            of = ((r & sign) != 0) ^ ((r & (sign >> 1)) != 0);
         f = (f & ~(NM_FLAG_CF | NM_FLAG_OF)) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
         break;
     }
     }
-    if (i->mod == 3) reg_set(c, i->rm, sz, r);
-    else mem_write(c, i->seg, ea, r, sz);
+    if (i->mod == 3)
+        reg_set(c, i->rm, sz, r);
+    else
+        mem_write(c, i->seg, ea, r, sz);
     flags_set_arith(c, f);
 }
 
-void h_shift(nm_cpu *c, const nm_insn *i) { shift(c, i, i->opsize); }
-void h_shift_d(nm_cpu *c, const nm_insn *i) { shift(c, i, 4); }
+void h_shift(nm_cpu *c, const nm_insn *i)
+{
+    shift(c, i, i->opsize);
+}
+void h_shift_d(nm_cpu *c, const nm_insn *i)
+{
+    shift(c, i, 4);
+}
 
 static void shxd(nm_cpu *c, const nm_insn *i, bool left)
 {
     unsigned sz = i->opsize, szi = szi_of(sz), bits = 8 * sz;
     uint32_t cnt = shift_count(c, i);
     uint32_t ea = 0, d;
-    if (i->mod == 3) d = reg_get(c, i->rm, sz);
+    if (i->mod == 3)
+        d = reg_get(c, i->rm, sz);
     else {
         ea = insn_ea(c, i);
         d = mem_read(c, i->seg, ea, sz);
@@ -136,10 +153,18 @@ static void shxd(nm_cpu *c, const nm_insn *i, bool left)
     bool of = ((r ^ d) & sign) != 0;
     uint32_t f = cpu_get_eflags(c);
     f = (f & ~NM_FLAGS_ARITH) | szp_flags(r, szi) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
-    if (i->mod == 3) reg_set(c, i->rm, sz, r);
-    else mem_write(c, i->seg, ea, r, sz);
+    if (i->mod == 3)
+        reg_set(c, i->rm, sz, r);
+    else
+        mem_write(c, i->seg, ea, r, sz);
     flags_set_arith(c, f);
 }
 
-void h_shld(nm_cpu *c, const nm_insn *i) { shxd(c, i, true); }
-void h_shrd(nm_cpu *c, const nm_insn *i) { shxd(c, i, false); }
+void h_shld(nm_cpu *c, const nm_insn *i)
+{
+    shxd(c, i, true);
+}
+void h_shrd(nm_cpu *c, const nm_insn *i)
+{
+    shxd(c, i, false);
+}

@@ -13,14 +13,19 @@ static inline uint32_t sreg_get(const nm_cpu *c, unsigned r, bool a32)
 }
 static inline void sreg_add(nm_cpu *c, unsigned r, int32_t d, bool a32)
 {
-    if (a32) c->gpr[r] += (uint32_t)d;
-    else c->gpr[r] = (c->gpr[r] & 0xffff0000u) | ((c->gpr[r] + (uint32_t)d) & 0xffff);
+    if (a32)
+        c->gpr[r] += (uint32_t)d;
+    else
+        c->gpr[r] = (c->gpr[r] & 0xffff0000u) | ((c->gpr[r] + (uint32_t)d) & 0xffff);
 }
 static inline int32_t step_of(const nm_cpu *c, unsigned sz)
 {
     return (c->eflags & NM_FLAG_DF) ? -(int32_t)sz : (int32_t)sz;
 }
-static inline bool is_rep(const nm_insn *i) { return i->prefixes & (NM_PFX_REP | NM_PFX_REPNE); }
+static inline bool is_rep(const nm_insn *i)
+{
+    return i->prefixes & (NM_PFX_REP | NM_PFX_REPNE);
+}
 
 /* Runs `one` up to the budget; returns false to stop early (CMPS/SCAS). */
 #define REP_LOOP(body)                                                                             \
@@ -37,8 +42,10 @@ static inline bool is_rep(const nm_insn *i) { return i->prefixes & (NM_PFX_REP |
             body;                                                                                  \
             n--;                                                                                   \
             done++;                                                                                \
-            if (a32) c->gpr[NM_ECX] = n;                                                           \
-            else c->gpr[NM_ECX] = (c->gpr[NM_ECX] & 0xffff0000u) | n;                              \
+            if (a32)                                                                               \
+                c->gpr[NM_ECX] = n;                                                                \
+            else                                                                                   \
+                c->gpr[NM_ECX] = (c->gpr[NM_ECX] & 0xffff0000u) | n;                               \
             if (stop) break;                                                                       \
         }                                                                                          \
         c->rep_iterations = done;                                                                  \

@@ -79,19 +79,44 @@ uint32_t cpu_get_eflags(nm_cpu *c)
         bool af = ((a ^ b ^ r) & 0x10) != 0;
         bool of_add = ((a ^ r) & (b ^ r) & sign) != 0, of_sub = ((a ^ b) & (a ^ r) & sign) != 0;
         switch (op >> 2) {
-        case LF_ADD: cf = r < a; of = of_add; break;
-        case LF_ADC: cf = c->lf_carry_in ? r <= a : r < a; of = of_add; break;
-        case LF_SUB: cf = a < b; of = of_sub; break;
-        case LF_SBB: cf = c->lf_carry_in ? a <= b : a < b; of = of_sub; break;
-        case LF_INC: cf = c->lf_carry_in != 0; of = of_add; break;
-        case LF_DEC: cf = c->lf_carry_in != 0; of = of_sub; break;
-        case LF_LOGIC: cf = false; of = false; af = false; break;
+        case LF_ADD:
+            cf = r < a;
+            of = of_add;
+            break;
+        case LF_ADC:
+            cf = c->lf_carry_in ? r <= a : r < a;
+            of = of_add;
+            break;
+        case LF_SUB:
+            cf = a < b;
+            of = of_sub;
+            break;
+        case LF_SBB:
+            cf = c->lf_carry_in ? a <= b : a < b;
+            of = of_sub;
+            break;
+        case LF_INC:
+            cf = c->lf_carry_in != 0;
+            of = of_add;
+            break;
+        case LF_DEC:
+            cf = c->lf_carry_in != 0;
+            of = of_sub;
+            break;
+        case LF_LOGIC:
+            cf = false;
+            of = false;
+            af = false;
+            break;
         case LF_SHIFT:
             cf = c->eflags & NM_FLAG_CF;
             of = c->eflags & NM_FLAG_OF;
             af = c->eflags & NM_FLAG_AF;
             break;
-        default: cf = false; of = false; break;
+        default:
+            cf = false;
+            of = false;
+            break;
         }
         f |= (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0) | (af ? NM_FLAG_AF : 0);
         c->eflags = (c->eflags & ~NM_FLAGS_ARITH) | f;

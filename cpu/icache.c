@@ -10,8 +10,14 @@
 
 #include <glib.h>
 
-void *icache_new(void) { return g_new0(icache, 1); }
-void icache_free(void *ic) { g_free(ic); }
+void *icache_new(void)
+{
+    return g_new0(icache, 1);
+}
+void icache_free(void *ic)
+{
+    g_free(ic);
+}
 
 void icache_flush(nm_cpu *c)
 {

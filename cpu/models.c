@@ -17,12 +17,12 @@ static const nm_cpu_model models[] = {
      false, 0, 0, 0x0308},
     /* Intel486 DX: family 4 model 1; DX2: model 3; DX4: model 8. CPUID exists
      * on the SL-enhanced and later parts, which report VME. */
-    {"486dx-33", "Intel486 DX, 33 MHz", NM_CPU_486, MHZ(33), MHZ(33), true, 0x0415,
-     NM_CPUID_VME, 0x0415},
+    {"486dx-33", "Intel486 DX, 33 MHz", NM_CPU_486, MHZ(33), MHZ(33), true, 0x0415, NM_CPUID_VME,
+     0x0415},
     {"486dx2-66", "Intel486 DX2, 66 MHz core on a 33 MHz bus", NM_CPU_486, MHZ_THIRDS(200),
      MHZ_THIRDS(100), true, 0x0435, NM_CPUID_VME, 0x0435},
-    {"486dx4-100", "IntelDX4, 100 MHz core on a 33 MHz bus", NM_CPU_486, MHZ(100),
-     MHZ_THIRDS(100), true, 0x0480, NM_CPUID_VME, 0x0480},
+    {"486dx4-100", "IntelDX4, 100 MHz core on a 33 MHz bus", NM_CPU_486, MHZ(100), MHZ_THIRDS(100),
+     true, 0x0480, NM_CPUID_VME, 0x0480},
     /* Pentium P5 (60/66): family 5 model 1; P54C (75-200): model 2.  Features
      * VME DE PSE TSC MSR MCE CX8 (and FPU, not modelled); the on-chip APIC
      * of the P54C is reported only when enabled, and we have none. */
@@ -36,8 +36,8 @@ static const nm_cpu_model models[] = {
      NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
          NM_CPUID_CX8,
      0x0525},
-    {"pentium-133", "Pentium (P54C), 133 MHz core on a 66 MHz bus", NM_CPU_PENTIUM,
-     MHZ_THIRDS(400), MHZ_THIRDS(200), true, 0x052c,
+    {"pentium-133", "Pentium (P54C), 133 MHz core on a 66 MHz bus", NM_CPU_PENTIUM, MHZ_THIRDS(400),
+     MHZ_THIRDS(200), true, 0x052c,
      NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
          NM_CPUID_CX8,
      0x052c},

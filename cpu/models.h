@@ -13,7 +13,7 @@ typedef enum { NM_CPU_386 = 3, NM_CPU_486 = 4, NM_CPU_PENTIUM = 5 } nm_cpu_famil
  * Information Returned in the EDX Register"). */
 #define NM_CPUID_FPU (1u << 0)
 #define NM_CPUID_VME (1u << 1)
-#define NM_CPUID_DE (1u << 2)
+#define NM_CPUID_DE  (1u << 2)
 #define NM_CPUID_PSE (1u << 3)
 #define NM_CPUID_TSC (1u << 4)
 #define NM_CPUID_MSR (1u << 5)

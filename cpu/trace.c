@@ -79,7 +79,10 @@ void nm_cpu_trace_set_window(nm_cpu *c, uint64_t start, uint64_t count)
     t->win_end = count > UINT64_MAX - start ? UINT64_MAX : start + count;
 }
 
-bool trace_active(nm_cpu *c) { return c->tracer != NULL; }
+bool trace_active(nm_cpu *c)
+{
+    return c->tracer != NULL;
+}
 
 void trace_insn(nm_cpu *c, const nm_insn *i)
 {
@@ -93,9 +96,11 @@ void trace_insn(nm_cpu *c, const nm_insn *i)
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     const uint8_t *page = nm_memmap_page_ptr(c->mem, phys, false);
     if (page)
-        for (; n < i->len && (lin & 0xfff) + n < 0x1000; n++) bytes[n] = page[(lin & 0xfff) + n];
+        for (; n < i->len && (lin & 0xfff) + n < 0x1000; n++)
+            bytes[n] = page[(lin & 0xfff) + n];
     char hex[48] = "";
-    for (unsigned k = 0; k < n; k++) g_snprintf(hex + 3 * k, sizeof hex - 3 * k, "%02x ", bytes[k]);
+    for (unsigned k = 0; k < n; k++)
+        g_snprintf(hex + 3 * k, sizeof hex - 3 * k, "%02x ", bytes[k]);
     char dis[96] = "?";
     if (t->cs_ok && n == i->len) {
         cs_insn *insn = NULL;

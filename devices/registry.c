@@ -13,21 +13,9 @@ extern const nm_device_class nm_ne2000_class; /* devices/net/ne2000.c */
 extern const nm_device_class nm_wd8013_class; /* devices/net/wd8013.c */
 
 static const nm_device_class *const classes[] = {
-    &nm_debugcon_class,
-    &nm_isa_class,
-    &nm_ne2000_class,
-    &nm_wd8013_class,
-    &nm_pic_class,
-    &nm_pit_class,
-    &nm_uart_class,
-    &nm_rtc_class,
-    &nm_port92_class,
-    &nm_i8042_class,
-    &nm_postcode_class,
-    &nm_exitport_class,
-    &nm_marker_class,
-    &nm_pci_host_class,
-    NULL,
+    &nm_debugcon_class, &nm_isa_class,      &nm_ne2000_class, &nm_wd8013_class,   &nm_pic_class,
+    &nm_pit_class,      &nm_uart_class,     &nm_rtc_class,    &nm_port92_class,   &nm_i8042_class,
+    &nm_postcode_class, &nm_exitport_class, &nm_marker_class, &nm_pci_host_class, NULL,
 };
 
 const nm_device_class *nm_device_class_find(const char *name)
@@ -37,7 +25,10 @@ const nm_device_class *nm_device_class_find(const char *name)
     return NULL;
 }
 
-const nm_device_class *const *nm_device_class_list(void) { return classes; }
+const nm_device_class *const *nm_device_class_list(void)
+{
+    return classes;
+}
 
 const char *nm_device_class_names(void)
 {

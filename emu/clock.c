@@ -66,7 +66,8 @@ void nm_timer_at_cycle(nm_clock *c, nm_timer *t, uint64_t abs_cycle)
     /* The queue is short (a few timers per device): a sorted list is simplest
      * and its order is exactly (due, seq). */
     nm_timer **p = &c->head;
-    while (*p && (*p)->due <= abs_cycle) p = &(*p)->next;
+    while (*p && (*p)->due <= abs_cycle)
+        p = &(*p)->next;
     t->next = *p;
     *p = t;
     c->deadline = c->head->due;

@@ -62,7 +62,10 @@ void nm_timer_at_ns(nm_clock *c, nm_timer *t, uint64_t abs_ns);
 void nm_timer_after_ns(nm_clock *c, nm_timer *t, uint64_t delay_ns);
 void nm_timer_at_cycle(nm_clock *c, nm_timer *t, uint64_t abs_cycle);
 void nm_timer_cancel(nm_clock *c, nm_timer *t);
-static inline bool nm_timer_pending(const nm_timer *t) { return t->pending; }
+static inline bool nm_timer_pending(const nm_timer *t)
+{
+    return t->pending;
+}
 
 /* Fire every event due at or before the current cycle, in (due, seq) order,
  * including events that callbacks schedule for "now".  Returns how many fired. */

@@ -23,7 +23,8 @@ typedef struct jp {
 
 static void ws(jp *j)
 {
-    while (*j->s == ' ' || *j->s == '\n' || *j->s == '\t' || *j->s == '\r') j->s++;
+    while (*j->s == ' ' || *j->s == '\n' || *j->s == '\t' || *j->s == '\r')
+        j->s++;
 }
 
 static char *jstring(jp *j)
@@ -63,7 +64,8 @@ static char *jscalar(jp *j)
     ws(j);
     if (*j->s == '"') return jstring(j);
     const char *start = j->s;
-    while (*j->s && *j->s != ',' && *j->s != '}' && *j->s != ' ' && *j->s != '\n') j->s++;
+    while (*j->s && *j->s != ',' && *j->s != '}' && *j->s != ' ' && *j->s != '\n')
+        j->s++;
     if (j->s == start) return NULL;
     return g_strndup(start, (gsize)(j->s - start));
 }
@@ -194,7 +196,8 @@ static pid_t start_run(const char *exe, GPtrArray *pass, run *r)
 {
     GPtrArray *args = g_ptr_array_new();
     g_ptr_array_add(args, (char *)exe);
-    for (guint i = 0; i < pass->len; i++) g_ptr_array_add(args, pass->pdata[i]);
+    for (guint i = 0; i < pass->len; i++)
+        g_ptr_array_add(args, pass->pdata[i]);
     if (r->kernel) {
         g_ptr_array_add(args, "--kernel");
         g_ptr_array_add(args, (char *)r->kernel);
@@ -268,8 +271,8 @@ static char *top_text(const run *r, unsigned top)
     GString *s = g_string_new(NULL);
     for (unsigned i = 0; i < r->n_top && i < top; i++)
         g_string_append_printf(s, "%s%s %.1f%%", i ? ", " : "", r->top[i].name,
-                                r->clocks ? 100.0 * (double)r->top[i].clocks / (double)r->clocks
-                                          : 0.0);
+                               r->clocks ? 100.0 * (double)r->top[i].clocks / (double)r->clocks
+                                         : 0.0);
     return g_string_free(s, FALSE);
 }
 
@@ -336,11 +339,9 @@ static bool plot(const char *png, const char *dir, bool ab, bool per_packet, run
     gint status = 0;
     GError *e = NULL;
     char *argv[] = {"gnuplot", gp, NULL};
-    if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status,
-                      &e) ||
+    if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, &status, &e) ||
         !g_spawn_check_wait_status(status, NULL)) {
-        fprintf(stderr, "nicemu: error: gnuplot failed%s%s\n", e ? ": " : "",
-                e ? e->message : "");
+        fprintf(stderr, "nicemu: error: gnuplot failed%s%s\n", e ? ": " : "", e ? e->message : "");
         if (e) g_error_free(e);
         return false;
     }
@@ -388,12 +389,13 @@ int nm_compare_main(int argc, char **argv)
         const char *a = argv[i];
         const char *val = NULL;
         const char *eq = strchr(a, '=');
-        g_autofree char *name = eq && a[0] == '-' && a[1] == '-' ? g_strndup(a, (gsize)(eq - a))
-                                                                 : g_strdup(a);
-        static const char *const own[] = {"--cpu",      "--json",     "--csv",  "--plot", "--top",
-                                          "--jobs",     "--kernel-a", "--kernel-b", "--keep"};
+        g_autofree char *name =
+            eq && a[0] == '-' && a[1] == '-' ? g_strndup(a, (gsize)(eq - a)) : g_strdup(a);
+        static const char *const own[] = {"--cpu",  "--json",     "--csv",      "--plot", "--top",
+                                          "--jobs", "--kernel-a", "--kernel-b", "--keep"};
         bool mine = false;
-        for (size_t k = 0; k < G_N_ELEMENTS(own); k++) mine |= !strcmp(name, own[k]);
+        for (size_t k = 0; k < G_N_ELEMENTS(own); k++)
+            mine |= !strcmp(name, own[k]);
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             print_help(cmd, ab);
             g_ptr_array_free(pass, TRUE);
@@ -409,20 +411,29 @@ int nm_compare_main(int argc, char **argv)
             g_ptr_array_add(pass, argv[i]);
             continue;
         }
-        if (eq) val = eq + 1;
-        else if (i + 1 < argc) val = argv[++i];
+        if (eq)
+            val = eq + 1;
+        else if (i + 1 < argc)
+            val = argv[++i];
         else {
             g_autofree char *msg = g_strdup_printf("%s needs a value", name);
             g_ptr_array_free(pass, TRUE);
             return usage_error(cmd, msg);
         }
-        if (!strcmp(name, "--cpu")) cpus = val;
-        else if (!strcmp(name, "--json")) json = val;
-        else if (!strcmp(name, "--csv")) csv = val;
-        else if (!strcmp(name, "--plot")) png = val;
-        else if (!strcmp(name, "--kernel-a")) ka = val;
-        else if (!strcmp(name, "--kernel-b")) kb = val;
-        else if (!strcmp(name, "--keep")) keep = val;
+        if (!strcmp(name, "--cpu"))
+            cpus = val;
+        else if (!strcmp(name, "--json"))
+            json = val;
+        else if (!strcmp(name, "--csv"))
+            csv = val;
+        else if (!strcmp(name, "--plot"))
+            png = val;
+        else if (!strcmp(name, "--kernel-a"))
+            ka = val;
+        else if (!strcmp(name, "--kernel-b"))
+            kb = val;
+        else if (!strcmp(name, "--keep"))
+            keep = val;
         else {
             char *end;
             unsigned long v = strtoul(val, &end, 10);
@@ -432,8 +443,10 @@ int nm_compare_main(int argc, char **argv)
                 g_ptr_array_free(pass, TRUE);
                 return usage_error(cmd, msg);
             }
-            if (!strcmp(name, "--top")) top = (unsigned)v;
-            else jobs = (unsigned)v;
+            if (!strcmp(name, "--top"))
+                top = (unsigned)v;
+            else
+                jobs = (unsigned)v;
         }
     }
     int rc = 0;
@@ -458,8 +471,9 @@ int nm_compare_main(int argc, char **argv)
             }
     }
     if (ab) {
-        const char *missing = !ka ? "--kernel-a FILE is missing" : !kb ? "--kernel-b FILE is missing"
-                                                                        : NULL;
+        const char *missing = !ka   ? "--kernel-a FILE is missing"
+                              : !kb ? "--kernel-b FILE is missing"
+                                    : NULL;
         if (missing) {
             g_ptr_array_free(pass, TRUE);
             return usage_error(cmd, missing);
@@ -554,12 +568,13 @@ int nm_compare_main(int argc, char **argv)
 
     /* Per packet when every run moved frames. */
     bool per_packet = true;
-    for (unsigned k = 0; k < n_runs; k++) per_packet &= runs[k].ok && runs[k].frames > 0;
+    for (unsigned k = 0; k < n_runs; k++)
+        per_packet &= runs[k].ok && runs[k].frames > 0;
 
     GString *tab = g_string_new(NULL), *js = g_string_new(NULL), *cs = g_string_new(NULL);
     const char *unit = per_packet ? "packet" : "window";
-    g_string_append_printf(js, "{\n  \"command\": \"%s\",\n  \"unit\": \"%s\",\n  \"rows\": [",
-                           cmd, unit);
+    g_string_append_printf(js, "{\n  \"command\": \"%s\",\n  \"unit\": \"%s\",\n  \"rows\": [", cmd,
+                           unit);
     if (!ab) {
         if (per_packet)
             g_string_append_printf(tab, "%-13s %7s %8s %12s %10s %7s %10s %10s %7s  %s\n", "cpu",
@@ -601,11 +616,9 @@ int nm_compare_main(int argc, char **argv)
                                        " %7.3f %12.2f %6.1f%%  %s\n",
                                        r->cpu, r->mhz, r->clocks, r->insns, f.cpi, f.us,
                                        100.0 * f.bus_share, topt);
-                g_string_append_printf(cs,
-                                       "%s,%.3f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                                       ",%.4f,%.4f,%.5f,",
-                                       r->cpu, r->mhz, r->clocks, r->insns, f.cpi, f.us,
-                                       f.bus_share);
+                g_string_append_printf(
+                    cs, "%s,%.3f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.4f,%.4f,%.5f,",
+                    r->cpu, r->mhz, r->clocks, r->insns, f.cpi, f.us, f.bus_share);
             }
             csv_field(cs, topt);
             g_string_append_c(cs, '\n');
@@ -613,16 +626,19 @@ int nm_compare_main(int argc, char **argv)
             json_str(js, r->cpu);
             g_string_append_printf(
                 js,
-                ", \"mhz\": %.3f, \"frames\": %" G_GUINT64_FORMAT ", \"tx_frames\": %" G_GUINT64_FORMAT
-                ", \"rx_frames\": %" G_GUINT64_FORMAT ", \"window_clocks\": %" G_GUINT64_FORMAT
+                ", \"mhz\": %.3f, \"frames\": %" G_GUINT64_FORMAT
+                ", \"tx_frames\": %" G_GUINT64_FORMAT ", \"rx_frames\": %" G_GUINT64_FORMAT
+                ", \"window_clocks\": %" G_GUINT64_FORMAT
                 ", \"window_instructions\": %" G_GUINT64_FORMAT
-                ", \"bus_wait_cycles\": %" G_GUINT64_FORMAT ", \"cpi\": %.4f, \"bus_wait_share\": %.5f",
+                ", \"bus_wait_cycles\": %" G_GUINT64_FORMAT
+                ", \"cpi\": %.4f, \"bus_wait_share\": %.5f",
                 r->mhz, r->frames, r->tx, r->rx, r->clocks, r->insns, r->bus, f.cpi, f.bus_share);
             if (per_packet)
-                g_string_append_printf(js,
-                                       ", \"clocks_per_packet\": %.3f, \"instructions_per_packet\": "
-                                       "%.3f, \"us_per_packet\": %.4f, \"packets_per_s\": %.1f",
-                                       f.clocks, f.insns, f.us, f.pps);
+                g_string_append_printf(
+                    js,
+                    ", \"clocks_per_packet\": %.3f, \"instructions_per_packet\": "
+                    "%.3f, \"us_per_packet\": %.4f, \"packets_per_s\": %.1f",
+                    f.clocks, f.insns, f.us, f.pps);
             g_string_append(js, ", \"top_functions\": [");
             for (unsigned t = 0; t < r->n_top && t < top; t++) {
                 g_string_append_printf(js, "%s{\"name\": ", t ? ", " : "");
@@ -665,13 +681,13 @@ int nm_compare_main(int argc, char **argv)
                                    fb.insns, a->frames, b->frames);
             g_string_append_printf(js, "%s\n    {\"cpu\": ", c ? "," : "");
             json_str(js, a->cpu);
-            g_string_append_printf(js,
-                                   ", \"mhz\": %.3f, \"a_clocks\": %.3f, \"b_clocks\": %.3f, "
-                                   "\"delta\": %.3f, \"delta_percent\": %.4f, \"a_instructions\": "
-                                   "%.3f, \"b_instructions\": %.3f, \"a_frames\": %" G_GUINT64_FORMAT
-                                   ", \"b_frames\": %" G_GUINT64_FORMAT "}",
-                                   a->mhz, fa.clocks, fb.clocks, delta, pct, fa.insns, fb.insns,
-                                   a->frames, b->frames);
+            g_string_append_printf(
+                js,
+                ", \"mhz\": %.3f, \"a_clocks\": %.3f, \"b_clocks\": %.3f, "
+                "\"delta\": %.3f, \"delta_percent\": %.4f, \"a_instructions\": "
+                "%.3f, \"b_instructions\": %.3f, \"a_frames\": %" G_GUINT64_FORMAT
+                ", \"b_frames\": %" G_GUINT64_FORMAT "}",
+                a->mhz, fa.clocks, fb.clocks, delta, pct, fa.insns, fb.insns, a->frames, b->frames);
         }
     }
     g_string_append(js, "\n  ]\n}\n");
@@ -694,7 +710,8 @@ int nm_compare_main(int argc, char **argv)
             g_unlink(runs[k].json);
             g_unlink(runs[k].log);
         }
-        for (unsigned t = 0; t < runs[k].n_top; t++) g_free(runs[k].top[t].name);
+        for (unsigned t = 0; t < runs[k].n_top; t++)
+            g_free(runs[k].top[t].name);
         g_free(runs[k].json);
         g_free(runs[k].log);
     }

@@ -59,7 +59,8 @@ void nm_config_free(nm_config *c)
     g_free(c->symbols);
     g_free(c->system_map);
     g_free(c->measure_nic);
-    for (guint i = 0; i < c->devices->len; i++) nm_devcfg_free(c->devices->pdata[i]);
+    for (guint i = 0; i < c->devices->len; i++)
+        nm_devcfg_free(c->devices->pdata[i]);
     g_ptr_array_free(c->devices, TRUE);
     g_free(c);
 }
@@ -133,7 +134,15 @@ bool nm_parse_duration_ns(const char *s, uint64_t *out)
 /* ---- the [machine] keys, one table for key-file and command line ------ */
 
 typedef enum {
-    KEY_STRING, KEY_CPU, KEY_RAM, KEY_COUNT, KEY_TIME, KEY_BOOL, KEY_PORT, KEY_RANGE, KEY_WINDOW
+    KEY_STRING,
+    KEY_CPU,
+    KEY_RAM,
+    KEY_COUNT,
+    KEY_TIME,
+    KEY_BOOL,
+    KEY_PORT,
+    KEY_RANGE,
+    KEY_WINDOW
 } key_kind;
 
 typedef struct {
@@ -274,8 +283,9 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         if (!nm_parse_pair(value, k->kind == KEY_RANGE ? '-' : ',', &a, &b) ||
             (k->kind == KEY_RANGE && (a > b || b > 0xffffffffu)))
             return bad_value(err, origin, key, value,
-                             k->kind == KEY_RANGE ? "LO-HI, linear addresses, e.g. 0xc1000000-0xc1001000"
-                                                  : "START,COUNT, e.g. 1000000,500");
+                             k->kind == KEY_RANGE
+                                 ? "LO-HI, linear addresses, e.g. 0xc1000000-0xc1001000"
+                                 : "START,COUNT, e.g. 1000000,500");
         g_free(*(char **)field);
         *(char **)field = g_strdup(value);
         return true;
@@ -304,7 +314,8 @@ static nm_devcfg *devcfg_new(const char *origin, const char *name)
 static char *class_key_names(const nm_device_class *cls)
 {
     GString *s = g_string_new("model");
-    for (const char *const *k = cls->keys; k && *k; k++) g_string_append_printf(s, ", %s", *k);
+    for (const char *const *k = cls->keys; k && *k; k++)
+        g_string_append_printf(s, ", %s", *k);
     return g_string_free(s, FALSE);
 }
 
@@ -321,7 +332,8 @@ static bool devcfg_check(const nm_devcfg *d, GError **err)
     for (guint i = 0; i < d->keys->len; i++) {
         const char *key = d->keys->pdata[i];
         bool known = false;
-        for (const char *const *k = cls->keys; k && *k && !known; k++) known = !strcmp(*k, key);
+        for (const char *const *k = cls->keys; k && *k && !known; k++)
+            known = !strcmp(*k, key);
         if (!known) {
             g_autofree char *names = class_key_names(cls);
             g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY,
@@ -331,8 +343,8 @@ static bool devcfg_check(const nm_devcfg *d, GError **err)
         }
         for (guint j = 0; j < i; j++) {
             if (!strcmp(d->keys->pdata[j], key)) {
-                g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY,
-                            "%s: key '%s' given twice", d->origin, key);
+                g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY, "%s: key '%s' given twice",
+                            d->origin, key);
                 return false;
             }
         }
@@ -477,8 +489,8 @@ bool nm_devcfg_u32(const nm_devcfg *d, const char *key, uint32_t def, uint32_t m
         return true;
     }
     if (!nm_parse_u64(s, &v) || v < min || v > max) {
-        g_autofree char *range = g_strdup_printf("an integer from %u (0x%x) to %u (0x%x)", min,
-                                                 min, max, max);
+        g_autofree char *range =
+            g_strdup_printf("an integer from %u (0x%x) to %u (0x%x)", min, min, max, max);
         return bad_value(err, d->origin, key, s, range);
     }
     *out = (uint32_t)v;
@@ -499,7 +511,8 @@ bool nm_devcfg_mac(const nm_devcfg *d, const char *key, const uint8_t def[6], ui
             6 ||
         strlen(s) != 17 || (b[0] & 1))
         return bad_value(err, d->origin, key, s, "a unicast MAC address like 52:54:00:12:34:56");
-    for (int i = 0; i < 6; i++) out[i] = (uint8_t)b[i];
+    for (int i = 0; i < 6; i++)
+        out[i] = (uint8_t)b[i];
     return true;
 }
 
@@ -563,28 +576,46 @@ bool nm_config_parse_args(nm_config *c, int *argc, char ***argv, bool *exit_now,
 
     /* Option entries generated from the key table (plus --config and --nic). */
     GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
-    GOptionEntry config_entry = {"config", 'c', 0, G_OPTION_ARG_CALLBACK, (gpointer)on_config_option,
+    GOptionEntry config_entry = {"config",
+                                 'c',
+                                 0,
+                                 G_OPTION_ARG_CALLBACK,
+                                 (gpointer)on_config_option,
                                  "Machine description key-file ([machine], one section per device)",
                                  "FILE"};
     g_array_append_val(entries, config_entry);
     for (size_t i = 0; i < G_N_ELEMENTS(machine_keys); i++) {
         const machine_key *k = &machine_keys[i];
-        GOptionEntry e = {k->name, 0, k->kind == KEY_BOOL ? G_OPTION_FLAG_NO_ARG : 0,
-                          G_OPTION_ARG_CALLBACK, (gpointer)on_machine_option, k->help,
+        GOptionEntry e = {k->name,
+                          0,
+                          k->kind == KEY_BOOL ? G_OPTION_FLAG_NO_ARG : 0,
+                          G_OPTION_ARG_CALLBACK,
+                          (gpointer)on_machine_option,
+                          k->help,
                           k->arg_description};
         if (!strcmp(k->name, "debug")) e.short_name = 'd';
         g_array_append_val(entries, e);
     }
-    GOptionEntry nic_entry = {"nic", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_device_option,
+    GOptionEntry nic_entry = {"nic",
+                              0,
+                              0,
+                              G_OPTION_ARG_CALLBACK,
+                              (gpointer)on_device_option,
                               "Add a NIC (repeatable), e.g. ne2000,io=0x300,irq=9,net=peer",
                               "MODEL[,key=value...]"};
-    GOptionEntry dev_entry = {"device", 0, 0, G_OPTION_ARG_CALLBACK, (gpointer)on_device_option,
-                              "Add any other device (repeatable)", "MODEL[,key=value...]"};
+    GOptionEntry dev_entry = {"device",
+                              0,
+                              0,
+                              G_OPTION_ARG_CALLBACK,
+                              (gpointer)on_device_option,
+                              "Add any other device (repeatable)",
+                              "MODEL[,key=value...]"};
     g_array_append_val(entries, nic_entry);
     g_array_append_val(entries, dev_entry);
 
     GOptionContext *ctx = g_option_context_new("- cycle-counted x86 PC emulator for NIC drivers");
-    GOptionGroup *group = g_option_group_new("nicemu", "nicemu options", "nicemu options", &st, NULL);
+    GOptionGroup *group =
+        g_option_group_new("nicemu", "nicemu options", "nicemu options", &st, NULL);
     g_option_group_add_entries(group, (GOptionEntry *)(void *)entries->data);
     g_option_context_set_main_group(ctx, group);
     g_option_context_set_description(
@@ -595,7 +626,8 @@ bool nm_config_parse_args(nm_config *c, int *argc, char ***argv, bool *exit_now,
     if (ok && st.list_cpus) {
         size_t n;
         const nm_cpu_model *m = nm_cpu_model_list(&n);
-        for (size_t i = 0; i < n; i++) printf("%-12s %s\n", m[i].name, m[i].description);
+        for (size_t i = 0; i < n; i++)
+            printf("%-12s %s\n", m[i].name, m[i].description);
         *exit_now = true;
     } else if (ok && st.list_debug) {
         printf("subsystems: all,%s\nform: -d cpu,ne2000=trace (levels: "

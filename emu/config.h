@@ -24,7 +24,7 @@ typedef struct nm_config {
     char *cpu;
     uint64_t ram_bytes;
     char *kernel, *initrd, *append, *rom, *elf;
-    char *serial; /* stdout (default), none, or a file */
+    char *serial;  /* stdout (default), none, or a file */
     int post_port; /* -1: none */
     uint64_t max_instructions;
     uint64_t max_virtual_ns;
@@ -42,7 +42,7 @@ typedef struct nm_config {
     char *profile_from;   /* marker (default) or boot */
     char *symbols;        /* FILE[@ADDR][,FILE[@ADDR]...] */
     char *system_map;
-    char *measure_nic;    /* the NIC whose frames count as packets */
+    char *measure_nic;  /* the NIC whose frames count as packets */
     GPtrArray *devices; /* nm_devcfg* */
 } nm_config;
 
@@ -75,9 +75,9 @@ bool nm_devcfg_mac(const nm_devcfg *d, const char *key, const uint8_t def[6], ui
                    GError **err);
 
 /* Parsers shared with the device code and the tests. */
-bool nm_parse_u64(const char *s, uint64_t *out);         /* decimal or 0x hex */
-bool nm_parse_size(const char *s, uint64_t *out);        /* 64M, 512K, 1G, bytes */
-bool nm_parse_duration_ns(const char *s, uint64_t *out); /* 10s, 5ms, 20us, 100ns */
+bool nm_parse_u64(const char *s, uint64_t *out);                       /* decimal or 0x hex */
+bool nm_parse_size(const char *s, uint64_t *out);                      /* 64M, 512K, 1G, bytes */
+bool nm_parse_duration_ns(const char *s, uint64_t *out);               /* 10s, 5ms, 20us, 100ns */
 bool nm_parse_pair(const char *s, char sep, uint64_t *a, uint64_t *b); /* "A-B", "A,B" */
 
 #endif

@@ -24,17 +24,17 @@ void nm_ioport_free(nm_ioport_map *m)
     g_free(m);
 }
 
-nm_io_claim *nm_ioport_claim(nm_ioport_map *m, uint16_t base, uint32_t count,
-                             const nm_io_ops *ops, void *opaque, const char *name,
-                             nm_bus_cost *cost)
+nm_io_claim *nm_ioport_claim(nm_ioport_map *m, uint16_t base, uint32_t count, const nm_io_ops *ops,
+                             void *opaque, const char *name, nm_bus_cost *cost)
 {
     if (count == 0 || (uint32_t)base + count > 65536) return NULL;
     for (uint32_t p = base; p < base + count; p++)
         if (m->port_claim[p]) return NULL;
     nm_io_claim *c = g_new0(nm_io_claim, 1);
-    *c = (nm_io_claim){.name = name, .base = base, .count = count, .ops = ops, .opaque = opaque,
-                       .cost = cost};
-    for (uint32_t p = base; p < base + count; p++) m->port_claim[p] = c;
+    *c = (nm_io_claim){
+        .name = name, .base = base, .count = count, .ops = ops, .opaque = opaque, .cost = cost};
+    for (uint32_t p = base; p < base + count; p++)
+        m->port_claim[p] = c;
     return c;
 }
 
@@ -51,7 +51,10 @@ const nm_io_claim *nm_ioport_owner(const nm_ioport_map *m, uint16_t port)
     return m->port_claim[port];
 }
 
-static uint32_t size_mask(unsigned size) { return size >= 4 ? 0xffffffffu : (1u << (8 * size)) - 1; }
+static uint32_t size_mask(unsigned size)
+{
+    return size >= 4 ? 0xffffffffu : (1u << (8 * size)) - 1;
+}
 
 /* The claim that holds all of port..port+size-1, or NULL. */
 static nm_io_claim *whole_claim(const nm_ioport_map *m, uint16_t port, unsigned size)
@@ -74,7 +77,8 @@ uint32_t nm_io_read(nm_ioport_map *m, uint16_t port, unsigned size)
         return 0xff;
     }
     uint32_t v = 0;
-    for (unsigned i = 0; i < size; i++) v |= nm_io_read(m, (uint16_t)(port + i), 1) << (8 * i);
+    for (unsigned i = 0; i < size; i++)
+        v |= nm_io_read(m, (uint16_t)(port + i), 1) << (8 * i);
     return v;
 }
 

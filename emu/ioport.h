@@ -32,9 +32,8 @@ nm_ioport_map *nm_ioport_new(nm_clock *clock);
 void nm_ioport_free(nm_ioport_map *m);
 
 /* Returns NULL if any port in the range is taken or the range passes 0xFFFF. */
-nm_io_claim *nm_ioport_claim(nm_ioport_map *m, uint16_t base, uint32_t count,
-                             const nm_io_ops *ops, void *opaque, const char *name,
-                             nm_bus_cost *cost);
+nm_io_claim *nm_ioport_claim(nm_ioport_map *m, uint16_t base, uint32_t count, const nm_io_ops *ops,
+                             void *opaque, const char *name, nm_bus_cost *cost);
 void nm_ioport_release(nm_ioport_map *m, nm_io_claim *claim);
 const nm_io_claim *nm_ioport_owner(const nm_ioport_map *m, uint16_t port);
 

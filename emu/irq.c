@@ -2,7 +2,10 @@
 
 #include "emu/log.h"
 
-void nm_irq_init(nm_irq_bus *b) { *b = (nm_irq_bus){0}; }
+void nm_irq_init(nm_irq_bus *b)
+{
+    *b = (nm_irq_bus){0};
+}
 
 void nm_irq_set_listener(nm_irq_bus *b, nm_irq_listener_fn fn, void *opaque)
 {

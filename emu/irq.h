@@ -22,8 +22,14 @@ void nm_irq_set_listener(nm_irq_bus *b, nm_irq_listener_fn fn, void *opaque);
 /* Only changes of level reach the listener.  Lines past NM_IRQ_LINES are
  * ignored (a configuration check refuses them earlier). */
 void nm_irq_set(nm_irq_bus *b, unsigned line, bool level);
-static inline void nm_irq_raise(nm_irq_bus *b, unsigned line) { nm_irq_set(b, line, true); }
-static inline void nm_irq_lower(nm_irq_bus *b, unsigned line) { nm_irq_set(b, line, false); }
+static inline void nm_irq_raise(nm_irq_bus *b, unsigned line)
+{
+    nm_irq_set(b, line, true);
+}
+static inline void nm_irq_lower(nm_irq_bus *b, unsigned line)
+{
+    nm_irq_set(b, line, false);
+}
 static inline bool nm_irq_level(const nm_irq_bus *b, unsigned line)
 {
     return line < NM_IRQ_LINES && (b->levels >> line) & 1;

@@ -35,12 +35,16 @@ const char *nm_log_subsystem_list(void)
 
 void nm_log_reset(void)
 {
-    for (int i = 0; i < NM_SUB_COUNT; i++) nm_log_levels[i] = NM_LOG_WARN;
+    for (int i = 0; i < NM_SUB_COUNT; i++)
+        nm_log_levels[i] = NM_LOG_WARN;
     /* The instruction trace is opt-in only: it is not a "warning" channel. */
     nm_log_levels[NM_SUB_EXEC] = NM_LOG_OFF;
 }
 
-void nm_log_set_file(void *file) { log_file = file; }
+void nm_log_set_file(void *file)
+{
+    log_file = file;
+}
 
 static int find_level(const char *word)
 {
@@ -90,11 +94,14 @@ void nm_log_emit(nm_log_subsystem sub, nm_log_level lvl, const char *fmt, ...)
     FILE *out = log_file ? log_file : stderr;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(out, "[%s] %s%s", nm_log_subsystem_name(sub), lvl <= NM_LOG_WARN ? level_names[lvl] : "",
-            lvl <= NM_LOG_WARN ? ": " : "");
+    fprintf(out, "[%s] %s%s", nm_log_subsystem_name(sub),
+            lvl <= NM_LOG_WARN ? level_names[lvl] : "", lvl <= NM_LOG_WARN ? ": " : "");
     vfprintf(out, fmt, ap);
     fputc('\n', out);
     va_end(ap);
 }
 
-__attribute__((constructor)) static void log_defaults(void) { nm_log_reset(); }
+__attribute__((constructor)) static void log_defaults(void)
+{
+    nm_log_reset();
+}

@@ -67,8 +67,8 @@ extern uint8_t nm_log_levels[NM_SUB_COUNT];
     } while (0)
 
 #define nm_error(sub, ...) nm_log(sub, NM_LOG_ERROR, __VA_ARGS__)
-#define nm_warn(sub, ...) nm_log(sub, NM_LOG_WARN, __VA_ARGS__)
-#define nm_info(sub, ...) nm_log(sub, NM_LOG_INFO, __VA_ARGS__)
+#define nm_warn(sub, ...)  nm_log(sub, NM_LOG_WARN, __VA_ARGS__)
+#define nm_info(sub, ...)  nm_log(sub, NM_LOG_INFO, __VA_ARGS__)
 #define nm_debug(sub, ...) nm_log(sub, NM_LOG_DEBUG, __VA_ARGS__)
 #define nm_trace(sub, ...) nm_log(sub, NM_LOG_TRACE, __VA_ARGS__)
 

@@ -114,8 +114,7 @@ void nm_machine_set_a20(nm_machine *m, bool enabled)
     if (m->a20_listener) m->a20_listener(m->a20_listener_opaque, enabled);
 }
 
-void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status,
-                             const char *detail)
+void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status, const char *detail)
 {
     if (m->stop_requested) return;
     m->stop_reason = why;

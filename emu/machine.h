@@ -118,7 +118,10 @@ static inline void nm_machine_run_pollers(nm_machine *m)
 }
 
 /* Drives the CPU's INTR input (called by the interrupt controller). */
-static inline void nm_machine_set_intr(nm_machine *m, bool level) { m->intr = level; }
+static inline void nm_machine_set_intr(nm_machine *m, bool level)
+{
+    m->intr = level;
+}
 
 /* The A20 gate (port 0x92, the keyboard controller's output port): when
  * closed, the CPU's address line 20 is forced to 0. */

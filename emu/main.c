@@ -23,9 +23,10 @@ static void print_rom_summary(const nm_pc_devices *devs)
 {
     size_t count;
     const uint8_t *codes = nm_postcode_codes(devs->postcode, &count);
-    fprintf(stderr, "nicemu: POST codes (%" G_GUINT64_FORMAT "):",
-            nm_postcode_total(devs->postcode));
-    for (size_t i = 0; i < count && i < 256; i++) fprintf(stderr, " %02x", codes[i]);
+    fprintf(stderr,
+            "nicemu: POST codes (%" G_GUINT64_FORMAT "):", nm_postcode_total(devs->postcode));
+    for (size_t i = 0; i < count && i < 256; i++)
+        fprintf(stderr, " %02x", codes[i]);
     fprintf(stderr, "%s\n", count > 256 ? " ..." : "");
 }
 
@@ -37,7 +38,8 @@ static void print_network_report(nm_machine *m, FILE *out)
     for (guint i = 0; i < m->devices->len; i++) {
         nm_device_instance *inst = m->devices->pdata[i];
         bool is_nic = false;
-        for (const char *const *k = inst->cls->keys; k && *k; k++) is_nic |= !strcmp(*k, "net");
+        for (const char *const *k = inst->cls->keys; k && *k; k++)
+            is_nic |= !strcmp(*k, "net");
         if (!is_nic) continue;
         if (!rep) {
             rep = nm_report_new();
@@ -53,8 +55,8 @@ static void print_network_report(nm_machine *m, FILE *out)
                             : 0.0);
 }
 
-static bool write_report(nm_machine *m, nm_profiler *prof, const nm_run_result *r,
-                         const char *path, GError **err)
+static bool write_report(nm_machine *m, nm_profiler *prof, const nm_run_result *r, const char *path,
+                         GError **err)
 {
     nm_report *rep = nm_report_new();
     nm_run_report(m, r, rep);

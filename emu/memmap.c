@@ -61,8 +61,8 @@ static void rebuild_region_pages(nm_memmap *m, const nm_mem_region *r)
     rebuild_pages(m, r->base >> NM_PAGE_SHIFT, (r->base + (r->size - 1)) >> NM_PAGE_SHIFT);
 }
 
-static nm_mem_region *add_region(nm_memmap *m, const char *name, nm_region_kind kind,
-                                 uint32_t base, uint32_t size)
+static nm_mem_region *add_region(nm_memmap *m, const char *name, nm_region_kind kind, uint32_t base,
+                                 uint32_t size)
 {
     if (size == 0 || (uint64_t)base + size > (1ull << 32)) return NULL;
     nm_mem_region *r = g_new0(nm_mem_region, 1);
@@ -72,7 +72,8 @@ static nm_mem_region *add_region(nm_memmap *m, const char *name, nm_region_kind 
     r->size = size;
     r->enabled = true;
     nm_mem_region **tail = &m->regions;
-    while (*tail) tail = &(*tail)->next;
+    while (*tail)
+        tail = &(*tail)->next;
     *tail = r;
     rebuild_region_pages(m, r);
     return r;
@@ -187,16 +188,21 @@ static uint32_t read_le(const uint8_t *p, unsigned size)
     switch (size) {
     case 1: return p[0];
     case 2: return (uint32_t)p[0] | (uint32_t)p[1] << 8;
-    default: return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    default:
+        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     }
 }
 
 static void write_le(uint8_t *p, uint32_t v, unsigned size)
 {
-    for (unsigned i = 0; i < size; i++) p[i] = (uint8_t)(v >> (8 * i));
+    for (unsigned i = 0; i < size; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint32_t size_mask(unsigned size) { return size >= 4 ? 0xffffffffu : (1u << (8 * size)) - 1; }
+static uint32_t size_mask(unsigned size)
+{
+    return size >= 4 ? 0xffffffffu : (1u << (8 * size)) - 1;
+}
 
 uint32_t nm_mem_read(nm_memmap *m, uint32_t paddr, unsigned size)
 {
@@ -206,7 +212,8 @@ uint32_t nm_mem_read(nm_memmap *m, uint32_t paddr, unsigned size)
         (r || last < paddr || nm_memmap_lookup(m, last))) {
         /* Straddles a region boundary (or 4 GB): byte by byte, as the bus would. */
         uint32_t v = 0;
-        for (unsigned i = 0; i < size; i++) v |= nm_mem_read(m, paddr + i, 1) << (8 * i);
+        for (unsigned i = 0; i < size; i++)
+            v |= nm_mem_read(m, paddr + i, 1) << (8 * i);
         return v;
     }
     if (!r) {
@@ -225,7 +232,8 @@ void nm_mem_write(nm_memmap *m, uint32_t paddr, uint32_t value, unsigned size)
     uint32_t last = paddr + (size - 1);
     if (size > 1 && (last < paddr || !r || !region_contains(r, last)) &&
         (r || last < paddr || nm_memmap_lookup(m, last))) {
-        for (unsigned i = 0; i < size; i++) nm_mem_write(m, paddr + i, (value >> (8 * i)) & 0xff, 1);
+        for (unsigned i = 0; i < size; i++)
+            nm_mem_write(m, paddr + i, (value >> (8 * i)) & 0xff, 1);
         return;
     }
     if (!r) {

@@ -11,7 +11,7 @@
 #include "emu/clock.h"
 
 #define NM_PAGE_SHIFT 12
-#define NM_PAGE_SIZE (1u << NM_PAGE_SHIFT)
+#define NM_PAGE_SIZE  (1u << NM_PAGE_SHIFT)
 #define NM_PAGE_COUNT (1u << (32 - NM_PAGE_SHIFT))
 
 /* What a bus charges the CPU for one access, by access size, in CPU cycles.

@@ -26,7 +26,10 @@ static void *add_board_device(nm_machine *m, const nm_device_class *cls, const c
     return dev;
 }
 
-static void cpu_a20_listener(void *opaque, bool enabled) { nm_cpu_set_a20(opaque, enabled); }
+static void cpu_a20_listener(void *opaque, bool enabled)
+{
+    nm_cpu_set_a20(opaque, enabled);
+}
 
 /* The bare-metal ELF's initial stack: the top of conventional memory, below
  * the EBDA the E820 map reserves. */

@@ -8,9 +8,9 @@
 #include "devices/pc/marker.h"
 #include "emu/machine.h"
 
-#define MAX_TABLES 64
-#define STACK_MAX 1024
-#define CR3_SLOTS 64
+#define MAX_TABLES  64
+#define STACK_MAX   1024
+#define CR3_SLOTS   64
 #define DEFAULT_TOP 20
 
 /* Pseudo-functions, ids 0.. */
@@ -233,8 +233,8 @@ static frame *push(nm_profiler *p, uint32_t ret, uint8_t kind)
         p->depth--;
     }
     frame *f = &p->stack[p->depth++];
-    *f = (frame){.ret = ret, .fn = -1, .kind = kind, .at_clocks = p->tot_clocks,
-                 .at_insns = p->tot_insns};
+    *f = (frame){
+        .ret = ret, .fn = -1, .kind = kind, .at_clocks = p->tot_clocks, .at_insns = p->tot_insns};
     if (p->depth > p->ss.max_depth) p->ss.max_depth = p->depth;
     return f;
 }
@@ -245,7 +245,8 @@ static void pop_to(nm_profiler *p, uint32_t to)
     for (unsigned k = p->depth; k-- > 0;) {
         if (p->stack[k].ret == to) {
             p->ss.unwound += p->depth - k - 1;
-            while (p->depth > k) pop_one(p);
+            while (p->depth > k)
+                pop_one(p);
             return;
         }
     }
@@ -335,7 +336,10 @@ nm_profiler *nm_profiler_new_bare(nm_clock *clock)
     return p;
 }
 
-const nm_timing_observer *nm_profiler_observer(nm_profiler *p) { return &p->obs; }
+const nm_timing_observer *nm_profiler_observer(nm_profiler *p)
+{
+    return &p->obs;
+}
 
 void nm_profiler_start(nm_profiler *p)
 {
@@ -368,7 +372,8 @@ void nm_profiler_stop(nm_profiler *p)
     p->fn[p->cur_fn].self_clocks += d;
     p->fn[p->cur_fn].self_bus += bus;
     if (p->call_pending) p->call_pending = false; /* its frame has fn -1 */
-    while (p->depth) pop_one(p);
+    while (p->depth)
+        pop_one(p);
     p->int_pending = 0;
     p->active = false;
 }
@@ -418,7 +423,10 @@ static const struct {
     const char *set, *glob;
 } function_sets[] = {
     /* drivers/net/ethernet/8390/lib8390.c (8390.c wraps it as ei_*) */
-    {"8390", "ei_*"}, {"8390", "__ei_*"}, {"8390", "NS8390*"}, {"8390", "eip_*"},
+    {"8390", "ei_*"},
+    {"8390", "__ei_*"},
+    {"8390", "NS8390*"},
+    {"8390", "eip_*"},
     {"8390", "__NS8390*"},
     /* ne.c */
     {"ne", "ne_*"},
@@ -427,29 +435,71 @@ static const struct {
     /* e1000 */
     {"e1000", "e1000_*"},
     /* ks8851 */
-    {"ks8851", "ks8851_*"}, {"ks8851", "ks_*"},
+    {"ks8851", "ks8851_*"},
+    {"ks8851", "ks_*"},
     /* the network stack's hot path */
-    {"stack", "dev_queue_xmit"}, {"stack", "__dev_queue_xmit"}, {"stack", "dev_hard_start_xmit"},
-    {"stack", "sch_direct_xmit"}, {"stack", "__qdisc_run"}, {"stack", "pfifo_fast_*"},
-    {"stack", "validate_xmit_skb*"}, {"stack", "netif_rx*"}, {"stack", "__netif_rx"},
-    {"stack", "__netif_receive_skb*"}, {"stack", "netif_receive_skb*"},
-    {"stack", "process_backlog"}, {"stack", "net_rx_action"}, {"stack", "net_tx_action"},
-    {"stack", "eth_type_trans"}, {"stack", "ip_rcv*"}, {"stack", "ip_local_deliver*"},
-    {"stack", "ip_output"}, {"stack", "ip_finish_output*"}, {"stack", "__ip_finish_output"},
-    {"stack", "ip_queue_xmit"}, {"stack", "__ip_queue_xmit"}, {"stack", "ip_local_out"},
-    {"stack", "__ip_local_out"}, {"stack", "ip_send_skb"}, {"stack", "ip_make_skb"},
-    {"stack", "__ip_make_skb"}, {"stack", "ip_append_data"}, {"stack", "__ip_append_data"},
-    {"stack", "neigh_resolve_output"}, {"stack", "tcp_v4_rcv"}, {"stack", "tcp_v4_do_rcv"},
-    {"stack", "tcp_rcv_established"}, {"stack", "tcp_ack"}, {"stack", "tcp_sendmsg*"},
-    {"stack", "tcp_transmit_skb"}, {"stack", "__tcp_transmit_skb"}, {"stack", "tcp_write_xmit"},
-    {"stack", "__tcp_push_pending_frames"}, {"stack", "tcp_v4_send_check"},
-    {"stack", "udp_sendmsg"}, {"stack", "udp_send_skb"}, {"stack", "udp_rcv"},
-    {"stack", "__udp4_lib_rcv"}, {"stack", "udp_queue_rcv_skb"}, {"stack", "udp_unicast_rcv_skb"},
-    {"stack", "udp_recvmsg"}, {"stack", "icmp_rcv"}, {"stack", "icmp_echo"},
-    {"stack", "icmp_reply"}, {"stack", "arp_rcv"}, {"stack", "arp_process"},
-    {"stack", "skb_*"}, {"stack", "__skb_*"}, {"stack", "kfree_skb*"}, {"stack", "consume_skb"},
-    {"stack", "__alloc_skb"}, {"stack", "__netdev_alloc_skb"}, {"stack", "__napi_alloc_skb"},
-    {"stack", "csum_partial*"}, {"stack", "csum_and_copy*"}, {"stack", "ip_compute_csum"},
+    {"stack", "dev_queue_xmit"},
+    {"stack", "__dev_queue_xmit"},
+    {"stack", "dev_hard_start_xmit"},
+    {"stack", "sch_direct_xmit"},
+    {"stack", "__qdisc_run"},
+    {"stack", "pfifo_fast_*"},
+    {"stack", "validate_xmit_skb*"},
+    {"stack", "netif_rx*"},
+    {"stack", "__netif_rx"},
+    {"stack", "__netif_receive_skb*"},
+    {"stack", "netif_receive_skb*"},
+    {"stack", "process_backlog"},
+    {"stack", "net_rx_action"},
+    {"stack", "net_tx_action"},
+    {"stack", "eth_type_trans"},
+    {"stack", "ip_rcv*"},
+    {"stack", "ip_local_deliver*"},
+    {"stack", "ip_output"},
+    {"stack", "ip_finish_output*"},
+    {"stack", "__ip_finish_output"},
+    {"stack", "ip_queue_xmit"},
+    {"stack", "__ip_queue_xmit"},
+    {"stack", "ip_local_out"},
+    {"stack", "__ip_local_out"},
+    {"stack", "ip_send_skb"},
+    {"stack", "ip_make_skb"},
+    {"stack", "__ip_make_skb"},
+    {"stack", "ip_append_data"},
+    {"stack", "__ip_append_data"},
+    {"stack", "neigh_resolve_output"},
+    {"stack", "tcp_v4_rcv"},
+    {"stack", "tcp_v4_do_rcv"},
+    {"stack", "tcp_rcv_established"},
+    {"stack", "tcp_ack"},
+    {"stack", "tcp_sendmsg*"},
+    {"stack", "tcp_transmit_skb"},
+    {"stack", "__tcp_transmit_skb"},
+    {"stack", "tcp_write_xmit"},
+    {"stack", "__tcp_push_pending_frames"},
+    {"stack", "tcp_v4_send_check"},
+    {"stack", "udp_sendmsg"},
+    {"stack", "udp_send_skb"},
+    {"stack", "udp_rcv"},
+    {"stack", "__udp4_lib_rcv"},
+    {"stack", "udp_queue_rcv_skb"},
+    {"stack", "udp_unicast_rcv_skb"},
+    {"stack", "udp_recvmsg"},
+    {"stack", "icmp_rcv"},
+    {"stack", "icmp_echo"},
+    {"stack", "icmp_reply"},
+    {"stack", "arp_rcv"},
+    {"stack", "arp_process"},
+    {"stack", "skb_*"},
+    {"stack", "__skb_*"},
+    {"stack", "kfree_skb*"},
+    {"stack", "consume_skb"},
+    {"stack", "__alloc_skb"},
+    {"stack", "__netdev_alloc_skb"},
+    {"stack", "__napi_alloc_skb"},
+    {"stack", "csum_partial*"},
+    {"stack", "csum_and_copy*"},
+    {"stack", "ip_compute_csum"},
 };
 
 /* Which sets count as "the driver" for each NIC model. */
@@ -488,8 +538,10 @@ static bool nic_frames(const nic_ref *n, uint64_t *tx, uint64_t *rx)
     *tx = *rx = 0;
     if (!n->state) return false;
     const nm_dp8390_stats *st = NULL;
-    if (!strcmp(n->model, "ne2000")) st = nm_dp8390_get_stats(nm_ne2000_nic(n->state));
-    else if (!strcmp(n->model, "wd8013")) st = nm_dp8390_get_stats(nm_wd8013_nic(n->state));
+    if (!strcmp(n->model, "ne2000"))
+        st = nm_dp8390_get_stats(nm_ne2000_nic(n->state));
+    else if (!strcmp(n->model, "wd8013"))
+        st = nm_dp8390_get_stats(nm_wd8013_nic(n->state));
     if (!st) return false;
     *tx = st->tx_frames;
     *rx = st->rx_frames;
@@ -554,7 +606,8 @@ static void load_initrd_programs(nm_profiler *p, const char *initrd_list)
         if (!d) continue;
         GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
         const char *n;
-        while ((n = g_dir_read_name(d))) g_ptr_array_add(names, g_strdup(n));
+        while ((n = g_dir_read_name(d)))
+            g_ptr_array_add(names, g_strdup(n));
         g_dir_close(d);
         g_ptr_array_sort(names, str_cmp);
         for (guint i = 0; i < names->len; i++) {
@@ -631,12 +684,12 @@ static bool find_nic(nm_profiler *p, const char *want, GError **err)
 {
     for (guint n = 0; n < p->m->devices->len; n++) {
         nm_device_instance *inst = p->m->devices->pdata[n];
-        bool match = want ? (!strcmp(inst->name ? inst->name : "", want) ||
-                             !strcmp(inst->cls->name, want))
-                          : is_nic_model(inst->cls->name);
+        bool match =
+            want ? (!strcmp(inst->name ? inst->name : "", want) || !strcmp(inst->cls->name, want))
+                 : is_nic_model(inst->cls->name);
         if (match) {
-            p->nic = (nic_ref){inst->cls->name, inst->name ? inst->name : inst->cls->name,
-                               inst->state};
+            p->nic =
+                (nic_ref){inst->cls->name, inst->name ? inst->name : inst->cls->name, inst->state};
             return true;
         }
     }
@@ -659,11 +712,11 @@ nm_profiler *nm_profiler_new(nm_machine *m, GError **err)
     if (cfg->profile_top) p->top = cfg->profile_top > 10000 ? 10000 : (unsigned)cfg->profile_top;
     p->observing = p->print || cfg->symbols || cfg->system_map || cfg->profile_from;
     if (cfg->profile_from) {
-        if (!strcmp(cfg->profile_from, "boot")) p->from_boot = true;
+        if (!strcmp(cfg->profile_from, "boot"))
+            p->from_boot = true;
         else if (strcmp(cfg->profile_from, "marker")) {
             g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
-                        "profile-from: bad value '%s' (accepted: boot, marker)",
-                        cfg->profile_from);
+                        "profile-from: bad value '%s' (accepted: boot, marker)", cfg->profile_from);
             goto fail;
         }
     }
@@ -701,7 +754,8 @@ void nm_profiler_free(nm_profiler *p)
 {
     if (!p) return;
     if (p->active && p->m && p->m->timing) nm_timing_set_observer(p->m->timing, NULL);
-    for (unsigned k = 0; k < p->n_tables; k++) nm_symtab_free(p->tables[k].tab);
+    for (unsigned k = 0; k < p->n_tables; k++)
+        nm_symtab_free(p->tables[k].tab);
     g_free(p->fn);
     g_free(p);
 }
@@ -868,8 +922,10 @@ void nm_profiler_report(nm_profiler *p, nm_report *r)
         if (!set) continue;
         bool driver = set_is_driver(p->nic.model, set);
         if (!driver && strcmp(set, "stack")) continue;
-        if (driver) drv += e.self_clocks;
-        else stack += e.self_clocks;
+        if (driver)
+            drv += e.self_clocks;
+        else
+            stack += e.self_clocks;
         char key[160];
         g_snprintf(key, sizeof key, "%s.%s.self_clocks_per_frame", driver ? "driver" : "stack",
                    e.name);
@@ -908,8 +964,9 @@ void nm_profiler_print(nm_profiler *p, FILE *out)
     for (guint i = 0; i < a->len && i < p->top; i++) {
         nm_profile_entry e;
         fill_entry(p, g_array_index(a, ranked, i).id, &e);
-        fprintf(out, "%14" G_GUINT64_FORMAT " %5.1f%% %12" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT
-                     " %5.1f%% %10" G_GUINT64_FORMAT,
+        fprintf(out,
+                "%14" G_GUINT64_FORMAT " %5.1f%% %12" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT
+                " %5.1f%% %10" G_GUINT64_FORMAT,
                 e.self_clocks, 100.0 * (double)e.self_clocks / tot, e.self_insns, e.incl_clocks,
                 100.0 * (double)e.incl_clocks / tot, e.calls);
         if (per_frame) fprintf(out, " %11.1f", (double)e.self_clocks / (double)pf.frames);
@@ -917,8 +974,9 @@ void nm_profiler_print(nm_profiler *p, FILE *out)
     }
     g_array_free(a, TRUE);
     if (p->ss.resyncs || p->ss.overflows)
-        fprintf(out, "  (shadow stack: %" G_GUINT64_FORMAT " unmatched returns, %" G_GUINT64_FORMAT
-                     " overflows)\n",
+        fprintf(out,
+                "  (shadow stack: %" G_GUINT64_FORMAT " unmatched returns, %" G_GUINT64_FORMAT
+                " overflows)\n",
                 p->ss.resyncs, p->ss.overflows);
     if (!p->nic.name) return;
     fprintf(out,

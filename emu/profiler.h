@@ -69,8 +69,8 @@ void nm_profiler_totals(nm_profiler *p, uint64_t *clocks, uint64_t *insns);
 /* Shadow-stack statistics. */
 typedef struct nm_profile_stack_stats {
     unsigned depth, max_depth;
-    uint64_t resyncs;  /* RET/IRET matching no frame */
-    uint64_t unwound;  /* frames popped without their own RET (a deeper match) */
+    uint64_t resyncs; /* RET/IRET matching no frame */
+    uint64_t unwound; /* frames popped without their own RET (a deeper match) */
     uint64_t overflows;
 } nm_profile_stack_stats;
 void nm_profiler_stack_stats(nm_profiler *p, nm_profile_stack_stats *out);

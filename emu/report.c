@@ -61,7 +61,10 @@ static report_value *add(nm_report *r, const char *key, value_kind kind)
     return v;
 }
 
-void nm_report_u64(nm_report *r, const char *key, uint64_t value) { add(r, key, VALUE_U64)->u = value; }
+void nm_report_u64(nm_report *r, const char *key, uint64_t value)
+{
+    add(r, key, VALUE_U64)->u = value;
+}
 void nm_report_str(nm_report *r, const char *key, const char *value)
 {
     add(r, key, VALUE_STR)->s = g_strdup(value ? value : "");
@@ -78,7 +81,10 @@ static bool section_matches(const char *section, const char *name)
     return !strncmp(section, name, n) && (section[n] == '\0' || section[n] == '.');
 }
 
-void nm_report_print(const nm_report *r, FILE *out) { nm_report_print_sections(r, NULL, out); }
+void nm_report_print(const nm_report *r, FILE *out)
+{
+    nm_report_print_sections(r, NULL, out);
+}
 
 void nm_report_print_sections(const nm_report *r, const char *name, FILE *out)
 {

@@ -42,8 +42,7 @@ nm_run_result nm_machine_run(nm_machine *m)
         if (cfg->max_instructions) {
             uint64_t done = nm_cpu_instructions(m->cpu);
             if (done >= cfg->max_instructions) {
-                nm_machine_request_stop(m, NM_STOP_MAX_INSTRUCTIONS, 0,
-                                        "max-instructions reached");
+                nm_machine_request_stop(m, NM_STOP_MAX_INSTRUCTIONS, 0, "max-instructions reached");
                 break;
             }
             budget = cfg->max_instructions - done;
@@ -94,8 +93,9 @@ void nm_run_print_summary(const nm_machine *m, const nm_run_result *r, FILE *out
     fprintf(out, "nicemu: run ended: %s", nm_stop_reason_name(r->reason));
     if (r->reason == NM_STOP_EXIT_PORT) fprintf(out, " (status %d)", r->guest_status);
     if (m->stop_detail) fprintf(out, ": %s", m->stop_detail);
-    fprintf(out, "\nnicemu: cpu %s, %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
-                 " clocks, virtual time %.9f s, wall time %.3f s\n",
+    fprintf(out,
+            "\nnicemu: cpu %s, %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
+            " clocks, virtual time %.9f s, wall time %.3f s\n",
             m->model->name, r->instructions, r->cycles, (double)r->virtual_ns / 1e9,
             r->wall_seconds);
 }

@@ -8,7 +8,7 @@
 
 typedef struct nm_run_result {
     nm_stop_reason reason;
-    int guest_status;   /* exit-port value, when reason is NM_STOP_EXIT_PORT */
+    int guest_status; /* exit-port value, when reason is NM_STOP_EXIT_PORT */
     uint64_t instructions;
     uint64_t cycles;
     uint64_t virtual_ns;

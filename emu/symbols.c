@@ -44,13 +44,22 @@ void nm_symtab_free(nm_symtab *t)
     g_free(t);
 }
 
-const char *nm_symtab_label(const nm_symtab *t) { return t->label; }
-size_t nm_symtab_count(const nm_symtab *t) { return t->syms->len; }
+const char *nm_symtab_label(const nm_symtab *t)
+{
+    return t->label;
+}
+size_t nm_symtab_count(const nm_symtab *t)
+{
+    return t->syms->len;
+}
 const nm_symbol *nm_symtab_get(const nm_symtab *t, size_t index)
 {
     return index < t->syms->len ? &g_array_index(t->syms, nm_symbol, index) : NULL;
 }
-uint32_t nm_symtab_entry(const nm_symtab *t) { return t->entry; }
+uint32_t nm_symtab_entry(const nm_symtab *t)
+{
+    return t->entry;
+}
 
 void nm_symtab_bounds(const nm_symtab *t, uint32_t *lo, uint32_t *hi)
 {
@@ -71,7 +80,8 @@ void nm_symtab_add(nm_symtab *t, uint32_t start, uint32_t size, const char *name
 static unsigned leading_underscores(const char *s)
 {
     unsigned n = 0;
-    while (s[n] == '_') n++;
+    while (s[n] == '_')
+        n++;
     return n;
 }
 
@@ -107,8 +117,10 @@ void nm_symtab_finish(nm_symtab *t)
             }
         }
         uint64_t end;
-        if (r->size) end = (uint64_t)r->start + r->size;
-        else end = has_next ? next : (uint64_t)r->start + 1; /* the last one: one byte */
+        if (r->size)
+            end = (uint64_t)r->start + r->size;
+        else
+            end = has_next ? next : (uint64_t)r->start + 1; /* the last one: one byte */
         if (has_next && end > next) end = next;
         if (end > UINT32_MAX) end = UINT32_MAX;
         nm_symbol s = {r->start, (uint32_t)end, r->name};
@@ -125,8 +137,10 @@ const nm_symbol *nm_symtab_lookup(const nm_symtab *t, uint32_t addr, uint32_t *l
     size_t a = 0, b = n;
     while (a < b) {
         size_t mid = a + (b - a) / 2;
-        if (s[mid].start <= addr) a = mid + 1;
-        else b = mid;
+        if (s[mid].start <= addr)
+            a = mid + 1;
+        else
+            b = mid;
     }
     uint32_t gap_lo = 0, gap_hi = n ? UINT32_MAX : UINT32_MAX;
     if (a > 0) {
@@ -168,8 +182,8 @@ bool nm_symtab_load_system_map(nm_symtab *t, const char *path, GError **err)
         char *addr_end;
         errno = 0;
         unsigned long long addr = strtoull(line, &addr_end, 16);
-        if (errno || addr_end == line || addr > UINT32_MAX || *addr_end != ' ' ||
-            !addr_end[1] || addr_end[2] != ' ' || !addr_end[3]) {
+        if (errno || addr_end == line || addr > UINT32_MAX || *addr_end != ' ' || !addr_end[1] ||
+            addr_end[2] != ' ' || !addr_end[3]) {
             g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE,
                         "%s:%u: not a System.map line (want 'ADDRESS TYPE NAME')", path, line_no);
             ok = false;

@@ -11,20 +11,22 @@ struct nm_cache {
     uint32_t sets;
     uint32_t line_shift;
     uint32_t set_mask;
-    uint32_t *tag;    /* [set * ways + way]: line address | TAG_VALID, or 0 */
-    uint8_t *dirty;   /* [set * ways + way] */
-    uint8_t *rank;    /* LRU: [set * ways + way], 0 = most recently used */
-    uint8_t *plru;    /* PLRU: [set], bits B0 B1 B2 */
+    uint32_t *tag;  /* [set * ways + way]: line address | TAG_VALID, or 0 */
+    uint8_t *dirty; /* [set * ways + way] */
+    uint8_t *rank;  /* LRU: [set * ways + way], 0 = most recently used */
+    uint8_t *plru;  /* PLRU: [set], bits B0 B1 B2 */
     nm_cache_stats stats;
 };
 
-static bool pow2(uint32_t v) { return v && !(v & (v - 1)); }
+static bool pow2(uint32_t v)
+{
+    return v && !(v & (v - 1));
+}
 
 nm_cache *nm_cache_new(const nm_cache_config *cfg)
 {
-    if (!cfg || !pow2(cfg->size) || !pow2(cfg->line_size) || cfg->line_size < 4 ||
-        cfg->ways == 0 || cfg->ways > 16 ||
-        cfg->size % (cfg->ways * cfg->line_size) != 0 ||
+    if (!cfg || !pow2(cfg->size) || !pow2(cfg->line_size) || cfg->line_size < 4 || cfg->ways == 0 ||
+        cfg->ways > 16 || cfg->size % (cfg->ways * cfg->line_size) != 0 ||
         (cfg->replacement == NM_CACHE_PLRU && cfg->ways != 4))
         return NULL;
     uint32_t sets = cfg->size / (cfg->ways * cfg->line_size);
@@ -53,9 +55,18 @@ void nm_cache_free(nm_cache *c)
     g_free(c);
 }
 
-const nm_cache_config *nm_cache_get_config(const nm_cache *c) { return &c->cfg; }
-const nm_cache_stats *nm_cache_get_stats(const nm_cache *c) { return &c->stats; }
-void nm_cache_reset_stats(nm_cache *c) { memset(&c->stats, 0, sizeof c->stats); }
+const nm_cache_config *nm_cache_get_config(const nm_cache *c)
+{
+    return &c->cfg;
+}
+const nm_cache_stats *nm_cache_get_stats(const nm_cache *c)
+{
+    return &c->stats;
+}
+void nm_cache_reset_stats(nm_cache *c)
+{
+    memset(&c->stats, 0, sizeof c->stats);
+}
 
 /* ---- replacement state ---- */
 
@@ -69,7 +80,7 @@ static void touch(nm_cache *c, uint32_t set, uint32_t way)
         case 0: b |= 1u | 2u; break;
         case 1: b = (uint8_t)((b | 1u) & ~2u); break;
         case 2: b = (uint8_t)((b & ~1u) | 4u); break;
-        default: b &= (uint8_t)~(1u | 4u); break;
+        default: b &= (uint8_t) ~(1u | 4u); break;
         }
         c->plru[set] = b;
         return;
@@ -135,7 +146,8 @@ unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victi
     if (way >= 0) {
         if (write) {
             c->stats.write_hits++;
-            if (c->cfg.write_policy == NM_CACHE_WRITE_BACK) c->dirty[set * c->cfg.ways + (uint32_t)way] = 1;
+            if (c->cfg.write_policy == NM_CACHE_WRITE_BACK)
+                c->dirty[set * c->cfg.ways + (uint32_t)way] = 1;
         } else {
             c->stats.read_hits++;
         }
@@ -190,14 +202,18 @@ static uint32_t drop_all(nm_cache *c)
         c->dirty[k] = 0;
     }
     for (uint32_t s = 0; s < c->sets; s++) {
-        for (uint32_t w = 0; w < c->cfg.ways; w++) c->rank[s * c->cfg.ways + w] = (uint8_t)w;
+        for (uint32_t w = 0; w < c->cfg.ways; w++)
+            c->rank[s * c->cfg.ways + w] = (uint8_t)w;
         c->plru[s] = 0;
     }
     c->stats.flushes++;
     return dirty;
 }
 
-uint32_t nm_cache_invalidate_all(nm_cache *c) { return drop_all(c); }
+uint32_t nm_cache_invalidate_all(nm_cache *c)
+{
+    return drop_all(c);
+}
 
 uint32_t nm_cache_writeback_invalidate(nm_cache *c)
 {

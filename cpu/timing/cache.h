@@ -43,16 +43,16 @@ typedef struct nm_cache_config {
 typedef struct nm_cache_stats {
     uint64_t read_hits, read_misses;
     uint64_t write_hits, write_misses;
-    uint64_t fills;         /* lines allocated */
-    uint64_t evictions;     /* valid lines replaced by a fill */
-    uint64_t writebacks;    /* dirty lines written back (evictions, flushes) */
-    uint64_t flushes;       /* whole-cache invalidations (INVD, WBINVD, CR0.CD) */
+    uint64_t fills;              /* lines allocated */
+    uint64_t evictions;          /* valid lines replaced by a fill */
+    uint64_t writebacks;         /* dirty lines written back (evictions, flushes) */
+    uint64_t flushes;            /* whole-cache invalidations (INVD, WBINVD, CR0.CD) */
     uint64_t line_invalidations; /* single lines (snoops, INVLPG does not) */
 } nm_cache_stats;
 
 /* Result bits of nm_cache_access. */
-#define NM_CACHE_HIT 1u       /* the line was present */
-#define NM_CACHE_FILL 2u      /* a miss that allocated the line (a line fill follows) */
+#define NM_CACHE_HIT       1u /* the line was present */
+#define NM_CACHE_FILL      2u /* a miss that allocated the line (a line fill follows) */
 #define NM_CACHE_WRITEBACK 4u /* the fill evicted a dirty line (*victim = its address) */
 
 typedef struct nm_cache nm_cache;

@@ -42,8 +42,8 @@ static inline uint64_t nm_membus_use(nm_membus *b, uint64_t now, uint32_t cycles
  * gone out on the bus.  Writes drain in order. */
 #define NM_WBUF_MAX 8
 typedef struct nm_wbuf {
-    unsigned depth;                /* 4 on the 486 */
-    uint64_t done_at[NM_WBUF_MAX]; /* ring of completion times */
+    unsigned depth;                 /* 4 on the 486 */
+    uint64_t done_at[NM_WBUF_MAX];  /* ring of completion times */
     uint64_t start_at[NM_WBUF_MAX]; /* and of the times they went on the bus */
     unsigned head, count;
     uint64_t writes, full_stalls, stall_cycles;
@@ -112,8 +112,10 @@ static inline uint64_t nm_wbuf_read_ahead(nm_wbuf *w, nm_membus *bus, uint64_t n
             w->done_at[e] += cycles;
         }
     }
-    if (bus->free_at > t0) bus->free_at += cycles;
-    else bus->free_at = t0 + cycles;
+    if (bus->free_at > t0)
+        bus->free_at += cycles;
+    else
+        bus->free_at = t0 + cycles;
     bus->busy_cycles += cycles;
     return t0 + cycles;
 }
@@ -129,8 +131,8 @@ static inline uint64_t nm_wbuf_read_ahead(nm_wbuf *w, nm_membus *bus, uint64_t n
  * write-back buffer), a write hit the L2 single write (marks the line
  * dirty), a write miss a DRAM single write.  Tags only; deterministic. */
 typedef struct nm_board {
-    nm_cache *l2;                  /* NULL: no external cache */
-    uint32_t l2_fill, l2_write;    /* core clocks: line burst / single write on an L2 hit */
+    nm_cache *l2;               /* NULL: no external cache */
+    uint32_t l2_fill, l2_write; /* core clocks: line burst / single write on an L2 hit */
     uint32_t dram_fill, dram_single;
     uint64_t l2_read_hits, l2_read_misses, l2_write_hits, l2_write_misses, l2_writebacks;
 } nm_board;

@@ -52,10 +52,10 @@
 enum { P_NP = 0, P_UV, P_PU, P_PV }; /* pairability [IT] */
 
 /* Row flags. */
-#define F_RMW 1u     /* the memory-destination form reads and writes memory */
+#define F_RMW     1u /* the memory-destination form reads and writes memory */
 #define F_SPECIAL 2u /* clocks computed in special_clocks() */
-#define F_DST_G 4u   /* the register destination is ModRM.reg (else ModRM.rm) */
-#define F_STACK 8u   /* uses ESP implicitly (push/pop/call/ret family) */
+#define F_DST_G   4u /* the register destination is ModRM.reg (else ModRM.rm) */
+#define F_STACK   8u /* uses ESP implicitly (push/pop/call/ret family) */
 
 typedef struct p5_row {
     uint8_t pair;
@@ -63,8 +63,14 @@ typedef struct p5_row {
     uint8_t flags;
 } p5_row;
 
-#define ROW(p, r, l, m, f) {p, {r, l, m}, f}
-#define SPECIAL(p, f) {p, {1, 1, 1}, (f) | F_SPECIAL}
+#define ROW(p, r, l, m, f)                                                                         \
+    {                                                                                              \
+        p, {r, l, m}, f                                                                            \
+    }
+#define SPECIAL(p, f)                                                                              \
+    {                                                                                              \
+        p, {1, 1, 1}, (f) | F_SPECIAL                                                              \
+    }
 
 static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_INVALID] = ROW(P_NP, 1, 1, 1, 0),
@@ -76,34 +82,34 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_AND] = ROW(P_UV, 1, 2, 3, F_RMW),
     [NM_OP_SUB] = ROW(P_UV, 1, 2, 3, F_RMW),
     [NM_OP_XOR] = ROW(P_UV, 1, 2, 3, F_RMW),
-    [NM_OP_CMP] = ROW(P_UV, 1, 2, 2, 0),  /* CMP m,r reads only [IT] */
-    [NM_OP_TEST] = SPECIAL(P_UV, 0),      /* r,r r,m eax,i UV; r/m,i NP [IT] */
+    [NM_OP_CMP] = ROW(P_UV, 1, 2, 2, 0),     /* CMP m,r reads only [IT] */
+    [NM_OP_TEST] = SPECIAL(P_UV, 0),         /* r,r r,m eax,i UV; r/m,i NP [IT] */
     [NM_OP_INC] = ROW(P_UV, 1, 3, 3, F_RMW), /* INC/DEC r 1, m 3 [IT] */
     [NM_OP_DEC] = ROW(P_UV, 1, 3, 3, F_RMW),
     [NM_OP_NEG] = ROW(P_NP, 1, 3, 3, F_RMW), /* NEG/NOT r 1, m 3 NP [IT] */
     [NM_OP_NOT] = ROW(P_NP, 1, 3, 3, F_RMW),
     /* data movement */
-    [NM_OP_MOV] = ROW(P_UV, 1, 1, 1, 0),         /* [IT] */
-    [NM_OP_MOV_TO_SREG] = SPECIAL(P_NP, 0),      /* real 2, protected 3 [PDM] */
-    [NM_OP_MOV_FROM_SREG] = ROW(P_NP, 1, 1, 1, 0), /* [IT] */
-    [NM_OP_MOV_TO_CR] = SPECIAL(P_NP, 0),        /* CR0 22 CR2 12 CR3 21 CR4 14 [PDM] */
-    [NM_OP_MOV_FROM_CR] = ROW(P_NP, 4, 4, 4, 0), /* [PDM] */
-    [NM_OP_MOV_TO_DR] = ROW(P_NP, 11, 11, 11, 0), /* DR0-3 11 [PDM] */
-    [NM_OP_MOV_FROM_DR] = ROW(P_NP, 2, 2, 2, 0),  /* DR0-3 2 [PDM] */
-    [NM_OP_MOVSX] = ROW(P_NP, 3, 3, 3, F_DST_G),  /* [IT] */
-    [NM_OP_MOVZX] = ROW(P_NP, 3, 3, 3, F_DST_G),  /* [IT] */
-    [NM_OP_LEA] = ROW(P_UV, 1, 1, 1, F_DST_G),    /* [IT] */
-    [NM_OP_XCHG] = ROW(P_NP, 2, 3, 3, F_RMW),     /* r,r 2; r,m 3 (locked) [IT] */
-    [NM_OP_XADD] = ROW(P_NP, 3, 4, 4, F_RMW),     /* [IT] */
-    [NM_OP_CMPXCHG] = ROW(P_NP, 6, 6, 6, F_RMW),  /* [IT] */
+    [NM_OP_MOV] = ROW(P_UV, 1, 1, 1, 0),              /* [IT] */
+    [NM_OP_MOV_TO_SREG] = SPECIAL(P_NP, 0),           /* real 2, protected 3 [PDM] */
+    [NM_OP_MOV_FROM_SREG] = ROW(P_NP, 1, 1, 1, 0),    /* [IT] */
+    [NM_OP_MOV_TO_CR] = SPECIAL(P_NP, 0),             /* CR0 22 CR2 12 CR3 21 CR4 14 [PDM] */
+    [NM_OP_MOV_FROM_CR] = ROW(P_NP, 4, 4, 4, 0),      /* [PDM] */
+    [NM_OP_MOV_TO_DR] = ROW(P_NP, 11, 11, 11, 0),     /* DR0-3 11 [PDM] */
+    [NM_OP_MOV_FROM_DR] = ROW(P_NP, 2, 2, 2, 0),      /* DR0-3 2 [PDM] */
+    [NM_OP_MOVSX] = ROW(P_NP, 3, 3, 3, F_DST_G),      /* [IT] */
+    [NM_OP_MOVZX] = ROW(P_NP, 3, 3, 3, F_DST_G),      /* [IT] */
+    [NM_OP_LEA] = ROW(P_UV, 1, 1, 1, F_DST_G),        /* [IT] */
+    [NM_OP_XCHG] = ROW(P_NP, 2, 3, 3, F_RMW),         /* r,r 2; r,m 3 (locked) [IT] */
+    [NM_OP_XADD] = ROW(P_NP, 3, 4, 4, F_RMW),         /* [IT] */
+    [NM_OP_CMPXCHG] = ROW(P_NP, 6, 6, 6, F_RMW),      /* [IT] */
     [NM_OP_CMPXCHG8B] = ROW(P_NP, 10, 10, 10, F_RMW), /* [IT] */
-    [NM_OP_BSWAP] = ROW(P_NP, 1, 1, 1, 0),        /* [IT] */
-    [NM_OP_CBW] = ROW(P_NP, 3, 3, 3, 0),          /* CBW/CWDE 3 [IT] */
-    [NM_OP_CWD] = ROW(P_NP, 2, 2, 2, 0),          /* CWD/CDQ 2 [IT] */
-    [NM_OP_LAHF] = ROW(P_NP, 2, 2, 2, 0),         /* [IT] */
-    [NM_OP_SAHF] = ROW(P_NP, 2, 2, 2, 0),         /* [IT] */
-    [NM_OP_XLAT] = ROW(P_NP, 4, 4, 4, 0),         /* [IT] */
-    [NM_OP_LDS] = ROW(P_NP, 4, 4, 4, F_DST_G),    /* LDS..LSS 4 [IT] */
+    [NM_OP_BSWAP] = ROW(P_NP, 1, 1, 1, 0),            /* [IT] */
+    [NM_OP_CBW] = ROW(P_NP, 3, 3, 3, 0),              /* CBW/CWDE 3 [IT] */
+    [NM_OP_CWD] = ROW(P_NP, 2, 2, 2, 0),              /* CWD/CDQ 2 [IT] */
+    [NM_OP_LAHF] = ROW(P_NP, 2, 2, 2, 0),             /* [IT] */
+    [NM_OP_SAHF] = ROW(P_NP, 2, 2, 2, 0),             /* [IT] */
+    [NM_OP_XLAT] = ROW(P_NP, 4, 4, 4, 0),             /* [IT] */
+    [NM_OP_LDS] = ROW(P_NP, 4, 4, 4, F_DST_G),        /* LDS..LSS 4 [IT] */
     [NM_OP_LES] = ROW(P_NP, 4, 4, 4, F_DST_G),
     [NM_OP_LFS] = ROW(P_NP, 4, 4, 4, F_DST_G),
     [NM_OP_LGS] = ROW(P_NP, 4, 4, 4, F_DST_G),
@@ -149,8 +155,8 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_BTS] = SPECIAL(P_NP, F_RMW),
     [NM_OP_BTR] = SPECIAL(P_NP, F_RMW),
     [NM_OP_BTC] = SPECIAL(P_NP, F_RMW),
-    [NM_OP_BSF] = SPECIAL(P_NP, F_DST_G), /* 6-34 [IT] */
-    [NM_OP_BSR] = SPECIAL(P_NP, F_DST_G), /* 7-39 [IT] */
+    [NM_OP_BSF] = SPECIAL(P_NP, F_DST_G),  /* 6-34 [IT] */
+    [NM_OP_BSR] = SPECIAL(P_NP, F_DST_G),  /* 7-39 [IT] */
     [NM_OP_SETCC] = ROW(P_NP, 1, 2, 2, 0), /* [IT] */
     /* control transfer: near direct JMP/CALL/Jcc 1 PV; indirect 2 NP; RET 2,
      * RET i 3 [IT]; far and interrupt rows [PDM] */
@@ -166,10 +172,10 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_INT3] = SPECIAL(P_NP, F_STACK),
     [NM_OP_INTO] = SPECIAL(P_NP, F_STACK),
     [NM_OP_ICEBP] = SPECIAL(P_NP, F_STACK),
-    [NM_OP_LOOP] = SPECIAL(P_NP, 0),   /* 5 taken / 6 not [PDM] */
-    [NM_OP_LOOPE] = SPECIAL(P_NP, 0),  /* 7 / 8 [PDM] */
-    [NM_OP_LOOPNE] = SPECIAL(P_NP, 0), /* 7 / 8 [PDM] */
-    [NM_OP_JCXZ] = SPECIAL(P_NP, 0),   /* 6 taken / 5 not [PDM] */
+    [NM_OP_LOOP] = SPECIAL(P_NP, 0),       /* 5 taken / 6 not [PDM] */
+    [NM_OP_LOOPE] = SPECIAL(P_NP, 0),      /* 7 / 8 [PDM] */
+    [NM_OP_LOOPNE] = SPECIAL(P_NP, 0),     /* 7 / 8 [PDM] */
+    [NM_OP_JCXZ] = SPECIAL(P_NP, 0),       /* 6 taken / 5 not [PDM] */
     [NM_OP_BOUND] = ROW(P_NP, 8, 8, 8, 0), /* in range [IT] */
     /* strings: MOVS 4, CMPS 5, SCAS 4, LODS 2, STOS 3; REP forms in
      * special_clocks() [IT], [PDM]; INS/OUTS by privilege [PDM] */
@@ -223,13 +229,13 @@ static const p5_row rows[NM_OP_COUNT] = {
 };
 
 /* Mispredicted branch: 3 clocks in U, 4 in V [MA, P1 branch prediction]. */
-#define MISPREDICT_U 3u
-#define MISPREDICT_V 4u
-#define MISALIGN_CLOCKS 3u /* [MA] "misaligned data" on the P1 */
-#define P5_WRITE_BUFFERS 2 /* one per pipe [DB] */
-#define LOG_CAP 4096u      /* > 2 accesses x 1024 REP iterations per step */
-#define BTB_SETS 64
-#define BTB_WAYS 4
+#define MISPREDICT_U     3u
+#define MISPREDICT_V     4u
+#define MISALIGN_CLOCKS  3u    /* [MA] "misaligned data" on the P1 */
+#define P5_WRITE_BUFFERS 2     /* one per pipe [DB] */
+#define LOG_CAP          4096u /* > 2 accesses x 1024 REP iterations per step */
+#define BTB_SETS         64
+#define BTB_WAYS         4
 
 /* -------------------------------------------------------------- state */
 
@@ -249,9 +255,9 @@ typedef struct p5_btb {
 /* What the pairing rules need of an instruction. */
 typedef struct p5_desc {
     uint8_t pair;
-    bool rmw;       /* memory read-modify-write form */
-    bool dispimm;   /* displacement and immediate: not pairable on the P5 [MA] */
-    uint8_t stack;  /* 0, or ST_PUSH / ST_CALL / ST_POP for the ESP exemption */
+    bool rmw;        /* memory read-modify-write form */
+    bool dispimm;    /* displacement and immediate: not pairable on the P5 [MA] */
+    uint8_t stack;   /* 0, or ST_PUSH / ST_CALL / ST_POP for the ESP exemption */
     uint32_t clocks; /* table clocks, cache hits assumed */
     uint32_t rd, wr; /* GPR masks (bit n = register n) */
     uint32_t agi_wr; /* registers whose write makes an AGI (implicit ESP updates excluded) */
@@ -277,19 +283,19 @@ typedef struct p5 {
     uint32_t pending; /* clocks of events between instructions (interrupt delivery, log overflow) */
 
     /* the pipeline */
-    bool u_open;            /* the last instruction sits alone in U and may take a V partner */
-    p5_desc u;              /* that instruction */
-    uint32_t u_exec;        /* its execution clocks (no decode or mispredict clocks) */
-    bool u_agi;             /* it already paid an AGI stall */
+    bool u_open;     /* the last instruction sits alone in U and may take a V partner */
+    p5_desc u;       /* that instruction */
+    uint32_t u_exec; /* its execution clocks (no decode or mispredict clocks) */
+    bool u_agi;      /* it already paid an AGI stall */
     bool u_has_data;
-    uint32_t u_data;        /* its first data address (bank conflicts) */
-    uint32_t last_agi_wr;   /* registers written by the previous issue group */
+    uint32_t u_data;          /* its first data address (bank conflicts) */
+    uint32_t last_agi_wr;     /* registers written by the previous issue group */
     uint32_t before_u_agi_wr; /* ... by the group before the open U */
-    uint32_t shadow;        /* prefix clocks the last multi-clock group can hide */
-    unsigned shadow_groups; /* for this many more groups */
-    bool rep_active;        /* a REP string stopped at its budget and restarts */
+    uint32_t shadow;          /* prefix clocks the last multi-clock group can hide */
+    unsigned shadow_groups;   /* for this many more groups */
+    bool rep_active;          /* a REP string stopped at its budget and restarts */
     uint32_t rep_eip;
-    nm_x86_mode mode;       /* mode after the last instruction */
+    nm_x86_mode mode; /* mode after the last instruction */
 
     p5_btb btb;
     nm_p5_stats st;
@@ -327,14 +333,27 @@ static void operands(const nm_insn *i, const p5_row *row, p5_desc *d)
     uint32_t rep_ecx = (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) ? ECX : 0;
 
     switch (i->op) {
-    case NM_OP_ADD: case NM_OP_OR: case NM_OP_ADC: case NM_OP_SBB:
-    case NM_OP_AND: case NM_OP_SUB: case NM_OP_XOR: case NM_OP_CMP: {
+    case NM_OP_ADD:
+    case NM_OP_OR:
+    case NM_OP_ADC:
+    case NM_OP_SBB:
+    case NM_OP_AND:
+    case NM_OP_SUB:
+    case NM_OP_XOR:
+    case NM_OP_CMP: {
         uint32_t dst;
         if (i->opcode < 0x40) {
             unsigned f = i->opcode & 7;
-            if (f < 2) { dst = E; rd = E | G; }
-            else if (f < 4) { dst = G; rd = G | E; }
-            else { dst = EAX; rd = EAX; }
+            if (f < 2) {
+                dst = E;
+                rd = E | G;
+            } else if (f < 4) {
+                dst = G;
+                rd = G | E;
+            } else {
+                dst = EAX;
+                rd = EAX;
+            }
         } else {
             dst = E; /* 80-83: r/m, imm */
             rd = E;
@@ -343,15 +362,22 @@ static void operands(const nm_insn *i, const p5_row *row, p5_desc *d)
         break;
     }
     case NM_OP_TEST:
-        rd = (i->opcode == 0xa8 || i->opcode == 0xa9) ? EAX : E | ((i->opcode & 0xfe) == 0x84 ? G : 0);
+        rd = (i->opcode == 0xa8 || i->opcode == 0xa9) ? EAX
+                                                      : E | ((i->opcode & 0xfe) == 0x84 ? G : 0);
         break;
-    case NM_OP_INC: case NM_OP_DEC: case NM_OP_NEG: case NM_OP_NOT:
-        rd = wr = E;
-        break;
+    case NM_OP_INC:
+    case NM_OP_DEC:
+    case NM_OP_NEG:
+    case NM_OP_NOT: rd = wr = E; break;
     case NM_OP_MOV:
         if ((i->opcode & 0xfc) == 0x88) {
-            if (i->opcode & 2) { rd = E; wr = G; }
-            else { rd = G; wr = E; }
+            if (i->opcode & 2) {
+                rd = E;
+                wr = G;
+            } else {
+                rd = G;
+                wr = E;
+            }
         } else if (i->opcode == 0xa0 || i->opcode == 0xa1) {
             wr = EAX;
         } else if (i->opcode == 0xa2 || i->opcode == 0xa3) {
@@ -360,9 +386,7 @@ static void operands(const nm_insn *i, const p5_row *row, p5_desc *d)
             wr = E; /* B0-BF, C6/C7 */
         }
         break;
-    case NM_OP_LEA:
-        wr = G;
-        break;
+    case NM_OP_LEA: wr = G; break;
     case NM_OP_PUSH:
         rd = i->src == NM_OPK_IMM ? 0 : E;
         impl_wr = ESP;
@@ -373,17 +397,18 @@ static void operands(const nm_insn *i, const p5_row *row, p5_desc *d)
         impl_wr = ESP;
         addr |= ESP;
         break;
-    case NM_OP_XCHG:
-        rd = wr = E | G;
-        break;
-    case NM_OP_ROL: case NM_OP_ROR: case NM_OP_RCL: case NM_OP_RCR:
-    case NM_OP_SHL: case NM_OP_SHR: case NM_OP_SAR:
+    case NM_OP_XCHG: rd = wr = E | G; break;
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
         rd = wr = E;
         if (i->src == NM_OPK_CL) rd |= ECX;
         break;
-    case NM_OP_JMP:
-        rd = i->src == NM_OPK_IMM ? 0 : E;
-        break;
+    case NM_OP_JMP: rd = i->src == NM_OPK_IMM ? 0 : E; break;
     case NM_OP_CALL:
         rd = i->src == NM_OPK_IMM ? 0 : E;
         impl_wr = ESP;
@@ -395,25 +420,61 @@ static void operands(const nm_insn *i, const p5_row *row, p5_desc *d)
         /* RET imm adds to ESP: an AGI source like ADD ESP [MA 4.2]. */
         if (i->src == NM_OPK_IMM) wr = ESP;
         break;
-    case NM_OP_MUL: case NM_OP_IMUL: case NM_OP_DIV: case NM_OP_IDIV:
-        wr = sz == 1 ? EAX : EAX | EDX;
-        break;
-    case NM_OP_CBW: case NM_OP_LAHF: case NM_OP_SALC: case NM_OP_DAA: case NM_OP_DAS:
-    case NM_OP_AAA: case NM_OP_AAS: case NM_OP_AAM: case NM_OP_AAD:
-        wr = EAX;
-        break;
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_DIV:
+    case NM_OP_IDIV: wr = sz == 1 ? EAX : EAX | EDX; break;
+    case NM_OP_CBW:
+    case NM_OP_LAHF:
+    case NM_OP_SALC:
+    case NM_OP_DAA:
+    case NM_OP_DAS:
+    case NM_OP_AAA:
+    case NM_OP_AAS:
+    case NM_OP_AAM:
+    case NM_OP_AAD: wr = EAX; break;
     case NM_OP_CWD: wr = EDX; break;
-    case NM_OP_XLAT: wr = EAX; addr = EBX | EAX; break;
-    case NM_OP_MOVS: case NM_OP_CMPS: wr = ESI | EDI | rep_ecx; addr = ESI | EDI; break;
-    case NM_OP_LODS: wr = EAX | ESI | rep_ecx; addr = ESI; break;
-    case NM_OP_OUTS: wr = ESI | rep_ecx; addr = ESI; break;
-    case NM_OP_STOS: case NM_OP_SCAS: case NM_OP_INS: wr = EDI | rep_ecx; addr = EDI; break;
-    case NM_OP_LOOP: case NM_OP_LOOPE: case NM_OP_LOOPNE: wr = ECX; break;
+    case NM_OP_XLAT:
+        wr = EAX;
+        addr = EBX | EAX;
+        break;
+    case NM_OP_MOVS:
+    case NM_OP_CMPS:
+        wr = ESI | EDI | rep_ecx;
+        addr = ESI | EDI;
+        break;
+    case NM_OP_LODS:
+        wr = EAX | ESI | rep_ecx;
+        addr = ESI;
+        break;
+    case NM_OP_OUTS:
+        wr = ESI | rep_ecx;
+        addr = ESI;
+        break;
+    case NM_OP_STOS:
+    case NM_OP_SCAS:
+    case NM_OP_INS:
+        wr = EDI | rep_ecx;
+        addr = EDI;
+        break;
+    case NM_OP_LOOP:
+    case NM_OP_LOOPE:
+    case NM_OP_LOOPNE: wr = ECX; break;
     case NM_OP_IN: wr = EAX; break;
-    case NM_OP_POPA: wr = 0xffu & ~ESP; impl_wr = ESP; addr |= ESP; break;
-    case NM_OP_ENTER: case NM_OP_LEAVE: wr = ESP | EBP; addr |= ESP | EBP; break;
+    case NM_OP_POPA:
+        wr = 0xffu & ~ESP;
+        impl_wr = ESP;
+        addr |= ESP;
+        break;
+    case NM_OP_ENTER:
+    case NM_OP_LEAVE:
+        wr = ESP | EBP;
+        addr |= ESP | EBP;
+        break;
     case NM_OP_CPUID: wr = EAX | EBX | ECX | EDX; break;
-    case NM_OP_RDTSC: case NM_OP_RDMSR: case NM_OP_CMPXCHG8B: wr = EAX | EDX; break;
+    case NM_OP_RDTSC:
+    case NM_OP_RDMSR:
+    case NM_OP_CMPXCHG8B: wr = EAX | EDX; break;
     case NM_OP_CMPXCHG: wr = EAX | E; break;
     case NM_OP_XADD: wr = E | G; break;
     default:
@@ -428,14 +489,17 @@ static void operands(const nm_insn *i, const p5_row *row, p5_desc *d)
     d->wr = wr | impl_wr;
     d->agi_wr = wr;
     d->addr = addr;
-    d->stack = i->op == NM_OP_PUSH && i->src != NM_OPK_MEM ? ST_PUSH
+    d->stack = i->op == NM_OP_PUSH && i->src != NM_OPK_MEM   ? ST_PUSH
                : i->op == NM_OP_CALL && i->src == NM_OPK_IMM ? ST_CALL
-               : i->op == NM_OP_POP && i->dst == NM_OPK_REG ? ST_POP
-                                                            : ST_NONE;
+               : i->op == NM_OP_POP && i->dst == NM_OPK_REG  ? ST_POP
+                                                             : ST_NONE;
 }
 
 /* Which operand form (table column) and whether it is read-modify-write. */
-static inline unsigned form_of(const nm_insn *i) { return nm_insn_form(i); }
+static inline unsigned form_of(const nm_insn *i)
+{
+    return nm_insn_form(i);
+}
 
 /* Clocks by privilege situation [PDM]: real, pm CPL<=IOPL, pm CPL>IOPL, v86. */
 static const uint8_t p5_in[4] = {7, 4, 21, 19};
@@ -454,7 +518,9 @@ static const uint8_t jmpf_c[6] = {3, 3, 18, 18, 18, 85};
 static const uint8_t retf_c[6] = {4, 4, 4, 23, 23, 85};
 
 /* REP strings: (clocks with ECX = 0, startup, per iteration) [IT], [PDM]. */
-typedef struct { uint8_t zero, start, per; } rep_row;
+typedef struct {
+    uint8_t zero, start, per;
+} rep_row;
 static rep_row rep_of(unsigned op)
 {
     switch (op) {
@@ -501,10 +567,16 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         default: return 14;
         }
     case NM_OP_PUSH:
-        if (i->src == NM_OPK_MEM) { d->pair = P_NP; return 2; }
+        if (i->src == NM_OPK_MEM) {
+            d->pair = P_NP;
+            return 2;
+        }
         return 1;
     case NM_OP_POP:
-        if (i->dst == NM_OPK_MEM) { d->pair = P_NP; return 3; }
+        if (i->dst == NM_OPK_MEM) {
+            d->pair = P_NP;
+            return 3;
+        }
         return 1;
     case NM_OP_PUSHF: return before->pe ? 4 : 3;
     case NM_OP_POPF: return before->pe ? 6 : 4;
@@ -512,26 +584,38 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         unsigned l = i->imm2 & 31;
         return l == 0 ? 11 : l == 1 ? 15 : 15 + 2 * l;
     }
-    case NM_OP_ROL: case NM_OP_ROR: case NM_OP_SHL: case NM_OP_SHR: case NM_OP_SAR:
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
         /* by 1 or imm: r 1, m 3 PU; by CL: r 4, m 4 NP [IT] */
-        if (i->src == NM_OPK_CL) { d->pair = P_NP; return 4; }
+        if (i->src == NM_OPK_CL) {
+            d->pair = P_NP;
+            return 4;
+        }
         return mem ? 3 : 1;
-    case NM_OP_RCL: case NM_OP_RCR:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
         /* by 1: r 1, m 3 PU; by imm: r 8, m 10; by CL: r 7, m 9 NP [IT] */
         if (i->src == NM_OPK_ONE) return mem ? 3 : 1;
         d->pair = P_NP;
         if (i->src == NM_OPK_CL) return mem ? 9 : 7;
         return mem ? 10 : 8;
-    case NM_OP_MUL: case NM_OP_IMUL: return i->opsize == 4 ? 10 : 11;
+    case NM_OP_MUL:
+    case NM_OP_IMUL: return i->opsize == 4 ? 10 : 11;
     case NM_OP_DIV: return i->opsize == 1 ? 17 : i->opsize == 2 ? 25 : 41;
     case NM_OP_IDIV: return i->opsize == 1 ? 22 : i->opsize == 2 ? 30 : 46;
     case NM_OP_BT:
         if (!mem) return 4;
         return i->src == NM_OPK_IMM ? 4 : 9;
-    case NM_OP_BTS: case NM_OP_BTR: case NM_OP_BTC:
+    case NM_OP_BTS:
+    case NM_OP_BTR:
+    case NM_OP_BTC:
         if (!mem) return 7;
         return i->src == NM_OPK_IMM ? 8 : 14;
-    case NM_OP_BSF: case NM_OP_BSR: {
+    case NM_OP_BSF:
+    case NM_OP_BSR: {
         /* The range of [IT] spread linearly over the bits scanned (the
          * result register holds the index). */
         unsigned bits = 8u * i->opsize;
@@ -539,13 +623,20 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         return i->op == NM_OP_BSF ? 6 + n * 28 / (bits - 1) : 7 + n * 32 / (bits - 1);
     }
     case NM_OP_JMP:
-        if (i->src != NM_OPK_IMM) { d->pair = P_NP; return 2; }
+        if (i->src != NM_OPK_IMM) {
+            d->pair = P_NP;
+            return 2;
+        }
         return 1;
     case NM_OP_CALL:
-        if (i->src != NM_OPK_IMM) { d->pair = P_NP; return 2; }
+        if (i->src != NM_OPK_IMM) {
+            d->pair = P_NP;
+            return 2;
+        }
         return 1;
     case NM_OP_RET: return i->src == NM_OPK_IMM ? 3 : 2;
-    case NM_OP_JMP_FAR: case NM_OP_CALL_FAR: {
+    case NM_OP_JMP_FAR:
+    case NM_OP_CALL_FAR: {
         /* A direct far CALL/JMP at the same privilege went through a call
          * gate when the selector it named is not the CS it loaded (the rule
          * of i386.c / i486.c; the gate's "13" / "18" rows [PDM]). */
@@ -557,15 +648,22 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     case NM_OP_RET_FAR: return retf_c[nm_xfer_class(before, after)];
     case NM_OP_IRET: return iret_c[nm_xfer_class(before, after)];
     case NM_OP_INT: return int_n[nm_xfer_class(before, after)];
-    case NM_OP_INT3: case NM_OP_ICEBP: return int_3[nm_xfer_class(before, after)];
+    case NM_OP_INT3:
+    case NM_OP_ICEBP: return int_3[nm_xfer_class(before, after)];
     case NM_OP_INTO: return s->br_seen && s->br_taken ? int_3[nm_xfer_class(before, after)] : 4;
     case NM_OP_LOOP: return s->br_taken ? 5 : 6;
-    case NM_OP_LOOPE: case NM_OP_LOOPNE: return s->br_taken ? 7 : 8;
+    case NM_OP_LOOPE:
+    case NM_OP_LOOPNE: return s->br_taken ? 7 : 8;
     case NM_OP_JCXZ: return s->br_taken ? 6 : 5;
     case NM_OP_IN: return p5_in[nm_io_class(before)];
     case NM_OP_OUT: return p5_out[nm_io_class(before)];
-    case NM_OP_MOVS: case NM_OP_CMPS: case NM_OP_SCAS: case NM_OP_LODS: case NM_OP_STOS:
-    case NM_OP_INS: case NM_OP_OUTS: {
+    case NM_OP_MOVS:
+    case NM_OP_CMPS:
+    case NM_OP_SCAS:
+    case NM_OP_LODS:
+    case NM_OP_STOS:
+    case NM_OP_INS:
+    case NM_OP_OUTS: {
         unsigned io = nm_io_class(before);
         if (!(i->prefixes & (NM_PFX_REP | NM_PFX_REPNE))) {
             switch (i->op) {
@@ -596,7 +694,8 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         nm_cache_invalidate_all(s->code);
         uint64_t now = s->cpu->clock->cycles;
         uint32_t wb = s->board.l2 ? s->board.l2_fill : s->board.dram_fill;
-        for (uint32_t k = 0; k < dirty; k++) nm_membus_use(&s->bus, now, wb);
+        for (uint32_t k = 0; k < dirty; k++)
+            nm_membus_use(&s->bus, now, wb);
         s->st.writebacks += dirty;
         uint64_t done = s->bus.free_at > now ? s->bus.free_at : now;
         return 2000 + (uint32_t)(done - now);
@@ -627,12 +726,16 @@ static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, b
         uint32_t victim;
         unsigned r = nm_cache_access(cache, phys, false, &victim);
         if (r & NM_CACHE_HIT) {
-            if (code) s->st.code_hits++;
-            else s->st.data_hits++;
+            if (code)
+                s->st.code_hits++;
+            else
+                s->st.data_hits++;
             return 0;
         }
-        if (code) s->st.code_misses++;
-        else s->st.data_misses++;
+        if (code)
+            s->st.code_misses++;
+        else
+            s->st.data_misses++;
         /* Burst line fill: reads do not pass buffered writes (strong
          * ordering), so it starts when the bus is free [DB]. */
         uint64_t done = nm_membus_use(&s->bus, now, nm_board_line_read(&s->board, phys));
@@ -645,12 +748,13 @@ static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, b
         s->st.mem_stall_cycles += done - now;
         return (uint32_t)(done - now);
     }
-    if (code) s->st.code_misses++;
-    else s->st.data_misses++;
+    if (code)
+        s->st.code_misses++;
+    else
+        s->st.data_misses++;
     s->st.uncached_reads++;
-    uint64_t done = nm_membus_use(&s->bus, now,
-                                  cacheable ? nm_board_single_read(&s->board, phys)
-                                            : s->board.dram_single);
+    uint64_t done = nm_membus_use(
+        &s->bus, now, cacheable ? nm_board_single_read(&s->board, phys) : s->board.dram_single);
     s->st.mem_stall_cycles += done - now;
     return (uint32_t)(done - now);
 }
@@ -667,8 +771,8 @@ static uint32_t write_line(p5 *s, uint32_t phys, uint64_t now)
         return 0;
     }
     if (cacheable) s->st.data_misses++;
-    uint32_t stall = nm_wbuf_write(&s->wbuf, &s->bus, now,
-                                   cacheable ? nm_board_write(&s->board, phys) : s->board.dram_single);
+    uint32_t stall = nm_wbuf_write(
+        &s->wbuf, &s->bus, now, cacheable ? nm_board_write(&s->board, phys) : s->board.dram_single);
     s->st.wbuf_writes++;
     if (stall) {
         s->st.wbuf_stalls++;
@@ -752,7 +856,10 @@ static bool btb_branch(p5 *s, uint32_t at, bool taken, uint32_t to)
     if (!taken) return false; /* predicted not taken, and it was not */
     unsigned victim = 0;
     for (unsigned w = 0; w < BTB_WAYS; w++) {
-        if (!(b->tag[set][w] & 1u)) { victim = w; break; }
+        if (!(b->tag[set][w] & 1u)) {
+            victim = w;
+            break;
+        }
         if (b->stamp[set][w] < b->stamp[set][victim]) victim = w;
     }
     b->tag[set][victim] = tag;
@@ -765,11 +872,15 @@ static bool btb_branch(p5 *s, uint32_t at, bool taken, uint32_t to)
 static bool uses_btb(unsigned op)
 {
     switch (op) {
-    case NM_OP_JCC: case NM_OP_JMP: case NM_OP_CALL: case NM_OP_RET:
-    case NM_OP_LOOP: case NM_OP_LOOPE: case NM_OP_LOOPNE: case NM_OP_JCXZ:
-        return true;
-    default:
-        return false;
+    case NM_OP_JCC:
+    case NM_OP_JMP:
+    case NM_OP_CALL:
+    case NM_OP_RET:
+    case NM_OP_LOOP:
+    case NM_OP_LOOPE:
+    case NM_OP_LOOPNE:
+    case NM_OP_JCXZ: return true;
+    default: return false;
     }
 }
 
@@ -807,8 +918,10 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
     /* An exception or external interrupt: delivered like INT n, through an
      * interrupt gate to ring 0 (what the guests here use) [PDM]. */
     const nm_cpu *c = s->cpu;
-    unsigned cls = !c->pe ? NM_XFER_REAL : c->vm86 ? NM_XFER_FROM_V86
-                                       : c->cpl ? NM_XFER_PRIV : NM_XFER_SAME;
+    unsigned cls = !c->pe    ? NM_XFER_REAL
+                   : c->vm86 ? NM_XFER_FROM_V86
+                   : c->cpl  ? NM_XFER_PRIV
+                             : NM_XFER_SAME;
     s->pending += int_n[cls];
     /* The pipeline is flushed. */
     s->u_open = false;
@@ -817,9 +930,9 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
 
 static unsigned prefix_bytes(const nm_insn *i)
 {
-    unsigned n = (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE |
-                                                             NM_PFX_SEG | NM_PFX_LOCK |
-                                                             NM_PFX_REP | NM_PFX_REPNE));
+    unsigned n =
+        (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG |
+                                                    NM_PFX_LOCK | NM_PFX_REP | NM_PFX_REPNE));
     /* 0F is a prefix for the P5's decoder, except on a near Jcc [MA 4.4]. */
     if ((i->prefixes & NM_PFX_0F) && i->op != NM_OP_JCC) n++;
     return n;
@@ -872,12 +985,14 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     bool code_miss = false, has_data = false;
     uint32_t first_data = 0;
     uint64_t t0 = c->clock->cycles + s->pending;
-    uint32_t stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+    uint32_t stall =
+        s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
     s->pending = 0;
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
     if ((i->prefixes & NM_PFX_LOCK) || (i->op == NM_OP_XCHG && form != NM_FORM_R)) {
         uint64_t now = c->clock->cycles + stall;
-        uint32_t one = has_data ? nm_board_single_read(&s->board, first_data) : s->board.dram_single;
+        uint32_t one =
+            has_data ? nm_board_single_read(&s->board, first_data) : s->board.dram_single;
         uint64_t done = nm_membus_use(&s->bus, now, 2 * one);
         stall += (uint32_t)(done - now);
         s->st.mem_stall_cycles += done - now;
@@ -893,8 +1008,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     /* Branch prediction. */
     bool mispredict = false;
     if (s->br_seen && uses_btb(i->op))
-        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken,
-                                s->br_to);
+        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
     s->br_seen = false;
 
     unsigned pfx = prefix_bytes(i);
@@ -930,8 +1044,10 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->st.pairs++;
     } else {
         /* U pipe (alone, or waiting for a V partner). */
-        if (s->shadow_groups) s->shadow_groups--;
-        else s->shadow = 0;
+        if (s->shadow_groups)
+            s->shadow_groups--;
+        else
+            s->shadow = 0;
         uint32_t pen = pfx;
         if (pen) {
             uint32_t hid = pen < s->shadow ? pen : s->shadow;
@@ -995,15 +1111,17 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->mem = cpu->mem;
     /* 8 KB, 2-way, 32-byte lines, LRU; code read-only, data write-back
      * without write allocation [DB]. */
-    static const nm_cache_config code_cfg = {"code", 8192, 2, 32, NM_CACHE_WRITE_THROUGH, false,
-                                             NM_CACHE_LRU};
-    static const nm_cache_config data_cfg = {"data", 8192, 2, 32, NM_CACHE_WRITE_BACK, false,
-                                             NM_CACHE_LRU};
+    static const nm_cache_config code_cfg = {"code", 8192,        2, 32, NM_CACHE_WRITE_THROUGH,
+                                             false,  NM_CACHE_LRU};
+    static const nm_cache_config data_cfg = {"data", 8192,        2, 32, NM_CACHE_WRITE_BACK,
+                                             false,  NM_CACHE_LRU};
     s->code = nm_cache_new(&code_cfg);
     s->data = nm_cache_new(&data_cfg);
     nm_timing_params p;
-    if (params) p = *params;
-    else nm_timing_default_params(model, &p);
+    if (params)
+        p = *params;
+    else
+        nm_timing_default_params(model, &p);
     unsigned first = p.dram_first_clocks ? p.dram_first_clocks : 7;
     unsigned burst = p.dram_burst_clocks ? p.dram_burst_clocks : 3;
     unsigned single = p.dram_single_clocks ? p.dram_single_clocks : first;
@@ -1036,7 +1154,10 @@ static void p5_destroy(void *state)
     g_free(s);
 }
 
-const nm_p5_stats *nm_pentium_stats(const void *state) { return &((const p5 *)state)->st; }
+const nm_p5_stats *nm_pentium_stats(const void *state)
+{
+    return &((const p5 *)state)->st;
+}
 
 static void p5_report(void *state, nm_report *r)
 {

@@ -42,7 +42,10 @@ const nm_cost_model_class *nm_cost_model_for_cpu(const nm_cpu_model *model)
     return &cost_model_none;
 }
 
-const char *nm_cost_model_names(void) { return "auto, none, 386, 486, pentium"; }
+const char *nm_cost_model_names(void)
+{
+    return "auto, none, 386, 486, pentium";
+}
 
 /* ---------------------------------------------------------- per machine */
 
@@ -69,8 +72,10 @@ nm_timing *nm_timing_new(nm_machine *m, const nm_timing_params *params)
 {
     nm_timing *t = g_new0(nm_timing, 1);
     t->m = m;
-    if (params) t->params = *params;
-    else nm_timing_default_params(m->model, &t->params);
+    if (params)
+        t->params = *params;
+    else
+        nm_timing_default_params(m->model, &t->params);
     return t;
 }
 
@@ -142,8 +147,7 @@ static void chain_branch(void *opaque, uint32_t from_eip, uint32_t to_eip, bool 
 static void chain_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t from_eip)
 {
     nm_timing *t = opaque;
-    if (t->model_hooks.interrupt)
-        t->model_hooks.interrupt(t->model_state, vector, kind, from_eip);
+    if (t->model_hooks.interrupt) t->model_hooks.interrupt(t->model_state, vector, kind, from_eip);
     if (t->obs.interrupt) t->obs.interrupt(t->obs.opaque, vector, kind, from_eip);
     /* An external interrupt or an exception changes the privilege level
      * between insn calls: the next instruction (the handler's first) runs at
@@ -200,7 +204,8 @@ void nm_timing_select(nm_timing *t, const nm_cost_model_class *cls)
         return;
     }
     bool existed = false;
-    for (size_t k = 0; k < MAX_INSTANCES; k++) existed |= t->inst[k].cls == cls;
+    for (size_t k = 0; k < MAX_INSTANCES; k++)
+        existed |= t->inst[k].cls == cls;
     void *st = instance_of(t, cls);
     if (st && existed && cls->resume) cls->resume(st, cpu);
     if (!st) {
@@ -215,8 +220,14 @@ void nm_timing_select(nm_timing *t, const nm_cost_model_class *cls)
     t->switches++;
 }
 
-const nm_cost_model_class *nm_timing_current(const nm_timing *t) { return t->current; }
-const nm_timing_params *nm_timing_get_params(const nm_timing *t) { return &t->params; }
+const nm_cost_model_class *nm_timing_current(const nm_timing *t)
+{
+    return t->current;
+}
+const nm_timing_params *nm_timing_get_params(const nm_timing *t)
+{
+    return &t->params;
+}
 
 void nm_timing_report(nm_timing *t, nm_report *r)
 {
@@ -247,8 +258,9 @@ void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p)
     /* 386 boards without external cache: a 100 ns DRAM cycle (70 ns page
      * DRAM plus buffers) against a 2-clock bus cycle, W = ceil(100/T) - 2:
      * 1 at 25 MHz, 2 at 33 and 40 MHz (docs/cost-models.md). */
-    uint64_t ns_x_hz = 100ull * model->hz_num;           /* 100 ns * f */
-    uint64_t clocks = (ns_x_hz + 1000000000ull * model->hz_den - 1) / (1000000000ull * model->hz_den);
+    uint64_t ns_x_hz = 100ull * model->hz_num; /* 100 ns * f */
+    uint64_t clocks =
+        (ns_x_hz + 1000000000ull * model->hz_den - 1) / (1000000000ull * model->hz_den);
     p->mem_wait_states = clocks > 2 ? (unsigned)(clocks - 2) : 0;
     if (model->family >= NM_CPU_PENTIUM) {
         /* Fast-page DRAM on a 60/66 MHz Pentium board (430FX class): 7-3-3-3
@@ -295,9 +307,12 @@ static bool parse_dram(const char *s, nm_timing_params *p)
         v[n++] = (unsigned)x;
         q = end;
         if (!*q) break;
-        if (n < 4 && *q == '-') q++;
-        else if (n == 4 && *q == '/') q++;
-        else return false;
+        if (n < 4 && *q == '-')
+            q++;
+        else if (n == 4 && *q == '/')
+            q++;
+        else
+            return false;
     }
     if (*q || n < 4) return false;
     if (v[1] != v[2] || v[2] != v[3]) return false; /* one burst rate */
@@ -308,8 +323,8 @@ static bool parse_dram(const char *s, nm_timing_params *p)
 }
 
 bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
-                           const nm_cost_model_class **cls, nm_cost_from *from,
-                           nm_timing_params *p, GError **err)
+                           const nm_cost_model_class **cls, nm_cost_from *from, nm_timing_params *p,
+                           GError **err)
 {
     nm_timing_default_params(model, p);
     const char *name = cfg->cost_model ? cfg->cost_model : "auto";
@@ -321,9 +336,12 @@ bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
     }
     if (*cls == &cost_model_none) *cls = NULL;
     const char *f = cfg->cost_from ? cfg->cost_from : "marker";
-    if (!strcmp(f, "marker")) *from = NM_COST_FROM_MARKER;
-    else if (!strcmp(f, "boot")) *from = NM_COST_FROM_BOOT;
-    else return bad(err, "cost-from", f, "boot, marker");
+    if (!strcmp(f, "marker"))
+        *from = NM_COST_FROM_MARKER;
+    else if (!strcmp(f, "boot"))
+        *from = NM_COST_FROM_BOOT;
+    else
+        return bad(err, "cost-from", f, "boot, marker");
     if (cfg->mem_wait_states) {
         uint64_t v;
         if (!nm_parse_u64(cfg->mem_wait_states, &v) || v > 31)

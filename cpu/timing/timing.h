@@ -118,7 +118,7 @@ void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p);
 /* Reads and checks the keys: *cls is NULL for "none"; one clear error on a
  * bad value. */
 bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
-                           const nm_cost_model_class **cls, nm_cost_from *from,
-                           nm_timing_params *p, GError **err);
+                           const nm_cost_model_class **cls, nm_cost_from *from, nm_timing_params *p,
+                           GError **err);
 
 #endif

@@ -14,9 +14,9 @@
 
 /* Operand forms: the columns of a cost table row. */
 enum {
-    NM_FORM_R = 0,  /* no memory operand: reg, reg,reg, reg,imm, none */
-    NM_FORM_LOAD,   /* reg <- mem (memory source) */
-    NM_FORM_MEM,    /* mem destination: store or read-modify-write (mem,reg / mem,imm) */
+    NM_FORM_R = 0, /* no memory operand: reg, reg,reg, reg,imm, none */
+    NM_FORM_LOAD,  /* reg <- mem (memory source) */
+    NM_FORM_MEM,   /* mem destination: store or read-modify-write (mem,reg / mem,imm) */
     NM_FORM_COUNT
 };
 
@@ -39,8 +39,10 @@ typedef struct nm_x86_mode {
 
 static inline nm_x86_mode nm_x86_mode_now(const nm_cpu *c)
 {
-    nm_x86_mode m = {c->pe, c->vm86, (uint8_t)c->cpl, (uint8_t)((c->eflags >> 12) & 3),
-                     c->tr.selector, c->seg[NM_CS].selector, c->eip};
+    nm_x86_mode m = {c->pe,           c->vm86,
+                     (uint8_t)c->cpl, (uint8_t)((c->eflags >> 12) & 3),
+                     c->tr.selector,  c->seg[NM_CS].selector,
+                     c->eip};
     return m;
 }
 
@@ -60,12 +62,12 @@ static inline unsigned nm_io_class(const nm_x86_mode *m)
 
 /* What a far transfer, INT or IRET did, from the mode before and after. */
 enum {
-    NM_XFER_REAL = 0,  /* real mode (or virtual-8086 to virtual-8086) */
-    NM_XFER_SAME,      /* protected mode, same privilege, no gate */
-    NM_XFER_GATE,      /* through a call gate, same privilege */
-    NM_XFER_PRIV,      /* privilege change (inner for CALL/INT, outer for RET/IRET) */
-    NM_XFER_FROM_V86,  /* INT from virtual-8086 mode / IRET back to it */
-    NM_XFER_TASK,      /* task switch */
+    NM_XFER_REAL = 0, /* real mode (or virtual-8086 to virtual-8086) */
+    NM_XFER_SAME,     /* protected mode, same privilege, no gate */
+    NM_XFER_GATE,     /* through a call gate, same privilege */
+    NM_XFER_PRIV,     /* privilege change (inner for CALL/INT, outer for RET/IRET) */
+    NM_XFER_FROM_V86, /* INT from virtual-8086 mode / IRET back to it */
+    NM_XFER_TASK,     /* task switch */
 };
 static inline unsigned nm_xfer_class(const nm_x86_mode *before, const nm_x86_mode *after)
 {
@@ -100,15 +102,16 @@ static inline unsigned nm_mul_bits(uint32_t value, unsigned opsize, bool is_sign
  * immediate, never more than the length. */
 static inline unsigned nm_components(const nm_insn *i)
 {
-    unsigned n = (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE |
-                                                             NM_PFX_SEG | NM_PFX_LOCK |
-                                                             NM_PFX_REP | NM_PFX_REPNE));
+    unsigned n =
+        (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG |
+                                                    NM_PFX_LOCK | NM_PFX_REP | NM_PFX_REPNE));
     n += (i->prefixes & NM_PFX_0F) ? 2 : 1;
     bool modrm = i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM || i->mod == 3;
     if (modrm) n++;
     bool mem = i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM;
     if (mem && i->addr32 && i->rm == 4) n++; /* SIB */
-    bool disp = mem && (i->mod == 1 || i->mod == 2 || (i->mod == 0 && i->rm == (i->addr32 ? 5 : 6)));
+    bool disp =
+        mem && (i->mod == 1 || i->mod == 2 || (i->mod == 0 && i->rm == (i->addr32 ? 5 : 6)));
     if (disp) n++;
     /* An immediate, or a branch's relative target / far pointer. */
     if (i->src == NM_OPK_IMM || i->dst == NM_OPK_IMM) n++;

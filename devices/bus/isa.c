@@ -93,11 +93,14 @@ void nm_isa_retime(nm_isa_bus *b)
     b->cpu_den = clk->hz_den;
     for (int k = 0; k < 2; k++)
         for (int w = 0; w < 2; w++)
-            for (int n = 0; n < 2; n++) b->clocks[k][w][n] = bclk_to_cpu(b, 2 + b->ws[k][w][n]);
+            for (int n = 0; n < 2; n++)
+                b->clocks[k][w][n] = bclk_to_cpu(b, 2 + b->ws[k][w][n]);
     isa_claim shared = {.kind = KIND_IO, .width = 8};
     fill_cost(b, &shared);
-    for (int i = 0; i < 5; i++) b->io8_shared.cycles[i] = shared.cost.cycles[i];
-    for (guint i = 0; i < b->claims->len; i++) fill_cost(b, b->claims->pdata[i]);
+    for (int i = 0; i < 5; i++)
+        b->io8_shared.cycles[i] = shared.cost.cycles[i];
+    for (guint i = 0; i < b->claims->len; i++)
+        fill_cost(b, b->claims->pdata[i]);
 }
 
 static inline void check_clock(nm_isa_bus *b)
@@ -235,8 +238,8 @@ nm_isa_io *nm_isa_claim_io(nm_machine *m, uint16_t base, uint32_t count, const n
             owner = nm_ioport_owner(m->io, (uint16_t)p);
         if (owner)
             g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
-                        "%s: ports 0x%x-0x%x: already taken by %s", name, base,
-                        base + count - 1, owner->name);
+                        "%s: ports 0x%x-0x%x: already taken by %s", name, base, base + count - 1,
+                        owner->name);
         else
             g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
                         "%s: ports 0x%x+%u: outside the 64 K port space", name, base, count);
@@ -264,9 +267,8 @@ void nm_isa_io_stats(const nm_isa_io *io, nm_isa_stats *sum)
     if (io) claim_stats(&io->c, sum);
 }
 
-nm_isa_mem *nm_isa_map_memory(nm_machine *m, uint32_t base, uint32_t size,
-                              const nm_mmio_ops *ops, void *opaque, const char *name,
-                              unsigned width, GError **err)
+nm_isa_mem *nm_isa_map_memory(nm_machine *m, uint32_t base, uint32_t size, const nm_mmio_ops *ops,
+                              void *opaque, const char *name, unsigned width, GError **err)
 {
     if (!check_width(width, name, err)) return NULL;
     /* The AT bus has 24 address lines (LA23..LA17, SA19..SA0). */
@@ -283,8 +285,8 @@ nm_isa_mem *nm_isa_map_memory(nm_machine *m, uint32_t base, uint32_t size,
     claim_init(b, &w->c, KIND_MEM, width, name, opaque);
     w->c.read = ops->read;
     w->c.write = ops->write;
-    w->c.region = nm_memmap_add_mmio(m->mem, w->c.name, base, size, &claim_mmio_ops, &w->c,
-                                     &w->c.cost);
+    w->c.region =
+        nm_memmap_add_mmio(m->mem, w->c.name, base, size, &claim_mmio_ops, &w->c, &w->c.cost);
     if (!w->c.region) {
         g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
                     "%s: cannot map memory window 0x%x+0x%x", name, base, size);
@@ -313,9 +315,15 @@ void nm_isa_mem_set_enabled(nm_isa_mem *w, bool enabled)
     if (w->c.bus) nm_mem_region_set_enabled(w->c.bus->m->mem, w->c.region, enabled);
 }
 
-bool nm_isa_mem_enabled(const nm_isa_mem *w) { return w->c.region && w->c.region->enabled; }
+bool nm_isa_mem_enabled(const nm_isa_mem *w)
+{
+    return w->c.region && w->c.region->enabled;
+}
 
-uint32_t nm_isa_mem_base(const nm_isa_mem *w) { return w->c.region ? w->c.region->base : 0; }
+uint32_t nm_isa_mem_base(const nm_isa_mem *w)
+{
+    return w->c.region ? w->c.region->base : 0;
+}
 
 void nm_isa_mem_move(nm_isa_mem *w, uint32_t base)
 {
@@ -365,7 +373,8 @@ uint32_t nm_isa_cycle_clocks(const nm_isa_bus *b, bool io, unsigned width, bool 
 void nm_isa_bus_stats(const nm_isa_bus *b, nm_isa_stats *sum)
 {
     *sum = b->retired;
-    for (guint i = 0; i < b->claims->len; i++) claim_stats(b->claims->pdata[i], sum);
+    for (guint i = 0; i < b->claims->len; i++)
+        claim_stats(b->claims->pdata[i], sum);
     uint32_t one = b->io8_shared.cycles[1];
     sum->io_cycles += b->shared_cycles;
     if (one) sum->io_cycles += (b->io8_shared.cycles_charged - b->shared_charged_at) / one;

@@ -49,9 +49,8 @@ void nm_isa_io_stats(const nm_isa_io *io, nm_isa_stats *sum); /* adds to *sum */
 /* Maps a memory window (created disabled: enable it with
  * nm_isa_mem_set_enabled).  `nows`: the card asserts NOWS# (zero wait
  * states on 16-bit cycles, one on 8-bit ones). */
-nm_isa_mem *nm_isa_map_memory(nm_machine *m, uint32_t base, uint32_t size,
-                              const nm_mmio_ops *ops, void *opaque, const char *name,
-                              unsigned width, GError **err);
+nm_isa_mem *nm_isa_map_memory(nm_machine *m, uint32_t base, uint32_t size, const nm_mmio_ops *ops,
+                              void *opaque, const char *name, unsigned width, GError **err);
 void nm_isa_unmap_memory(nm_isa_mem *w);
 void nm_isa_mem_set_enabled(nm_isa_mem *w, bool enabled);
 void nm_isa_mem_move(nm_isa_mem *w, uint32_t base);

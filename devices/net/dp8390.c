@@ -13,8 +13,8 @@
 #include "emu/log.h"
 #include "emu/machine.h"
 
-#define WIRE_BPS 10000000u /* 10BASE-T / 10BASE2 */
-#define MAX_FRAME 1518     /* with FCS: longer is a giant (sent anyway, logged) */
+#define WIRE_BPS  10000000u /* 10BASE-T / 10BASE2 */
+#define MAX_FRAME 1518      /* with FCS: longer is a giant (sent anyway, logged) */
 
 enum { DMA_IDLE = 0, DMA_READ, DMA_WRITE, DMA_SEND };
 
@@ -94,7 +94,8 @@ unsigned nm_dp8390_mcast_index(const uint8_t addr[6])
      * 6 bits are the low 6 bits of ~FCS, reversed. */
     uint32_t r = ~nm_eth_crc32(addr, 6) & 0x3f;
     unsigned idx = 0;
-    for (int i = 0; i < 6; i++) idx |= ((r >> i) & 1) << (5 - i);
+    for (int i = 0; i < 6; i++)
+        idx |= ((r >> i) & 1) << (5 - i);
     return idx;
 }
 
@@ -204,9 +205,7 @@ static void rdma_command(nm_dp8390 *d, uint8_t rd)
         nm_debug(DP8390, "%s: CR RD2..0 = 000 is not allowed; treated as abort", d->name);
         d->dma = DMA_IDLE;
         break;
-    default: /* RD2: abort/complete remote DMA */
-        d->dma = DMA_IDLE;
-        break;
+    default: /* RD2: abort/complete remote DMA */ d->dma = DMA_IDLE; break;
     }
 }
 
@@ -255,8 +254,8 @@ static void receive_frame(nm_dp8390 *d, const uint8_t *frame, size_t len, bool l
     bool crc_ok = len >= 4;
     if (crc_ok) {
         const uint8_t *f = frame + len - 4;
-        uint32_t fcs = (uint32_t)f[0] | (uint32_t)f[1] << 8 | (uint32_t)f[2] << 16 |
-                       (uint32_t)f[3] << 24;
+        uint32_t fcs =
+            (uint32_t)f[0] | (uint32_t)f[1] << 8 | (uint32_t)f[2] << 16 | (uint32_t)f[3] << 24;
         crc_ok = nm_eth_crc32(frame, len - 4) == fcs;
     }
     if (!crc_ok) {
@@ -281,8 +280,8 @@ static void receive_frame(nm_dp8390 *d, const uint8_t *frame, size_t len, bool l
         return;
     }
     if (d->pstart >= d->pstop && !d->warned_ring) {
-        nm_warn(DP8390, "%s: receive ring PSTART 0x%02x / PSTOP 0x%02x is empty or inverted", d->name,
-                d->pstart, d->pstop);
+        nm_warn(DP8390, "%s: receive ring PSTART 0x%02x / PSTOP 0x%02x is empty or inverted",
+                d->name, d->pstart, d->pstop);
         d->warned_ring = true;
     }
     size_t total = len + 4;
@@ -366,16 +365,19 @@ static void start_tx(nm_dp8390 *d)
     /* The local DMA reads TBCR bytes from TPSR, wrapping in the 64 K local
      * address space (the transmit buffer does not wrap at PSTOP). */
     uint32_t base = (uint32_t)d->tpsr << 8;
-    for (size_t i = 0; i < len; i++) buf[i] = mem_rd(d, base + i);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = mem_rd(d, base + i);
     d->clda = (uint16_t)(base + len);
     if (fcs) {
         uint32_t crc = nm_eth_crc32(buf, len);
-        for (int i = 0; i < 4; i++) buf[len + i] = (uint8_t)(crc >> (8 * i));
+        for (int i = 0; i < 4; i++)
+            buf[len + i] = (uint8_t)(crc >> (8 * i));
     }
     /* The 8390 does not pad: a short TBCR goes on the wire as a runt. */
     if (total < NM_ETH_MIN_FRAME) d->st.tx_runts++;
     if (total > MAX_FRAME)
-        nm_warn(DP8390, "%s: transmitting a %zu-byte frame (TBCR 0x%04x): longer than Ethernet allows",
+        nm_warn(DP8390,
+                "%s: transmitting a %zu-byte frame (TBCR 0x%04x): longer than Ethernet allows",
                 d->name, total, d->tbcr);
     d->st.tx_frames++;
     d->st.tx_bytes += total;
@@ -477,9 +479,7 @@ uint8_t nm_dp8390_read(nm_dp8390 *d, unsigned reg)
         case 0x0f: return d->imr;
         default: return 0xff;
         }
-    default:
-        nm_debug(DP8390, "%s: read of page 3 register 0x%x", d->name, reg);
-        return 0xff;
+    default: nm_debug(DP8390, "%s: read of page 3 register 0x%x", d->name, reg); return 0xff;
     }
 }
 
@@ -493,8 +493,14 @@ void nm_dp8390_write(nm_dp8390 *d, unsigned reg, uint8_t v)
     switch (d->cr >> 6) {
     case 0:
         switch (reg) {
-        case 0x01: d->pstart = v; d->warned_ring = false; break;
-        case 0x02: d->pstop = v; d->warned_ring = false; break;
+        case 0x01:
+            d->pstart = v;
+            d->warned_ring = false;
+            break;
+        case 0x02:
+            d->pstop = v;
+            d->warned_ring = false;
+            break;
         case 0x03:
             /* Removing packets from the ring clears an overflow's RST. */
             if (v != d->bnry) d->rst_overflow = false;
@@ -503,7 +509,9 @@ void nm_dp8390_write(nm_dp8390 *d, unsigned reg, uint8_t v)
         case 0x04: d->tpsr = v; break;
         case 0x05: d->tbcr = (uint16_t)((d->tbcr & 0xff00) | v); break;
         case 0x06: d->tbcr = (uint16_t)((d->tbcr & 0x00ff) | v << 8); break;
-        case 0x07: d->isr &= (uint8_t)~(v & 0x7f); break; /* write 1 to clear; RST is not writable */
+        case 0x07:
+            d->isr &= (uint8_t) ~(v & 0x7f);
+            break; /* write 1 to clear; RST is not writable */
         case 0x08: d->rsar = (uint16_t)((d->rsar & 0xff00) | v); break;
         case 0x09: d->rsar = (uint16_t)((d->rsar & 0x00ff) | v << 8); break;
         case 0x0a: d->rbcr = (uint16_t)((d->rbcr & 0xff00) | v); break;
@@ -530,7 +538,8 @@ void nm_dp8390_write(nm_dp8390 *d, unsigned reg, uint8_t v)
         case 0x05: d->lnpp = v; break;
         case 0x06: d->addr_counter = (uint16_t)((d->addr_counter & 0x00ff) | v << 8); break;
         case 0x07: d->addr_counter = (uint16_t)((d->addr_counter & 0xff00) | v); break;
-        default: nm_debug(DP8390, "%s: write 0x%02x to reserved page 2 register 0x%x", d->name, v, reg);
+        default:
+            nm_debug(DP8390, "%s: write 0x%02x to reserved page 2 register 0x%x", d->name, v, reg);
         }
         break;
     default:
@@ -586,7 +595,10 @@ bool nm_dp8390_attach(nm_dp8390 *d, const char *net, const char *capture, const 
     return d->link != NULL;
 }
 
-nm_net_endpoint *nm_dp8390_endpoint(nm_dp8390 *d) { return &d->ep; }
+nm_net_endpoint *nm_dp8390_endpoint(nm_dp8390 *d)
+{
+    return &d->ep;
+}
 
 void nm_dp8390_free(nm_dp8390 *d)
 {
@@ -597,9 +609,15 @@ void nm_dp8390_free(nm_dp8390 *d)
     g_free(d);
 }
 
-bool nm_dp8390_irq_level(const nm_dp8390 *d) { return d->irq_level; }
+bool nm_dp8390_irq_level(const nm_dp8390 *d)
+{
+    return d->irq_level;
+}
 
-const nm_dp8390_stats *nm_dp8390_get_stats(const nm_dp8390 *d) { return &d->st; }
+const nm_dp8390_stats *nm_dp8390_get_stats(const nm_dp8390 *d)
+{
+    return &d->st;
+}
 
 void nm_dp8390_report(const nm_dp8390 *d, nm_report *r)
 {

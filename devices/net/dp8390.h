@@ -19,26 +19,60 @@ typedef struct nm_net_endpoint nm_net_endpoint;
 
 /* Register bits (DP8390D datasheet, section 7 "Register Descriptions"). */
 enum {
-    NM_DP_CR_STP = 0x01, NM_DP_CR_STA = 0x02, NM_DP_CR_TXP = 0x04,
-    NM_DP_CR_RD_READ = 0x08, NM_DP_CR_RD_WRITE = 0x10, NM_DP_CR_RD_SEND = 0x18,
-    NM_DP_CR_RD_ABORT = 0x20, NM_DP_CR_RD_MASK = 0x38, NM_DP_CR_PS_MASK = 0xc0,
+    NM_DP_CR_STP = 0x01,
+    NM_DP_CR_STA = 0x02,
+    NM_DP_CR_TXP = 0x04,
+    NM_DP_CR_RD_READ = 0x08,
+    NM_DP_CR_RD_WRITE = 0x10,
+    NM_DP_CR_RD_SEND = 0x18,
+    NM_DP_CR_RD_ABORT = 0x20,
+    NM_DP_CR_RD_MASK = 0x38,
+    NM_DP_CR_PS_MASK = 0xc0,
 
-    NM_DP_ISR_PRX = 0x01, NM_DP_ISR_PTX = 0x02, NM_DP_ISR_RXE = 0x04, NM_DP_ISR_TXE = 0x08,
-    NM_DP_ISR_OVW = 0x10, NM_DP_ISR_CNT = 0x20, NM_DP_ISR_RDC = 0x40, NM_DP_ISR_RST = 0x80,
+    NM_DP_ISR_PRX = 0x01,
+    NM_DP_ISR_PTX = 0x02,
+    NM_DP_ISR_RXE = 0x04,
+    NM_DP_ISR_TXE = 0x08,
+    NM_DP_ISR_OVW = 0x10,
+    NM_DP_ISR_CNT = 0x20,
+    NM_DP_ISR_RDC = 0x40,
+    NM_DP_ISR_RST = 0x80,
 
-    NM_DP_DCR_WTS = 0x01, NM_DP_DCR_BOS = 0x02, NM_DP_DCR_LAS = 0x04, NM_DP_DCR_LS = 0x08,
-    NM_DP_DCR_AR = 0x10, NM_DP_DCR_FT = 0x60,
+    NM_DP_DCR_WTS = 0x01,
+    NM_DP_DCR_BOS = 0x02,
+    NM_DP_DCR_LAS = 0x04,
+    NM_DP_DCR_LS = 0x08,
+    NM_DP_DCR_AR = 0x10,
+    NM_DP_DCR_FT = 0x60,
 
-    NM_DP_TCR_CRC = 0x01, NM_DP_TCR_LB = 0x06, NM_DP_TCR_ATD = 0x08, NM_DP_TCR_OFST = 0x10,
+    NM_DP_TCR_CRC = 0x01,
+    NM_DP_TCR_LB = 0x06,
+    NM_DP_TCR_ATD = 0x08,
+    NM_DP_TCR_OFST = 0x10,
 
-    NM_DP_TSR_PTX = 0x01, NM_DP_TSR_COL = 0x04, NM_DP_TSR_ABT = 0x08, NM_DP_TSR_CRS = 0x10,
-    NM_DP_TSR_FU = 0x20, NM_DP_TSR_CDH = 0x40, NM_DP_TSR_OWC = 0x80,
+    NM_DP_TSR_PTX = 0x01,
+    NM_DP_TSR_COL = 0x04,
+    NM_DP_TSR_ABT = 0x08,
+    NM_DP_TSR_CRS = 0x10,
+    NM_DP_TSR_FU = 0x20,
+    NM_DP_TSR_CDH = 0x40,
+    NM_DP_TSR_OWC = 0x80,
 
-    NM_DP_RCR_SEP = 0x01, NM_DP_RCR_AR = 0x02, NM_DP_RCR_AB = 0x04, NM_DP_RCR_AM = 0x08,
-    NM_DP_RCR_PRO = 0x10, NM_DP_RCR_MON = 0x20,
+    NM_DP_RCR_SEP = 0x01,
+    NM_DP_RCR_AR = 0x02,
+    NM_DP_RCR_AB = 0x04,
+    NM_DP_RCR_AM = 0x08,
+    NM_DP_RCR_PRO = 0x10,
+    NM_DP_RCR_MON = 0x20,
 
-    NM_DP_RSR_PRX = 0x01, NM_DP_RSR_CRC = 0x02, NM_DP_RSR_FAE = 0x04, NM_DP_RSR_FO = 0x08,
-    NM_DP_RSR_MPA = 0x10, NM_DP_RSR_PHY = 0x20, NM_DP_RSR_DIS = 0x40, NM_DP_RSR_DFR = 0x80,
+    NM_DP_RSR_PRX = 0x01,
+    NM_DP_RSR_CRC = 0x02,
+    NM_DP_RSR_FAE = 0x04,
+    NM_DP_RSR_FO = 0x08,
+    NM_DP_RSR_MPA = 0x10,
+    NM_DP_RSR_PHY = 0x20,
+    NM_DP_RSR_DIS = 0x40,
+    NM_DP_RSR_DFR = 0x80,
 };
 
 /* What the board gives the core.  Addresses are the NIC's 16-bit local
@@ -54,9 +88,9 @@ typedef struct nm_dp8390_board {
 
 typedef struct nm_dp8390_stats {
     uint64_t tx_frames, tx_bytes, rx_frames, rx_bytes;
-    uint64_t missed;      /* frames for us that could not be stored */
+    uint64_t missed; /* frames for us that could not be stored */
     uint64_t rx_runts, tx_runts, crc_errors, overflows;
-    uint64_t rx_ignored;  /* not for us, or the receiver was off */
+    uint64_t rx_ignored; /* not for us, or the receiver was off */
 } nm_dp8390_stats;
 
 /* `name` labels log lines ("ne2000 @0x300"). */

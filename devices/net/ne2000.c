@@ -148,7 +148,8 @@ static void *ne_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     uint8_t rom16[16] = {0};
     memcpy(rom16, s->mac, 6);
     rom16[14] = rom16[15] = 0x57;
-    for (int i = 0; i < 16; i++) s->prom[2 * i] = s->prom[2 * i + 1] = rom16[i];
+    for (int i = 0; i < 16; i++)
+        s->prom[2 * i] = s->prom[2 * i + 1] = rom16[i];
 
     nm_dp8390_board board = {s, ne_mem_read, ne_mem_write, ne_irq};
     /* The endpoint (and the netdev instances named after it) use the
@@ -185,7 +186,10 @@ static void ne_destroy(void *opaque)
     g_free(s);
 }
 
-static void ne_reset(void *opaque) { ne_board_reset(opaque); }
+static void ne_reset(void *opaque)
+{
+    ne_board_reset(opaque);
+}
 
 static void ne_report(void *opaque, nm_report *r)
 {
@@ -201,7 +205,10 @@ static void ne_report(void *opaque, nm_report *r)
 }
 
 /* For tests: the 8390 inside. */
-nm_dp8390 *nm_ne2000_nic(void *dev) { return ((ne2000 *)dev)->nic; }
+nm_dp8390 *nm_ne2000_nic(void *dev)
+{
+    return ((ne2000 *)dev)->nic;
+}
 
 static const char *const ne_keys[] = {"io", "irq", "mac", "net", "capture", NULL};
 

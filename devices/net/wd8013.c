@@ -25,10 +25,19 @@
 #define WD_BOARD_ID 0x27 /* WD8013EP: soft config (0x20) | type 7 */
 
 enum {
-    MSR_RST = 0x80, MSR_MENB = 0x40, MSR_ADDR = 0x3f,
-    ICR_16BIT = 0x01, ICR_IR2 = 0x04, ICR_STORED = 0x0e,
-    IRR_IEN = 0x80, IRR_IR = 0x60, IRR_0WS = 0x01,
-    LAAR_M16EN = 0x80, LAAR_L16EN = 0x40, LAAR_0WS16 = 0x20, LAAR_ADDR = 0x1f,
+    MSR_RST = 0x80,
+    MSR_MENB = 0x40,
+    MSR_ADDR = 0x3f,
+    ICR_16BIT = 0x01,
+    ICR_IR2 = 0x04,
+    ICR_STORED = 0x0e,
+    IRR_IEN = 0x80,
+    IRR_IR = 0x60,
+    IRR_0WS = 0x01,
+    LAAR_M16EN = 0x80,
+    LAAR_L16EN = 0x40,
+    LAAR_0WS16 = 0x20,
+    LAAR_ADDR = 0x1f,
 };
 
 /* IR2 IR1 IR0 -> IRQ (if_edreg.h; Linux wd.c's irqmap). */
@@ -94,14 +103,16 @@ static uint32_t wd_window_read(void *opaque, uint32_t offset, unsigned size)
 {
     wd8013 *s = opaque;
     uint32_t v = 0;
-    for (unsigned i = 0; i < size; i++) v |= (uint32_t)s->ram[(offset + i) & (WD_RAM_SIZE - 1)] << (8 * i);
+    for (unsigned i = 0; i < size; i++)
+        v |= (uint32_t)s->ram[(offset + i) & (WD_RAM_SIZE - 1)] << (8 * i);
     return v;
 }
 
 static void wd_window_write(void *opaque, uint32_t offset, uint32_t value, unsigned size)
 {
     wd8013 *s = opaque;
-    for (unsigned i = 0; i < size; i++) s->ram[(offset + i) & (WD_RAM_SIZE - 1)] = (uint8_t)(value >> (8 * i));
+    for (unsigned i = 0; i < size; i++)
+        s->ram[(offset + i) & (WD_RAM_SIZE - 1)] = (uint8_t)(value >> (8 * i));
 }
 
 static const nm_mmio_ops wd_window_ops = {wd_window_read, wd_window_write};
@@ -193,8 +204,7 @@ static void wd_asic_write(void *opaque, uint32_t offset, uint32_t value, unsigne
         wd_update_window(s);
         break;
     default:
-        nm_debug(WD8013, "%s: write 0x%02x to read-only register 0x%x ignored", s->name, v,
-                 offset);
+        nm_debug(WD8013, "%s: write 0x%02x to read-only register 0x%x ignored", s->name, v, offset);
     }
 }
 
@@ -238,7 +248,8 @@ static void *wd_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     }
     if (irq == 2) irq = 9;
     bool irq_ok = false;
-    for (int i = 0; i < 8; i++) irq_ok |= irq_map[i] == irq;
+    for (int i = 0; i < 8; i++)
+        irq_ok |= irq_map[i] == irq;
     if (!irq_ok) {
         g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
                     "%s: irq: bad value '%u' (accepted: 2/9, 3, 4, 5, 7, 10, 11, 15)", origin, irq);
@@ -257,7 +268,8 @@ static void *wd_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     memcpy(s->rom, mac, 6);
     s->rom[6] = WD_BOARD_ID;
     unsigned sum = 0;
-    for (int i = 0; i < 7; i++) sum += s->rom[i];
+    for (int i = 0; i < 7; i++)
+        sum += s->rom[i];
     s->rom[7] = (uint8_t)(0xff - (sum & 0xff)); /* bytes 8..15 sum to 0xFF */
 
     nm_dp8390_board board = {s, wd_local_read, wd_local_write, wd_nic_irq};
@@ -297,7 +309,10 @@ static void wd_destroy(void *opaque)
     g_free(s);
 }
 
-static void wd_reset(void *opaque) { wd_board_reset(opaque); }
+static void wd_reset(void *opaque)
+{
+    wd_board_reset(opaque);
+}
 
 static void wd_report(void *opaque, nm_report *r)
 {
@@ -313,7 +328,10 @@ static void wd_report(void *opaque, nm_report *r)
     nm_report_u64(r, "board_resets", s->resets);
 }
 
-nm_dp8390 *nm_wd8013_nic(void *dev) { return ((wd8013 *)dev)->nic; }
+nm_dp8390 *nm_wd8013_nic(void *dev)
+{
+    return ((wd8013 *)dev)->nic;
+}
 
 static const char *const wd_keys[] = {"io", "irq", "mem", "mac", "net", "capture", NULL};
 

@@ -67,9 +67,8 @@ static void *debugcon_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     d->claim = nm_ioport_claim(m->io, (uint16_t)port, 1, &debugcon_ops, d, "debugcon", NULL);
     if (!d->claim) {
         g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
-                    "%s: io: port 0x%x is already taken by %s",
-                    cfg ? cfg->origin : "debugcon", port,
-                    nm_ioport_owner(m->io, (uint16_t)port)->name);
+                    "%s: io: port 0x%x is already taken by %s", cfg ? cfg->origin : "debugcon",
+                    port, nm_ioport_owner(m->io, (uint16_t)port)->name);
         debugcon_destroy(d);
         return NULL;
     }
@@ -93,7 +92,10 @@ static void debugcon_report(void *opaque, nm_report *r)
 }
 
 /* Everything the guest wrote so far (tests and the --rom summary use it). */
-const char *nm_debugcon_text(void *opaque) { return ((debugcon *)opaque)->text->str; }
+const char *nm_debugcon_text(void *opaque)
+{
+    return ((debugcon *)opaque)->text->str;
+}
 
 static const char *const debugcon_keys[] = {"io", "file", NULL};
 

@@ -17,7 +17,7 @@
 #include "emu/machine.h"
 
 #define NM_MARKER_KEPT 64u
-#define MAX_LISTENERS 8
+#define MAX_LISTENERS  8
 
 typedef struct marker_listener {
     nm_marker_window_fn fn;
@@ -59,7 +59,8 @@ static void window_start(marker *k)
     k->start_bus = clk->bus_wait_cycles;
     k->start_ns = nm_clock_now_ns(clk);
     k->total.windows++;
-    for (unsigned n = 0; n < k->n_listeners; n++) k->listeners[n].fn(k->listeners[n].opaque, true);
+    for (unsigned n = 0; n < k->n_listeners; n++)
+        k->listeners[n].fn(k->listeners[n].opaque, true);
 }
 
 static void window_add(const marker *k, nm_marker_window *w)
@@ -74,7 +75,8 @@ static void window_add(const marker *k, nm_marker_window *w)
 static void window_stop(marker *k)
 {
     if (!k->open) return;
-    for (unsigned n = 0; n < k->n_listeners; n++) k->listeners[n].fn(k->listeners[n].opaque, false);
+    for (unsigned n = 0; n < k->n_listeners; n++)
+        k->listeners[n].fn(k->listeners[n].opaque, false);
     window_add(k, &k->total);
     k->open = false;
     if (k->from == NM_COST_FROM_MARKER) nm_timing_select(k->timing, NULL);
@@ -92,8 +94,10 @@ static void marker_write(void *opaque, uint32_t offset, uint32_t value, unsigned
     (void)size;
     marker *k = opaque;
     if (offset != 0) return; /* the upper bytes of a wide OUT */
-    if (value == NM_MARKER_WINDOW_START) window_start(k);
-    else if (value == NM_MARKER_WINDOW_STOP) window_stop(k);
+    if (value == NM_MARKER_WINDOW_START)
+        window_start(k);
+    else if (value == NM_MARKER_WINDOW_STOP)
+        window_stop(k);
     else {
         if (k->mark_count < NM_MARKER_KEPT) {
             k->marks[k->mark_count].value = value;
@@ -171,7 +175,10 @@ static void marker_report(void *opaque, nm_report *r)
     nm_timing_report(k->timing, r);
 }
 
-static void marker_reset(void *opaque) { (void)opaque; }
+static void marker_reset(void *opaque)
+{
+    (void)opaque;
+}
 
 static const char *const marker_keys[] = {"io", NULL};
 
@@ -195,7 +202,10 @@ bool nm_marker_on_window(void *dev, nm_marker_window_fn fn, void *opaque)
     return true;
 }
 
-bool nm_marker_window_open(void *dev) { return dev && ((marker *)dev)->open; }
+bool nm_marker_window_open(void *dev)
+{
+    return dev && ((marker *)dev)->open;
+}
 
 void nm_marker_window_totals(void *dev, nm_marker_window *out)
 {

@@ -15,8 +15,8 @@ typedef struct nm_machine nm_machine;
 
 extern const nm_device_class nm_marker_class;
 
-#define NM_MARKER_PORT 0x600u
-#define NM_MARKER_WINDOW_STOP 0u
+#define NM_MARKER_PORT         0x600u
+#define NM_MARKER_WINDOW_STOP  0u
 #define NM_MARKER_WINDOW_START 1u
 
 /* Told when the window opens (after the cost model is switched on) and

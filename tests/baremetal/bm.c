@@ -15,16 +15,17 @@ uint8_t kstack[8192] __attribute__((aligned(16)));
 uint8_t user_stack[8192] __attribute__((aligned(16)));
 #define KSTACK_TOP ((uint32_t)(kstack + sizeof kstack))
 
-
 void puts_(const char *s)
 {
-    while (*s) outb(0xe9, (uint8_t)*s++);
+    while (*s)
+        outb(0xe9, (uint8_t)*s++);
 }
 
 void puthex(uint32_t v)
 {
     puts_("0x");
-    for (int i = 28; i >= 0; i -= 4) outb(0xe9, (uint8_t)"0123456789abcdef"[(v >> i) & 15]);
+    for (int i = 28; i >= 0; i -= 4)
+        outb(0xe9, (uint8_t) "0123456789abcdef"[(v >> i) & 15]);
 }
 
 void check(const char *name, int ok)
@@ -54,14 +55,15 @@ void check_eq(const char *name, uint32_t got, uint32_t want)
 void finish(void)
 {
     puts_(fails ? "DONE with failures\n" : "DONE\n");
-    for (;;) __asm__ volatile("cli; hlt");
+    for (;;)
+        __asm__ volatile("cli; hlt");
 }
 
 void gdt_set(uint16_t sel, uint32_t base, uint32_t limit, uint8_t access, uint8_t flags)
 {
-    uint64_t d = (limit & 0xffff) | ((uint64_t)(base & 0xffffff) << 16) |
-                 ((uint64_t)access << 40) | ((uint64_t)((limit >> 16) & 0xf) << 48) |
-                 ((uint64_t)(flags & 0xf0) << 48) | ((uint64_t)(base >> 24) << 56);
+    uint64_t d = (limit & 0xffff) | ((uint64_t)(base & 0xffffff) << 16) | ((uint64_t)access << 40) |
+                 ((uint64_t)((limit >> 16) & 0xf) << 48) | ((uint64_t)(flags & 0xf0) << 48) |
+                 ((uint64_t)(base >> 24) << 56);
     gdt[sel >> 3] = d;
 }
 
@@ -77,9 +79,9 @@ void tss_set(uint16_t sel, struct tss *t, uint32_t limit)
     gdt_set(sel, (uint32_t)t, limit, 0x89, 0x00); /* 32-bit TSS, available */
 }
 
-extern char exc0[], exc1[], exc2[], exc3[], exc4[], exc5[], exc6[], exc7[], exc8[], exc9[],
-    exc10[], exc11[], exc12[], exc13[], exc14[], exc15[], exc16[], exc17[], exc18[], exc19[],
-    exc0x81[], isr80[], cg_target[], catch_recover[], enter_user[];
+extern char exc0[], exc1[], exc2[], exc3[], exc4[], exc5[], exc6[], exc7[], exc8[], exc9[], exc10[],
+    exc11[], exc12[], exc13[], exc14[], exc15[], exc16[], exc17[], exc18[], exc19[], exc0x81[],
+    isr80[], cg_target[], catch_recover[], enter_user[];
 static char *const exc_stubs[20] = {exc0,  exc1,  exc2,  exc3,  exc4,  exc5,  exc6,
                                     exc7,  exc8,  exc9,  exc10, exc11, exc12, exc13,
                                     exc14, exc15, exc16, exc17, exc18, exc19};
@@ -156,22 +158,27 @@ void sys_init(void)
     main_tss.ss0 = SEL_KDATA;
     main_tss.esp0 = KSTACK_TOP;
     main_tss.iomap = 104;
-    for (unsigned i = 0; i < sizeof main_tss.iobitmap; i++) main_tss.iobitmap[i] = 0xff;
-    main_tss.iobitmap[0xe9 / 8] &= (uint8_t)~(1u << (0xe9 & 7));
+    for (unsigned i = 0; i < sizeof main_tss.iobitmap; i++)
+        main_tss.iobitmap[i] = 0xff;
+    main_tss.iobitmap[0xe9 / 8] &= (uint8_t) ~(1u << (0xe9 & 7));
     tss_set(SEL_TSS, &main_tss, sizeof main_tss - 1);
 
-    for (unsigned v = 0; v < 20; v++) gate_set(idt, v, SEL_KCODE, (uint32_t)exc_stubs[v], 0x8e, 0);
+    for (unsigned v = 0; v < 20; v++)
+        gate_set(idt, v, SEL_KCODE, (uint32_t)exc_stubs[v], 0x8e, 0);
     gate_set(idt, 0x80, SEL_KCODE, (uint32_t)isr80, 0xee, 0);   /* DPL 3 interrupt gate */
     gate_set(idt, 0x81, SEL_KCODE, (uint32_t)exc0x81, 0xef, 0); /* DPL 3 trap gate */
     gate_set(idt, 0x82, SEL_KCODE, (uint32_t)isr80, 0x6e, 0);   /* DPL 3, not present */
     gate_set(idt, 0x83, SEL_KCODE, (uint32_t)isr80, 0x8e, 0);   /* DPL 0 */
 
-    struct __attribute__((packed)) { uint16_t limit; uint32_t base; } gdtr = {
-        sizeof gdt - 1, (uint32_t)gdt}, idtr = {sizeof idt - 1, (uint32_t)idt};
+    struct __attribute__((packed)) {
+        uint16_t limit;
+        uint32_t base;
+    } gdtr = {sizeof gdt - 1, (uint32_t)gdt}, idtr = {sizeof idt - 1, (uint32_t)idt};
     __asm__ volatile("lgdt %0; lidt %1" ::"m"(gdtr), "m"(idtr));
     __asm__ volatile("ljmp $0x08, $1f\n1:\n"
                      "mov $0x10, %%ax; mov %%ax, %%ds; mov %%ax, %%es; mov %%ax, %%fs;"
-                     "mov %%ax, %%gs; mov %%ax, %%ss" ::: "eax", "memory");
+                     "mov %%ax, %%gs; mov %%ax, %%ss" ::
+                         : "eax", "memory");
     __asm__ volatile("ltr %w0" ::"r"(SEL_TSS));
 }
 

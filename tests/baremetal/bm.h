@@ -6,18 +6,18 @@
 #include <stdint.h>
 
 /* GDT selectors. */
-#define SEL_KCODE 0x08
-#define SEL_KDATA 0x10
-#define SEL_UCODE 0x1b
-#define SEL_UDATA 0x23
-#define SEL_TSS 0x28
-#define SEL_DFTSS 0x30
-#define SEL_TSS2 0x38
-#define SEL_SLOT_A 0x40
-#define SEL_SLOT_B 0x48
-#define SEL_CGATE 0x53  /* call gate, DPL 3, to ring 0 */
+#define SEL_KCODE    0x08
+#define SEL_KDATA    0x10
+#define SEL_UCODE    0x1b
+#define SEL_UDATA    0x23
+#define SEL_TSS      0x28
+#define SEL_DFTSS    0x30
+#define SEL_TSS2     0x38
+#define SEL_SLOT_A   0x40
+#define SEL_SLOT_B   0x48
+#define SEL_CGATE    0x53 /* call gate, DPL 3, to ring 0 */
 #define SEL_SMALLTSS 0x68
-#define GDT_ENTRIES 16
+#define GDT_ENTRIES  16
 
 struct tss {
     uint16_t link, r0;
@@ -50,20 +50,50 @@ extern uint8_t kstack[8192], user_stack[8192];
 extern volatile uint32_t cg_esp, cg_cs, cg_frame[6];
 extern volatile uint32_t isr80_cs, isr80_ss, isr80_esp, isr80_frame_at;
 
-static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
+static inline void outb(uint16_t port, uint8_t v)
+{
+    __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port));
+}
 static inline uint8_t inb(uint16_t port)
 {
     uint8_t v;
     __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
     return v;
 }
-static inline uint32_t read_cr0(void) { uint32_t v; __asm__ volatile("mov %%cr0,%0" : "=r"(v)); return v; }
-static inline void write_cr0(uint32_t v) { __asm__ volatile("mov %0,%%cr0" ::"r"(v) : "memory"); }
-static inline uint32_t read_cr3(void) { uint32_t v; __asm__ volatile("mov %%cr3,%0" : "=r"(v)); return v; }
-static inline void write_cr3(uint32_t v) { __asm__ volatile("mov %0,%%cr3" ::"r"(v) : "memory"); }
-static inline uint32_t read_cr4(void) { uint32_t v; __asm__ volatile("mov %%cr4,%0" : "=r"(v)); return v; }
-static inline void write_cr4(uint32_t v) { __asm__ volatile("mov %0,%%cr4" ::"r"(v) : "memory"); }
-static inline void invlpg(const volatile void *p) { __asm__ volatile("invlpg (%0)" ::"r"(p) : "memory"); }
+static inline uint32_t read_cr0(void)
+{
+    uint32_t v;
+    __asm__ volatile("mov %%cr0,%0" : "=r"(v));
+    return v;
+}
+static inline void write_cr0(uint32_t v)
+{
+    __asm__ volatile("mov %0,%%cr0" ::"r"(v) : "memory");
+}
+static inline uint32_t read_cr3(void)
+{
+    uint32_t v;
+    __asm__ volatile("mov %%cr3,%0" : "=r"(v));
+    return v;
+}
+static inline void write_cr3(uint32_t v)
+{
+    __asm__ volatile("mov %0,%%cr3" ::"r"(v) : "memory");
+}
+static inline uint32_t read_cr4(void)
+{
+    uint32_t v;
+    __asm__ volatile("mov %%cr4,%0" : "=r"(v));
+    return v;
+}
+static inline void write_cr4(uint32_t v)
+{
+    __asm__ volatile("mov %0,%%cr4" ::"r"(v) : "memory");
+}
+static inline void invlpg(const volatile void *p)
+{
+    __asm__ volatile("invlpg (%0)" ::"r"(p) : "memory");
+}
 
 void puts_(const char *s);
 void puthex(uint32_t v);

@@ -8,11 +8,11 @@ static uint32_t pt[2][1024] __attribute__((aligned(4096)));
 static volatile uint8_t tp[4][4096] __attribute__((aligned(4096)));
 static volatile uint32_t sink, marker = 0x4d4d4d4d;
 
-#define P 1u
+#define P  1u
 #define RW 2u
 #define US 4u
-#define A 0x20u
-#define D 0x40u
+#define A  0x20u
+#define D  0x40u
 #define PS 0x80u
 
 static uint32_t *pte_of(const volatile void *p)
@@ -22,8 +22,14 @@ static uint32_t *pte_of(const volatile void *p)
 }
 
 static volatile uint32_t *target;
-static void do_read(void) { sink = *target; }
-static void do_write(void) { *target = 0x1234; }
+static void do_read(void)
+{
+    sink = *target;
+}
+static void do_write(void)
+{
+    *target = 0x1234;
+}
 
 static void expect_pf(const char *name, void (*fn)(void), volatile void *addr, uint32_t err,
                       int user)
@@ -42,7 +48,8 @@ void test_main(void)
 {
     for (unsigned i = 0; i < 2; i++) {
         pd[i] = (uint32_t)pt[i] | P | RW | US;
-        for (unsigned j = 0; j < 1024; j++) pt[i][j] = ((i * 1024 + j) << 12) | P | RW | US;
+        for (unsigned j = 0; j < 1024; j++)
+            pt[i][j] = ((i * 1024 + j) << 12) | P | RW | US;
     }
     write_cr3((uint32_t)pd);
     write_cr0(read_cr0() | 0x80000000u);

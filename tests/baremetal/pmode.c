@@ -3,12 +3,30 @@
  * accessed bit, #TS on a short TSS, CPUID. */
 #include "bm.h"
 
-static void load_ds_beyond(void) { __asm__ volatile("mov %w0, %%ds" ::"r"(0x400)); }
-static void load_ds_slot_a(void) { __asm__ volatile("mov %w0, %%fs" ::"r"(SEL_SLOT_A)); }
-static void load_ss_null(void) { __asm__ volatile("mov %w0, %%ss" ::"r"(0)); }
-static void load_ss_user(void) { __asm__ volatile("mov %w0, %%ss" ::"r"(SEL_UDATA)); }
-static void load_ss_slot_b(void) { __asm__ volatile("mov %w0, %%ss" ::"r"(SEL_SLOT_B)); }
-static void load_ss_code(void) { __asm__ volatile("mov %w0, %%ss" ::"r"(SEL_KCODE)); }
+static void load_ds_beyond(void)
+{
+    __asm__ volatile("mov %w0, %%ds" ::"r"(0x400));
+}
+static void load_ds_slot_a(void)
+{
+    __asm__ volatile("mov %w0, %%fs" ::"r"(SEL_SLOT_A));
+}
+static void load_ss_null(void)
+{
+    __asm__ volatile("mov %w0, %%ss" ::"r"(0));
+}
+static void load_ss_user(void)
+{
+    __asm__ volatile("mov %w0, %%ss" ::"r"(SEL_UDATA));
+}
+static void load_ss_slot_b(void)
+{
+    __asm__ volatile("mov %w0, %%ss" ::"r"(SEL_SLOT_B));
+}
+static void load_ss_code(void)
+{
+    __asm__ volatile("mov %w0, %%ss" ::"r"(SEL_KCODE));
+}
 static void null_gs_read(void)
 {
     uint32_t v;
@@ -32,10 +50,22 @@ static void ss_read_far(void)
 {
     __asm__ volatile("mov %w0, %%ss; mov %%ss:0xfffffff0, %%eax" ::"r"(SEL_SLOT_B) : "eax");
 }
-static void jmp_small_tss(void) { __asm__ volatile("ljmp $0x68, $0"); }
-static void jmp_busy_tss(void) { __asm__ volatile("ljmp $0x28, $0"); }
-static void jmp_data(void) { __asm__ volatile("ljmp $0x10, $0"); }
-static void lldt_bad(void) { __asm__ volatile("lldt %w0" ::"r"(SEL_KDATA)); }
+static void jmp_small_tss(void)
+{
+    __asm__ volatile("ljmp $0x68, $0");
+}
+static void jmp_busy_tss(void)
+{
+    __asm__ volatile("ljmp $0x28, $0");
+}
+static void jmp_data(void)
+{
+    __asm__ volatile("ljmp $0x10, $0");
+}
+static void lldt_bad(void)
+{
+    __asm__ volatile("lldt %w0" ::"r"(SEL_KDATA));
+}
 
 static uint32_t lar(uint16_t sel, int *zf)
 {
@@ -110,7 +140,8 @@ void test_main(void)
     expect_exc("ss_limit_ss", ss_read_far, 12, 0);
 
     /* Far transfers that must fail. */
-    for (unsigned i = 0; i < sizeof small_tss; i++) small_tss[i] = 0;
+    for (unsigned i = 0; i < sizeof small_tss; i++)
+        small_tss[i] = 0;
     tss_set(SEL_SMALLTSS, (struct tss *)small_tss, 0x20);
     expect_exc("jmp_short_tss_ts", jmp_small_tss, 10, SEL_SMALLTSS);
     expect_exc("jmp_busy_tss_gp", jmp_busy_tss, 13, SEL_TSS);

@@ -30,12 +30,30 @@ static void u_io_allowed(void)
     outb(0xe9, '.');
     io_ok = 1;
 }
-static void u_io_denied(void) { (void)inb(0x80); }
-static void u_io_word_straddle(void) { __asm__ volatile("outw %%ax, %%dx" ::"a"(0), "d"(0xe8)); }
-static void u_cli(void) { __asm__ volatile("cli"); }
-static void u_int_dpl0(void) { __asm__ volatile("int $0x83"); }
-static void u_int_np(void) { __asm__ volatile("int $0x82"); }
-static void u_load_kdata(void) { __asm__ volatile("mov %w0, %%ds" ::"r"(SEL_KDATA)); }
+static void u_io_denied(void)
+{
+    (void)inb(0x80);
+}
+static void u_io_word_straddle(void)
+{
+    __asm__ volatile("outw %%ax, %%dx" ::"a"(0), "d"(0xe8));
+}
+static void u_cli(void)
+{
+    __asm__ volatile("cli");
+}
+static void u_int_dpl0(void)
+{
+    __asm__ volatile("int $0x83");
+}
+static void u_int_np(void)
+{
+    __asm__ volatile("int $0x82");
+}
+static void u_load_kdata(void)
+{
+    __asm__ volatile("mov %w0, %%ds" ::"r"(SEL_KDATA));
+}
 static void u_lgdt(void)
 {
     static uint8_t buf[6];
@@ -53,8 +71,8 @@ void test_main(void)
     check_eq("int80_return_value", r_eax, 0x1234);
     check_eq("int80_saved_cs", isr80_cs & 0xffff, SEL_UCODE);
     check_eq("int80_saved_ss", isr80_ss & 0xffff, SEL_UDATA);
-    check("int80_on_esp0_stack", isr80_frame_at >= (uint32_t)kstack &&
-                                     isr80_frame_at < (uint32_t)kstack + sizeof kstack);
+    check("int80_on_esp0_stack",
+          isr80_frame_at >= (uint32_t)kstack && isr80_frame_at < (uint32_t)kstack + sizeof kstack);
     check("int80_saved_esp_user", isr80_esp > (uint32_t)user_stack &&
                                       isr80_esp <= (uint32_t)user_stack + sizeof user_stack);
 
@@ -65,8 +83,8 @@ void test_main(void)
     check_eq("callgate_param0", cg_frame[2], 0xaaaa);
     check_eq("callgate_param1", cg_frame[3], 0xbbbb);
     check_eq("callgate_old_ss", cg_frame[5] & 0xffff, SEL_UDATA);
-    check("callgate_on_esp0_stack", cg_esp >= (uint32_t)kstack &&
-                                        cg_esp < (uint32_t)kstack + sizeof kstack);
+    check("callgate_on_esp0_stack",
+          cg_esp >= (uint32_t)kstack && cg_esp < (uint32_t)kstack + sizeof kstack);
     check_eq("ret_imm_outer_pops_params", r_esp_before, 0);
 
     check_eq("io_bitmap_allows", (uint32_t)run_user(u_io_allowed), 0x81);

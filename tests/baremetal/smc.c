@@ -23,7 +23,8 @@ extern uint8_t smc_patch[];
 void test_main(void)
 {
     uint32_t sum = 0;
-    for (int i = 0; i < 10; i++) sum += smc_fn();
+    for (int i = 0; i < 10; i++)
+        sum += smc_fn();
     check_eq("smc_before", sum, 10u * 0x11111111u);
     *(volatile uint32_t *)((uint8_t *)smc_fn + 1) = 0x44444444;
     check_eq("smc_after_store", smc_fn(), 0x44444444);

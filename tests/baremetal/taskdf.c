@@ -11,7 +11,10 @@ volatile uint32_t df_runs, df_err, df_link, df_main_type, df_eflags, df_own_type
 volatile uint32_t t2_runs, t2_link, t2_eflags, t2_main_type, t2_own_type;
 volatile uint32_t t2_eax_in, main_eax_after;
 
-static unsigned desc_type(uint16_t sel) { return (unsigned)(gdt[sel >> 3] >> 40) & 0xf; }
+static unsigned desc_type(uint16_t sel)
+{
+    return (unsigned)(gdt[sel >> 3] >> 40) & 0xf;
+}
 
 /* Runs in the #DF task: the error code is on its stack. */
 void df_c(uint32_t err)

@@ -5,16 +5,21 @@
  * by the ELF loader (emu/elfload.c). */
 #include <stdint.h>
 
-static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
+static inline void outb(uint16_t port, uint8_t v)
+{
+    __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port));
+}
 
 static void puts_e9(const char *s)
 {
-    while (*s) outb(0xe9, (uint8_t)*s++);
+    while (*s)
+        outb(0xe9, (uint8_t)*s++);
 }
 
 static void put_hex(uint32_t v)
 {
-    for (int i = 28; i >= 0; i -= 4) outb(0xe9, (uint8_t)"0123456789abcdef"[(v >> i) & 15]);
+    for (int i = 28; i >= 0; i -= 4)
+        outb(0xe9, (uint8_t) "0123456789abcdef"[(v >> i) & 15]);
 }
 
 static uint8_t src[65536], dst[65536];
@@ -36,9 +41,11 @@ static uint32_t integer_loop(uint32_t n)
 static uint32_t copy_loop(uint32_t rounds)
 {
     uint32_t sum = 0;
-    for (uint32_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 7 + 1);
+    for (uint32_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)(i * 7 + 1);
     for (uint32_t r = 0; r < rounds; r++) {
-        for (uint32_t i = 0; i < sizeof src; i++) dst[i] = src[i] ^ (uint8_t)r;
+        for (uint32_t i = 0; i < sizeof src; i++)
+            dst[i] = src[i] ^ (uint8_t)r;
         uint32_t count = sizeof src / 4;
         void *d = dst, *s = src;
         __asm__ volatile("rep movsl" : "+D"(d), "+S"(s), "+c"(count) : : "memory");
@@ -48,7 +55,10 @@ static uint32_t copy_loop(uint32_t rounds)
 }
 
 /* Calls: naive recursion. */
-static uint32_t fib(uint32_t n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+static uint32_t fib(uint32_t n)
+{
+    return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
 
 void bench_main(void)
 {
@@ -63,7 +73,8 @@ void bench_main(void)
     put_hex(c);
     outb(0xe9, '\n');
     outb(0xf4, 0); /* exit port: the run ends with status 0 */
-    for (;;) __asm__ volatile("cli; hlt");
+    for (;;)
+        __asm__ volatile("cli; hlt");
 }
 
 __asm__(".globl _start\n_start:\n mov $0x9f000, %esp\n call bench_main\n1: hlt\n jmp 1b\n");

@@ -33,12 +33,12 @@ static int hexval(char ch)
 
 static void put32(diff_insn *t, uint32_t v)
 {
-    for (int i = 0; i < 4; i++) t->bytes[t->len++] = (uint8_t)(v >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        t->bytes[t->len++] = (uint8_t)(v >> (8 * i));
 }
 
 static diff_insn *T(const char *group, unsigned size, diff_fclass fc, unsigned cases,
-                    const char *enc, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
+                    const char *enc, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 static diff_insn *T(const char *group, unsigned size, diff_fclass fc, unsigned cases,
                     const char *enc, const char *fmt, ...)
@@ -92,7 +92,8 @@ static diff_insn *T(const char *group, unsigned size, diff_fclass fc, unsigned c
                 t->count = CNT_IMM;
                 t->gen = G_COUNT;
             }
-            for (unsigned i = 0; i < t->immsize; i++) t->bytes[t->len++] = 0;
+            for (unsigned i = 0; i < t->immsize; i++)
+                t->bytes[t->len++] = 0;
         } else if (a == 'L' && b == 'E' && p[2] == 'A') {
             t->mmode = M_LEA;
             t->modrm = (int8_t)t->len;
@@ -478,7 +479,13 @@ const diff_second diff_seconds[] = {
     {"cmc", 1, {0xf5}, -1, DIFF_CF, 0, DIFF_CF},
     {"bt ecx,edx", 3, {0x0f, 0xa3, 0xd1}, -1, DIFF_CF, DIFF_OF | DIFF_SF | DIFF_AF | DIFF_PF, 0},
     {"daa", 1, {0x27}, -1, A & ~DIFF_OF, DIFF_OF, DIFF_AF | DIFF_CF},
-    {"aas", 1, {0x3f}, -1, DIFF_AF | DIFF_CF, DIFF_OF | DIFF_SF | DIFF_ZF | DIFF_PF, DIFF_AF | DIFF_CF},
+    {"aas",
+     1,
+     {0x3f},
+     -1,
+     DIFF_AF | DIFF_CF,
+     DIFF_OF | DIFF_SF | DIFF_ZF | DIFF_PF,
+     DIFF_AF | DIFF_CF},
 };
 #undef A
 const unsigned diff_nseconds = sizeof diff_seconds / sizeof diff_seconds[0];
@@ -497,7 +504,8 @@ uint32_t diff_table_hash(void)
     uint32_t h = 2166136261u;
     for (unsigned i = 0; i < n; i++) {
         const uint8_t *p = (const uint8_t *)&t[i];
-        for (size_t k = 0; k < sizeof t[i]; k++) h = (h ^ p[k]) * 16777619u;
+        for (size_t k = 0; k < sizeof t[i]; k++)
+            h = (h ^ p[k]) * 16777619u;
     }
     return h;
 }
@@ -508,9 +516,8 @@ uint32_t diff_table_hash(void)
 
 uint16_t diff_cc_reads(unsigned cc)
 {
-    static const uint16_t r[8] = {DIFF_OF,          DIFF_CF,           DIFF_ZF,
-                                  DIFF_CF | DIFF_ZF, DIFF_SF,          DIFF_PF,
-                                  DIFF_SF | DIFF_OF, DIFF_ZF | DIFF_SF | DIFF_OF};
+    static const uint16_t r[8] = {DIFF_OF, DIFF_CF, DIFF_ZF,           DIFF_CF | DIFF_ZF,
+                                  DIFF_SF, DIFF_PF, DIFF_SF | DIFF_OF, DIFF_ZF | DIFF_SF | DIFF_OF};
     return r[(cc >> 1) & 7];
 }
 
@@ -533,7 +540,8 @@ static unsigned case_count(const diff_insn *t, const diff_record *r)
 static uint32_t mem_operand(const diff_record *r, unsigned size)
 {
     uint32_t v = 0;
-    for (unsigned i = 0; i < size; i++) v |= (uint32_t)r->mem_in[8 + i] << (8 * i);
+    for (unsigned i = 0; i < size; i++)
+        v |= (uint32_t)r->mem_in[8 + i] << (8 * i);
     return v;
 }
 

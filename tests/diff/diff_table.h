@@ -19,9 +19,9 @@
  * around it is part of the record (BT with a register bit offset may reach
  * 8 bytes below and 7 above). */
 #define DIFF_DATA_PAGE 0x00300000u
-#define DIFF_DATA 0x00300800u
-#define DIFF_WIN 16
-#define DIFF_WIN_BASE (DIFF_DATA - 8u)
+#define DIFF_DATA      0x00300800u
+#define DIFF_WIN       16
+#define DIFF_WIN_BASE  (DIFF_DATA - 8u)
 
 /* How the operand size maps to registers. */
 enum { DIFF_SZ8 = 1, DIFF_SZ16 = 2, DIFF_SZ32 = 4 };
@@ -70,21 +70,21 @@ typedef enum {
 typedef enum { CNT_NONE, CNT_CL, CNT_IMM, CNT_ONE } diff_count;
 
 typedef struct diff_insn {
-    char name[40];  /* "add r/m32,r32" */
-    char group[12]; /* "alu", "shift", ...: one CTest test per group */
-    uint8_t size;   /* operand size in bytes */
-    uint8_t fclass; /* diff_fclass */
-    uint8_t gen;    /* diff_gen */
-    uint8_t mmode;  /* diff_mmode */
-    uint8_t count;  /* diff_count: where the shift count comes from */
-    uint8_t shl_shr; /* FC_SHIFT: 1 for SHL/SHR (CF undefined for big counts) */
-    uint8_t rm_src;  /* FC_BSX: the source is r/m (dest is reg) */
-    uint8_t mem;    /* has the [DIFF_DATA] memory operand */
+    char name[40];    /* "add r/m32,r32" */
+    char group[12];   /* "alu", "shift", ...: one CTest test per group */
+    uint8_t size;     /* operand size in bytes */
+    uint8_t fclass;   /* diff_fclass */
+    uint8_t gen;      /* diff_gen */
+    uint8_t mmode;    /* diff_mmode */
+    uint8_t count;    /* diff_count: where the shift count comes from */
+    uint8_t shl_shr;  /* FC_SHIFT: 1 for SHL/SHR (CF undefined for big counts) */
+    uint8_t rm_src;   /* FC_BSX: the source is r/m (dest is reg) */
+    uint8_t mem;      /* has the [DIFF_DATA] memory operand */
     uint8_t reg_byte; /* the ModRM reg field names an 8-bit register */
     uint8_t rm_byte;  /* the ModRM rm field names an 8-bit register */
     uint8_t chain;    /* lazy-flags chain: a second instruction follows (below) */
-    int8_t modrm;   /* index of the ModRM (or opcode for M_OPREG), -1 none */
-    int8_t imm;     /* index of a random immediate, -1 none */
+    int8_t modrm;     /* index of the ModRM (or opcode for M_OPREG), -1 none */
+    int8_t imm;       /* index of a random immediate, -1 none */
     uint8_t immsize;
     uint8_t len;
     uint8_t bytes[15];
@@ -92,12 +92,12 @@ typedef struct diff_insn {
 } diff_insn;
 
 /* Arithmetic flag bits (EFLAGS). */
-#define DIFF_CF 0x001u
-#define DIFF_PF 0x004u
-#define DIFF_AF 0x010u
-#define DIFF_ZF 0x040u
-#define DIFF_SF 0x080u
-#define DIFF_OF 0x800u
+#define DIFF_CF    0x001u
+#define DIFF_PF    0x004u
+#define DIFF_AF    0x010u
+#define DIFF_ZF    0x040u
+#define DIFF_SF    0x080u
+#define DIFF_OF    0x800u
 #define DIFF_ARITH (DIFF_CF | DIFF_PF | DIFF_AF | DIFF_ZF | DIFF_SF | DIFF_OF)
 
 /* Chain templates ("chain" group) test the interpreter's lazy flags: the
@@ -109,10 +109,10 @@ typedef struct diff_second {
     const char *name;
     uint8_t len;
     uint8_t bytes[6];
-    int8_t cc_at;     /* byte that gets a random condition code in bits 3:0, -1 none */
-    uint16_t writes;  /* flags it writes with a defined value */
-    uint16_t undef;   /* flags it leaves undefined */
-    uint16_t reads;   /* flags its results depend on (cc_at: from the condition) */
+    int8_t cc_at;    /* byte that gets a random condition code in bits 3:0, -1 none */
+    uint16_t writes; /* flags it writes with a defined value */
+    uint16_t undef;  /* flags it leaves undefined */
+    uint16_t reads;  /* flags its results depend on (cc_at: from the condition) */
 } diff_second;
 
 /* The flags condition code cc (Jcc/SETcc low nibble) reads. */

@@ -39,8 +39,14 @@ static uint64_t rnd64(void)
     return z ^ (z >> 31);
 }
 
-static uint32_t rnd32(void) { return (uint32_t)(rnd64() >> 32); }
-static uint32_t rnd(uint32_t n) { return (uint32_t)(rnd64() % n); }
+static uint32_t rnd32(void)
+{
+    return (uint32_t)(rnd64() >> 32);
+}
+static uint32_t rnd(uint32_t n)
+{
+    return (uint32_t)(rnd64() % n);
+}
 
 static uint32_t size_mask(unsigned size)
 {
@@ -59,11 +65,11 @@ static uint32_t edge_value(unsigned size)
     switch (rnd(10)) {
     case 0: return 0;
     case 1: return 1;
-    case 2: return m;              /* -1 */
-    case 3: return top - 1;        /* max positive */
-    case 4: return top;            /* min negative */
+    case 2: return m;       /* -1 */
+    case 3: return top - 1; /* max positive */
+    case 4: return top;     /* min negative */
     case 5: return top + 1;
-    case 6: return rnd(16);        /* small */
+    case 6: return rnd(16); /* small */
     case 7: return (0u - rnd(16)) & m;
     case 8: return e32[rnd(sizeof e32 / sizeof e32[0])] & m;
     default: return (top - 8 + rnd(16)) & m; /* around the sign boundary */
@@ -109,13 +115,15 @@ static unsigned pick_reg(int byte_reg)
 static uint32_t mem_get(const diff_record *r, unsigned size)
 {
     uint32_t v = 0;
-    for (unsigned i = 0; i < size; i++) v |= (uint32_t)r->mem_in[8 + i] << (8 * i);
+    for (unsigned i = 0; i < size; i++)
+        v |= (uint32_t)r->mem_in[8 + i] << (8 * i);
     return v;
 }
 
 static void mem_set(diff_record *r, unsigned size, uint32_t v)
 {
-    for (unsigned i = 0; i < size; i++) r->mem_in[8 + i] = (uint8_t)(v >> (8 * i));
+    for (unsigned i = 0; i < size; i++)
+        r->mem_in[8 + i] = (uint8_t)(v >> (8 * i));
 }
 
 /* The r/m operand of a case (register or memory). */
@@ -155,7 +163,8 @@ static void gen_lea(diff_record *r, const diff_insn *t)
     }
     uint32_t d = disp == 1 ? (uint32_t)(int32_t)(int8_t)edge_value(1) : edge_value(disp);
     if (disp == 0) d = 0;
-    for (unsigned i = 0; i < disp; i++) r->code[n++] = (uint8_t)(d >> (8 * i));
+    for (unsigned i = 0; i < disp; i++)
+        r->code[n++] = (uint8_t)(d >> (8 * i));
     r->len = (uint8_t)n;
 }
 
@@ -171,22 +180,31 @@ static void gen_case(diff_record *r, const diff_insn *t, unsigned tid, unsigned 
     case M_REGREG:
         r->code[t->modrm] = (uint8_t)(0xc0 | pick_reg(t->reg_byte) << 3 | pick_reg(t->rm_byte));
         break;
-    case M_RM: r->code[t->modrm] = (uint8_t)((r->code[t->modrm] & 0xf8) | pick_reg(t->rm_byte)); break;
-    case M_REG: r->code[t->modrm] = (uint8_t)((r->code[t->modrm] & 0xc7) | pick_reg(t->reg_byte) << 3); break;
-    case M_OPREG: r->code[t->modrm] = (uint8_t)((r->code[t->modrm] & 0xf8) | pick_reg(t->rm_byte)); break;
+    case M_RM:
+        r->code[t->modrm] = (uint8_t)((r->code[t->modrm] & 0xf8) | pick_reg(t->rm_byte));
+        break;
+    case M_REG:
+        r->code[t->modrm] = (uint8_t)((r->code[t->modrm] & 0xc7) | pick_reg(t->reg_byte) << 3);
+        break;
+    case M_OPREG:
+        r->code[t->modrm] = (uint8_t)((r->code[t->modrm] & 0xf8) | pick_reg(t->rm_byte));
+        break;
     case M_LEA: gen_lea(r, t); break;
     default: break;
     }
     if (t->imm >= 0) {
         uint32_t v = edge_value(t->immsize);
         if (rnd(3) == 0) v = rnd32() & size_mask(t->immsize);
-        for (unsigned i = 0; i < t->immsize; i++) r->code[t->imm + i] = (uint8_t)(v >> (8 * i));
+        for (unsigned i = 0; i < t->immsize; i++)
+            r->code[t->imm + i] = (uint8_t)(v >> (8 * i));
     }
 
     /* Operands. */
-    for (unsigned i = 0; i < 8; i++) r->in_regs[i] = reg_value(t->size);
+    for (unsigned i = 0; i < 8; i++)
+        r->in_regs[i] = reg_value(t->size);
     r->in_regs[4] = 0; /* ESP: not loaded */
-    for (unsigned i = 0; i < DIFF_WIN; i++) r->mem_in[i] = (uint8_t)rnd(256);
+    for (unsigned i = 0; i < DIFF_WIN; i++)
+        r->mem_in[i] = (uint8_t)rnd(256);
     if (t->mem) mem_set(r, t->size, reg_value(t->size));
     r->in_flags = 0x202u | (rnd32() & 0x8d5u); /* IF, bit 1, random OF SF ZF AF PF CF */
 
@@ -294,7 +312,10 @@ static uint8_t *emit32(uint8_t *p, uint32_t v)
     return p + 4;
 }
 
-static uint32_t addr(const void *p) { return (uint32_t)(uintptr_t)p; }
+static uint32_t addr(const void *p)
+{
+    return (uint32_t)(uintptr_t)p;
+}
 
 static void build_wrapper(const diff_record *r)
 {
@@ -362,14 +383,18 @@ static int run_native(diff_record *r)
 static void print_record(FILE *f, const diff_insn *t, const diff_record *r)
 {
     fprintf(f, "%-28s", t->name);
-    for (unsigned i = 0; i < r->len; i++) fprintf(f, " %02x", r->code[i]);
+    for (unsigned i = 0; i < r->len; i++)
+        fprintf(f, " %02x", r->code[i]);
     fprintf(f, "%s\n  in  fl=%08x", r->status ? "  [#DE]" : "", r->in_flags);
-    for (unsigned i = 0; i < 8; i++) fprintf(f, " %08x", r->in_regs[i]);
+    for (unsigned i = 0; i < 8; i++)
+        fprintf(f, " %08x", r->in_regs[i]);
     fprintf(f, "\n  out fl=%08x", r->out_flags);
-    for (unsigned i = 0; i < 8; i++) fprintf(f, " %08x", r->out_regs[i]);
-    if (t->mem) fprintf(f, "\n  mem %08x -> %08x", mem_get(r, 4), r->mem_out[8] |
-                        (uint32_t)r->mem_out[9] << 8 | (uint32_t)r->mem_out[10] << 16 |
-                        (uint32_t)r->mem_out[11] << 24);
+    for (unsigned i = 0; i < 8; i++)
+        fprintf(f, " %08x", r->out_regs[i]);
+    if (t->mem)
+        fprintf(f, "\n  mem %08x -> %08x", mem_get(r, 4),
+                r->mem_out[8] | (uint32_t)r->mem_out[9] << 8 | (uint32_t)r->mem_out[10] << 16 |
+                    (uint32_t)r->mem_out[11] << 24);
     fprintf(f, "\n");
 }
 
@@ -403,8 +428,8 @@ int main(int argc, char **argv)
         }
     }
 
-    codebuf = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    codebuf =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     void *want = (void *)(uintptr_t)DIFF_DATA_PAGE;
     void *data = mmap(want, 4096, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -472,7 +497,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "diffgen: %s: write failed\n", pos[1]);
         return 1;
     }
-    printf("diffgen: seed %lu, %u templates, %lu cases (%lu raised #DE on the host) -> %s\n",
-           seed, n, total, faults, pos[1]);
+    printf("diffgen: seed %lu, %u templates, %lu cases (%lu raised #DE on the host) -> %s\n", seed,
+           n, total, faults, pos[1]);
     return 0;
 }

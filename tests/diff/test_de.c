@@ -12,9 +12,9 @@
 #include "emu/config.h"
 #include "emu/machine.h"
 
-#define CODE 0x1000u
+#define CODE    0x1000u
 #define HANDLER 0x2000u
-#define SP0 0x8000u
+#define SP0     0x8000u
 
 typedef struct {
     nm_config *cfg;
@@ -180,11 +180,21 @@ static void test_aam_zero(fixture *f, gconstpointer data)
 static void test_no_fault_at_the_edge(fixture *f, gconstpointer data)
 {
     (void)data;
-    const uint8_t code[] = {0xbc, SP0 & 0xff, SP0 >> 8,
-                            MOV32(0xb8, 0xff80u), MOV32(0xbb, 1u), 0xf6, 0xfb, /* idiv bl: -128/1 */
-                            0x89, 0xc6,                                      /* mov si,ax */
-                            MOV32(0xb8, 0xffffffffu), MOV32(0xba, 0u), MOV32(0xb9, 1u),
-                            0x66, 0xf7, 0xf1}; /* div ecx: 0xffffffff / 1 */
+    const uint8_t code[] = {0xbc,
+                            SP0 & 0xff,
+                            SP0 >> 8,
+                            MOV32(0xb8, 0xff80u),
+                            MOV32(0xbb, 1u),
+                            0xf6,
+                            0xfb, /* idiv bl: -128/1 */
+                            0x89,
+                            0xc6, /* mov si,ax */
+                            MOV32(0xb8, 0xffffffffu),
+                            MOV32(0xba, 0u),
+                            MOV32(0xb9, 1u),
+                            0x66,
+                            0xf7,
+                            0xf1}; /* div ecx: 0xffffffff / 1 */
     uint16_t pushed[3];
     g_assert_cmpint(run_code(f, code, sizeof code, pushed), ==, -1);
     g_assert_cmphex(nm_cpu_get_reg(f->c, NM_ESI) & 0xffff, ==, 0x0080); /* AL=-128, AH=0 */

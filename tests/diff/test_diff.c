@@ -19,16 +19,16 @@
 #include "emu/machine.h"
 
 /* Emulator memory layout (all in the default 32 MB of RAM). */
-#define GDT_ADDR 0x00001000u
-#define IDT_ADDR 0x00002000u
-#define HANDLERS 0x00003000u /* 32 stubs of 16 bytes: `jmp $` */
-#define SETUP 0x00004000u
-#define PSEUDO 0x00005000u
-#define STACK 0x00080000u
-#define CODE 0x00100000u
+#define GDT_ADDR   0x00001000u
+#define IDT_ADDR   0x00002000u
+#define HANDLERS   0x00003000u /* 32 stubs of 16 bytes: `jmp $` */
+#define SETUP      0x00004000u
+#define PSEUDO     0x00005000u
+#define STACK      0x00080000u
+#define CODE       0x00100000u
 #define MAX_REPORT 8
 
-#define ARITH (NM_FLAG_CF | NM_FLAG_PF | NM_FLAG_AF | NM_FLAG_ZF | NM_FLAG_SF | NM_FLAG_OF)
+#define ARITH    (NM_FLAG_CF | NM_FLAG_PF | NM_FLAG_AF | NM_FLAG_ZF | NM_FLAG_SF | NM_FLAG_OF)
 #define COMPARED (ARITH | NM_FLAG_DF)
 
 static const diff_insn *table;
@@ -45,15 +45,18 @@ static nm_cpu *cpu;
 static uint32_t mem_in32(const diff_record *r, unsigned size)
 {
     uint32_t v = 0;
-    for (unsigned i = 0; i < size; i++) v |= (uint32_t)r->mem_in[8 + i] << (8 * i);
+    for (unsigned i = 0; i < size; i++)
+        v |= (uint32_t)r->mem_in[8 + i] << (8 * i);
     return v;
 }
 
 static void flag_names(GString *s, uint32_t f)
 {
-    static const struct { uint32_t bit; const char *name; } n[] = {
-        {NM_FLAG_OF, "OF"}, {NM_FLAG_DF, "DF"}, {NM_FLAG_SF, "SF"}, {NM_FLAG_ZF, "ZF"},
-        {NM_FLAG_AF, "AF"}, {NM_FLAG_PF, "PF"}, {NM_FLAG_CF, "CF"}};
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } n[] = {{NM_FLAG_OF, "OF"}, {NM_FLAG_DF, "DF"}, {NM_FLAG_SF, "SF"}, {NM_FLAG_ZF, "ZF"},
+             {NM_FLAG_AF, "AF"}, {NM_FLAG_PF, "PF"}, {NM_FLAG_CF, "CF"}};
     bool any = false;
     for (size_t i = 0; i < G_N_ELEMENTS(n); i++)
         if (f & n[i].bit) {
@@ -107,12 +110,24 @@ static void machine_setup(void)
         ram[h + 1] = 0xfe;
     }
     /* Pseudo-descriptors: GDTR at PSEUDO, IDTR at PSEUDO + 8. */
-    uint8_t pd[14] = {23, 0, GDT_ADDR & 0xff, (GDT_ADDR >> 8) & 0xff, (GDT_ADDR >> 16) & 0xff, 0, 0, 0,
-                      32 * 8 - 1, 0, IDT_ADDR & 0xff, (IDT_ADDR >> 8) & 0xff, (IDT_ADDR >> 16) & 0xff, 0};
+    uint8_t pd[14] = {
+        23,         0, GDT_ADDR & 0xff, (GDT_ADDR >> 8) & 0xff, (GDT_ADDR >> 16) & 0xff, 0, 0, 0,
+        32 * 8 - 1, 0, IDT_ADDR & 0xff, (IDT_ADDR >> 8) & 0xff, (IDT_ADDR >> 16) & 0xff, 0};
     memcpy(ram + PSEUDO, pd, sizeof pd);
-    const uint8_t setup[] = {0x0f, 0x01, 0x15, PSEUDO & 0xff, (PSEUDO >> 8) & 0xff, (PSEUDO >> 16) & 0xff, 0,
-                             0x0f, 0x01, 0x1d, (PSEUDO + 8) & 0xff, ((PSEUDO + 8) >> 8) & 0xff,
-                             ((PSEUDO + 8) >> 16) & 0xff, 0};
+    const uint8_t setup[] = {0x0f,
+                             0x01,
+                             0x15,
+                             PSEUDO & 0xff,
+                             (PSEUDO >> 8) & 0xff,
+                             (PSEUDO >> 16) & 0xff,
+                             0,
+                             0x0f,
+                             0x01,
+                             0x1d,
+                             (PSEUDO + 8) & 0xff,
+                             ((PSEUDO + 8) >> 8) & 0xff,
+                             ((PSEUDO + 8) >> 16) & 0xff,
+                             0};
     nm_mem_dma_write(mach->mem, SETUP, setup, sizeof setup);
     nm_cpu_enter_flat32(cpu, SETUP, STACK);
     if (!run_to(SETUP + sizeof setup, 4)) {
@@ -134,7 +149,8 @@ static void emu_run(const diff_record *r, emu_out *o)
 {
     nm_mem_dma_write(mach->mem, CODE, r->code, r->len);
     nm_mem_dma_write(mach->mem, DIFF_WIN_BASE, r->mem_in, DIFF_WIN);
-    for (int i = 0; i < 8; i++) nm_cpu_set_reg(cpu, i, i == NM_ESP ? STACK : r->in_regs[i]);
+    for (int i = 0; i < 8; i++)
+        nm_cpu_set_reg(cpu, i, i == NM_ESP ? STACK : r->in_regs[i]);
     nm_cpu_set_eflags(cpu, (r->in_flags & ~NM_FLAG_IF) | 0x2u);
     nm_cpu_set_eip(cpu, CODE);
     mach->stop_requested = 0;
@@ -143,7 +159,8 @@ static void emu_run(const diff_record *r, emu_out *o)
     o->eip = nm_cpu_get_eip(cpu);
     o->exception = !done && o->eip >= HANDLERS && o->eip < HANDLERS + 32 * 16;
     o->vector = o->exception ? (o->eip - HANDLERS) / 16 : 0;
-    for (int i = 0; i < 8; i++) o->regs[i] = nm_cpu_get_reg(cpu, i);
+    for (int i = 0; i < 8; i++)
+        o->regs[i] = nm_cpu_get_reg(cpu, i);
     o->eflags = nm_cpu_get_eflags(cpu);
     o->pushed_eip = 0;
     if (o->exception) {
@@ -160,7 +177,8 @@ static void report(const diff_insn *t, const diff_record *r, const emu_out *o, c
 {
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "MISMATCH %s [", t->name);
-    for (unsigned i = 0; i < r->len; i++) g_string_append_printf(s, "%s%02x", i ? " " : "", r->code[i]);
+    for (unsigned i = 0; i < r->len; i++)
+        g_string_append_printf(s, "%s%02x", i ? " " : "", r->code[i]);
     g_string_append_printf(s, "]: %s\n  in:  eflags=%08x", what, r->in_flags);
     for (int i = 0; i < 8; i++)
         if (i != NM_ESP) g_string_append_printf(s, " %s=%08x", regn[i], r->in_regs[i]);
@@ -186,14 +204,15 @@ static void report(const diff_insn *t, const diff_record *r, const emu_out *o, c
     flag_names(s, (r->out_flags ^ o->eflags) & COMPARED & ~u->flags);
     g_string_append(s, "; undefined here: ");
     flag_names(s, u->flags);
-    if (u->reg >= 0) g_string_append_printf(s, "; dest %s bits %08x undefined", regn[u->reg], u->mask);
+    if (u->reg >= 0)
+        g_string_append_printf(s, "; dest %s bits %08x undefined", regn[u->reg], u->mask);
     fprintf(stderr, "%s\n", s->str);
     g_string_free(s, TRUE);
 }
 
 /* Returns NULL if the case matches, else what differs. */
-static const char *check(const diff_insn *t, const diff_record *r, const emu_out *o, const diff_undef *u,
-                         char *buf, size_t len)
+static const char *check(const diff_insn *t, const diff_record *r, const emu_out *o,
+                         const diff_undef *u, char *buf, size_t len)
 {
     if (r->status == DIFF_ST_DE) {
         if (!o->exception) return "host raised #DE, emulator did not";
@@ -202,8 +221,8 @@ static const char *check(const diff_insn *t, const diff_record *r, const emu_out
             return buf;
         }
         if (o->pushed_eip != CODE) {
-            snprintf(buf, len, "#DE pushed EIP %08x, not the faulting instruction %08x", o->pushed_eip,
-                     CODE);
+            snprintf(buf, len, "#DE pushed EIP %08x, not the faulting instruction %08x",
+                     o->pushed_eip, CODE);
             return buf;
         }
         for (int i = 0; i < 8; i++)
@@ -247,7 +266,8 @@ static void test_template(gconstpointer data)
         diff_undef u = diff_undefined(t, r);
         char buf[96];
         const char *what = check(t, r, &o, &u, buf, sizeof buf);
-        if (r->status == DIFF_ST_DE) de++;
+        if (r->status == DIFF_ST_DE)
+            de++;
         else if (!what) {
             bool dest = u.reg >= 0 && ((r->out_regs[u.reg] ^ o.regs[u.reg]) & u.mask);
             undef_differs += ((r->out_flags ^ o.eflags) & u.flags) || dest;
@@ -260,10 +280,11 @@ static void test_template(gconstpointer data)
     }
     if (g_test_verbose())
         printf("# %s: %u cases (%u #DE), %u mismatches, %u differ from the host only in what "
-               "is undefined (%u in an undefined destination)\n", t->name, count[tid], de, bad,
-               undef_differs, dest_differs);
+               "is undefined (%u in an undefined destination)\n",
+               t->name, count[tid], de, bad, undef_differs, dest_differs);
     if (bad) {
-        fprintf(stderr, "%s: %u of %u cases differ (seed %u)\n", t->name, bad, count[tid], file_seed);
+        fprintf(stderr, "%s: %u of %u cases differ (seed %u)\n", t->name, bad, count[tid],
+                file_seed);
         g_test_fail();
     }
 }
@@ -287,7 +308,8 @@ static bool load(const char *path)
         len != sizeof h + (gsize)h.records * sizeof(diff_record))
         goto bad;
     if (h.templates != ntable || h.table_hash != diff_table_hash()) {
-        fprintf(stderr, "test_diff: %s was written for another template table: rerun diffgen\n", path);
+        fprintf(stderr, "test_diff: %s was written for another template table: rerun diffgen\n",
+                path);
         g_free(data);
         return false;
     }
@@ -306,7 +328,8 @@ static bool load(const char *path)
         }
         if (!count[tid]) first[tid] = i;
         if (first[tid] + count[tid] != i) {
-            fprintf(stderr, "test_diff: %s: records of template %u are not contiguous\n", path, tid);
+            fprintf(stderr, "test_diff: %s: records of template %u are not contiguous\n", path,
+                    tid);
             return false;
         }
         count[tid]++;
@@ -340,8 +363,8 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!load(path)) return 1;
-    printf("# differential records: %s, seed %u, %u cases, %u templates\n", path, file_seed, nrecords,
-           ntable);
+    printf("# differential records: %s, seed %u, %u cases, %u templates\n", path, file_seed,
+           nrecords, ntable);
     for (unsigned i = 0; i < ntable; i++) {
         if (!count[i]) continue;
         char *p = test_path(&table[i]);

@@ -45,7 +45,8 @@ int main(int argc, char **argv)
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", argv[1]);
     FILE *f = fopen(tmp, "w");
-    if (!f || fprintf(f, "%u\n", ntohs(a.sin_port)) < 0 || fclose(f) != 0 || rename(tmp, argv[1]) < 0) {
+    if (!f || fprintf(f, "%u\n", ntohs(a.sin_port)) < 0 || fclose(f) != 0 ||
+        rename(tmp, argv[1]) < 0) {
         perror("tcp-sink: port file");
         return 1;
     }
@@ -64,8 +65,7 @@ int main(int argc, char **argv)
             perror("tcp-sink: read");
             return 1;
         }
-        if (n == 0)
-            break;
+        if (n == 0) break;
         for (ssize_t i = 0; i < n && !bad; i++)
             if (buf[i] != (unsigned char)((total + (unsigned long long)i) % buflen)) {
                 bad = 1;

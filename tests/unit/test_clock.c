@@ -42,7 +42,8 @@ static void test_order_and_ties(void)
     recorder rec = {.clock = &c, .log = g_string_new(NULL)};
     tagged_timer t[5];
     const char tags[] = "abcde";
-    for (int i = 0; i < 5; i++) init_tagged(&t[i], &rec, tags[i]);
+    for (int i = 0; i < 5; i++)
+        init_tagged(&t[i], &rec, tags[i]);
     nm_timer_at_ns(&c, &t[0].timer, 500); /* cycle 50 */
     nm_timer_at_ns(&c, &t[1].timer, 100); /* cycle 10 */
     nm_timer_at_ns(&c, &t[2].timer, 500); /* tie with a: after it */
@@ -79,7 +80,7 @@ static void test_cancel_and_reschedule(void)
     nm_timer_cancel(&c, &a.timer);
     g_assert_false(nm_timer_pending(&a.timer));
     g_assert_cmpuint(c.deadline, ==, 200);
-    nm_timer_cancel(&c, &a.timer); /* cancelling twice is harmless */
+    nm_timer_cancel(&c, &a.timer);        /* cancelling twice is harmless */
     nm_timer_at_cycle(&c, &d.timer, 150); /* moving a pending timer */
     g_assert_cmpuint(c.deadline, ==, 150);
     nm_timer_cancel(&c, &b.timer);
@@ -137,7 +138,10 @@ static void test_schedule_from_callback(void)
     g_string_free(rec.log, TRUE);
 }
 
-static void late_recorder(void *opaque, uint64_t late) { *(uint64_t *)opaque = late; }
+static void late_recorder(void *opaque, uint64_t late)
+{
+    *(uint64_t *)opaque = late;
+}
 
 static void test_late(void)
 {
@@ -158,10 +162,17 @@ static void test_conversion_exact(void)
 {
     static const struct {
         uint64_t num, den;
-    } freqs[] = {{25000000, 1}, {33000000, 1}, {40000000, 1}, {66000000, 1}, {60000000, 1},
-                 {100000000, 1}, {133000000, 1},
+    } freqs[] = {{25000000, 1},
+                 {33000000, 1},
+                 {40000000, 1},
+                 {66000000, 1},
+                 {60000000, 1},
+                 {100000000, 1},
+                 {133000000, 1},
                  /* the real 33 1/3, 66 2/3 and 133 1/3 MHz parts */
-                 {100000000, 3}, {200000000, 3}, {400000000, 3}};
+                 {100000000, 3},
+                 {200000000, 3},
+                 {400000000, 3}};
     for (size_t i = 0; i < G_N_ELEMENTS(freqs); i++) {
         nm_clock c;
         nm_clock_init(&c, freqs[i].num, freqs[i].den);
@@ -200,7 +211,7 @@ static void test_conversion_rounding(void)
     nm_clock c;
     nm_clock_init(&c, 33000000, 1); /* 30.303... ns per cycle */
     g_assert_cmpuint(nm_clock_cycles_from_ns(&c, 0), ==, 0);
-    g_assert_cmpuint(nm_clock_cycles_from_ns(&c, 1), ==, 1);  /* rounds up */
+    g_assert_cmpuint(nm_clock_cycles_from_ns(&c, 1), ==, 1); /* rounds up */
     g_assert_cmpuint(nm_clock_cycles_from_ns(&c, 30), ==, 1);
     g_assert_cmpuint(nm_clock_cycles_from_ns(&c, 31), ==, 2);
     g_assert_cmpuint(nm_clock_ns_from_cycles(&c, 1), ==, 30); /* rounds down */

@@ -103,7 +103,8 @@ static void test_keyfile_errors(void)
          "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, kernel, initrd, append, "
          "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, "
          "trace-range, trace-window, strict-isa, rtc-epoch, cost-model, cost-from, "
-         "mem-wait-states, dram-timing, l2, profile, profile-top, profile-from, symbols, system-map, "
+         "mem-wait-states, dram-timing, l2, profile, profile-top, profile-from, symbols, "
+         "system-map, "
          "measure-nic)"},
         {"[machine]\ncpu=z80\n",
          "machine.ini [machine]: cpu: bad value 'z80' (accepted: 386dx-25, 386dx-33, 386dx-40, "
@@ -126,8 +127,7 @@ static void test_keyfile_errors(void)
          "machine.ini [machine]: post-port: bad value '0x10000' (accepted: an I/O port from 0 to "
          "0xffff)"},
         {"[nic0]\nio=0x300\n", "machine.ini [nic0]: missing key 'model' (accepted: *"},
-        {"[nic0]\nmodel=3c509\n",
-         "machine.ini [nic0]: model: bad value '3c509' (accepted: *"},
+        {"[nic0]\nmodel=3c509\n", "machine.ini [nic0]: model: bad value '3c509' (accepted: *"},
         {"[con]\nmodel=debugcon\nirq=5\n",
          "machine.ini [con]: unknown key 'irq' for model debugcon (accepted: model, io, file)"},
         {"this is not a key-file\n", NULL /* GKeyFile's own message, checked below */},

@@ -13,10 +13,10 @@
 #include "emu/log.h"
 #include "emu/machine.h"
 
-#define CODE16 0x7c00u
+#define CODE16   0x7c00u
 #define HANDLERS 0x8000u /* real-mode handler for vector v at HANDLERS + 16*v */
-#define MARK 0x600u      /* handlers write their vector here (+1: so 0 is "none") */
-#define CODE32 0x100000u
+#define MARK     0x600u  /* handlers write their vector here (+1: so 0 is "none") */
+#define CODE32   0x100000u
 
 typedef struct {
     nm_config *cfg;
@@ -58,7 +58,10 @@ static void fx_free(fx *f)
     nm_config_free(f->cfg);
 }
 
-static void load(fx *f, uint32_t at, const void *code, size_t n) { memcpy(f->ram + at, code, n); }
+static void load(fx *f, uint32_t at, const void *code, size_t n)
+{
+    memcpy(f->ram + at, code, n);
+}
 
 /* Real mode from the reset vector; runs until HLT (IF=0 stops the machine). */
 static void run_real(fx *f, const void *code, size_t n)
@@ -74,27 +77,39 @@ static void run_flat(fx *f, const void *code, size_t n)
     nm_cpu_run(f->c, 1000000);
 }
 
-static uint32_t reg(fx *f, int r) { return nm_cpu_get_reg(f->c, r); }
-static unsigned mark(fx *f) { return f->ram[MARK]; }
-static uint16_t rd16(fx *f, uint32_t a) { return (uint16_t)(f->ram[a] | f->ram[a + 1] << 8); }
-static uint32_t rd32(fx *f, uint32_t a) { return rd16(f, a) | (uint32_t)rd16(f, a + 2) << 16; }
+static uint32_t reg(fx *f, int r)
+{
+    return nm_cpu_get_reg(f->c, r);
+}
+static unsigned mark(fx *f)
+{
+    return f->ram[MARK];
+}
+static uint16_t rd16(fx *f, uint32_t a)
+{
+    return (uint16_t)(f->ram[a] | f->ram[a + 1] << 8);
+}
+static uint32_t rd32(fx *f, uint32_t a)
+{
+    return rd16(f, a) | (uint32_t)rd16(f, a + 2) << 16;
+}
 
 static void test_real_basic(void)
 {
     fx f;
     fx_init(&f, "486dx2-66", false);
     static const uint8_t code[] = {
-        0xb8, 0x34, 0x12,       /* mov ax,0x1234 */
-        0x05, 0x0f, 0x0f,       /* add ax,0x0f0f  -> 0x2143 */
-        0xbb, 0xff, 0xff,       /* mov bx,0xffff */
-        0x43,                   /* inc bx  -> 0, ZF, CF kept */
-        0x9c,                   /* pushf */
-        0x59,                   /* pop cx */
+        0xb8, 0x34, 0x12,                   /* mov ax,0x1234 */
+        0x05, 0x0f, 0x0f,                   /* add ax,0x0f0f  -> 0x2143 */
+        0xbb, 0xff, 0xff,                   /* mov bx,0xffff */
+        0x43,                               /* inc bx  -> 0, ZF, CF kept */
+        0x9c,                               /* pushf */
+        0x59,                               /* pop cx */
         0x66, 0xba, 0x78, 0x56, 0x34, 0x12, /* mov edx,0x12345678 */
-        0x66, 0xc1, 0xc2, 0x08, /* rol edx,8 -> 0x34567812 */
-        0xbe, 0x00, 0x05,       /* mov si,0x500 */
-        0x89, 0x04,             /* mov [si],ax */
-        0x8b, 0x3c,             /* mov di,[si] */
+        0x66, 0xc1, 0xc2, 0x08,             /* rol edx,8 -> 0x34567812 */
+        0xbe, 0x00, 0x05,                   /* mov si,0x500 */
+        0x89, 0x04,                         /* mov [si],ax */
+        0x8b, 0x3c,                         /* mov di,[si] */
         0xf4,
     };
     run_real(&f, code, sizeof code);
@@ -181,10 +196,10 @@ static void test_exceptions(void)
     expect_vector("486dx2-66", false, (const uint8_t[]){0x0f, 0x31}, 2, NM_EXC_UD);
     expect_vector("386dx-40", true, (const uint8_t[]){0x0f, 0xc8}, 2, NM_EXC_UD);
     /* ESC with CR0.EM set: #NM. */
-    expect_vector_at("486dx2-66", false,
-                     (const uint8_t[]){0x0f, 0x20, 0xc0, 0x66, 0x83, 0xc8, 0x04, 0x0f, 0x22, 0xc0,
-                                       0xdb, 0xe3},
-                     12, NM_EXC_NM, 10);
+    expect_vector_at(
+        "486dx2-66", false,
+        (const uint8_t[]){0x0f, 0x20, 0xc0, 0x66, 0x83, 0xc8, 0x04, 0x0f, 0x22, 0xc0, 0xdb, 0xe3},
+        12, NM_EXC_NM, 10);
 }
 
 static void test_model_isa(void)
@@ -247,7 +262,8 @@ static void test_strings(void)
 {
     fx f;
     fx_init(&f, "486dx2-66", false);
-    for (unsigned k = 0; k < 5000; k++) f.ram[0x10000 + k] = (uint8_t)(k * 7);
+    for (unsigned k = 0; k < 5000; k++)
+        f.ram[0x10000 + k] = (uint8_t)(k * 7);
     static const uint8_t code[] = {
         0xfc,                                     /* cld */
         0xbe, 0x00, 0x00, 0x01, 0x00,             /* mov esi,0x10000 */
@@ -259,8 +275,7 @@ static void test_strings(void)
         0xbf, 0xfc, 0x0f, 0x03, 0x00,             /* mov edi,0x30ffc */
         0xb9, 0x00, 0x04, 0x00, 0x00,             /* mov ecx,1024 */
         0xf3, 0xa5,                               /* rep movsd (backwards) */
-        0xfc,
-        0xbf, 0x00, 0x00, 0x04, 0x00,             /* mov edi,0x40000 */
+        0xfc, 0xbf, 0x00, 0x00, 0x04, 0x00,       /* mov edi,0x40000 */
         0xb8, 0xab, 0xab, 0xab, 0xab,             /* mov eax,0xabababab */
         0xb9, 0xd0, 0x07, 0x00, 0x00,             /* mov ecx,2000 */
         0x66, 0xf3, 0xab,                         /* rep stosw */
@@ -281,10 +296,11 @@ static void test_strings(void)
     g_assert_cmpmem(f.ram + 0x20000, 3380, f.ram + 0x10000, 3380);
     g_assert_cmpmem(f.ram + 0x20000 + 3381, 5000 - 3381, f.ram + 0x10000 + 3381, 5000 - 3381);
     g_assert_cmpmem(f.ram + 0x30000, 4096, f.ram + 0x10000, 4096);
-    for (unsigned k = 0; k < 4000; k++) g_assert_cmpuint(f.ram[0x40000 + k], ==, 0xab);
+    for (unsigned k = 0; k < 4000; k++)
+        g_assert_cmpuint(f.ram[0x40000 + k], ==, 0xab);
     g_assert_cmpuint(f.ram[0x40000 + 4000], ==, 0);
-    g_assert_cmphex(reg(&f, NM_EDX), ==, 5000 - 3381);     /* stopped after the mismatch */
-    g_assert_cmphex(reg(&f, NM_EDI), ==, 0x10004);         /* found at index 3 */
+    g_assert_cmphex(reg(&f, NM_EDX), ==, 5000 - 3381); /* stopped after the mismatch */
+    g_assert_cmphex(reg(&f, NM_EDI), ==, 0x10004);     /* found at index 3 */
     g_assert_cmphex(reg(&f, NM_ECX), ==, 12);
     fx_free(&f);
 }
@@ -429,25 +445,25 @@ static void test_enter_leave_pusha(void)
     fx f;
     fx_init(&f, "486dx2-66", false);
     static const uint8_t code[] = {
-        0xbd, 0x00, 0x00, 0x08, 0x00, /* mov ebp,0x80000 */
+        0xbd, 0x00, 0x00, 0x08, 0x00,                               /* mov ebp,0x80000 */
         0xc7, 0x05, 0xfc, 0xff, 0x07, 0x00, 0x11, 0x11, 0x11, 0x11, /* [0x7fffc]=0x11111111 */
         0xc7, 0x05, 0xf8, 0xff, 0x07, 0x00, 0x22, 0x22, 0x22, 0x22, /* [0x7fff8]=0x22222222 */
-        0x60,                         /* pusha */
-        0x61,                         /* popa */
-        0xc8, 0x10, 0x00, 0x03,       /* enter 16,3 */
-        0x89, 0xe1,                   /* mov ecx,esp */
-        0x89, 0xea,                   /* mov edx,ebp */
-        0xc9,                         /* leave */
+        0x60,                                                       /* pusha */
+        0x61,                                                       /* popa */
+        0xc8, 0x10, 0x00, 0x03,                                     /* enter 16,3 */
+        0x89, 0xe1,                                                 /* mov ecx,esp */
+        0x89, 0xea,                                                 /* mov edx,ebp */
+        0xc9,                                                       /* leave */
         0xf4,
     };
     run_flat(&f, code, sizeof code);
     uint32_t frame = 0x90000 - 4;
     g_assert_cmphex(reg(&f, NM_EDX), ==, frame);
     g_assert_cmphex(reg(&f, NM_ECX), ==, frame - 12 - 16);
-    g_assert_cmphex(rd32(&f, frame), ==, 0x80000);          /* old EBP */
-    g_assert_cmphex(rd32(&f, frame - 4), ==, 0x11111111);   /* [ebp-4] */
-    g_assert_cmphex(rd32(&f, frame - 8), ==, 0x22222222);   /* [ebp-8] */
-    g_assert_cmphex(rd32(&f, frame - 12), ==, frame);       /* frame pointer */
+    g_assert_cmphex(rd32(&f, frame), ==, 0x80000);        /* old EBP */
+    g_assert_cmphex(rd32(&f, frame - 4), ==, 0x11111111); /* [ebp-4] */
+    g_assert_cmphex(rd32(&f, frame - 8), ==, 0x22222222); /* [ebp-8] */
+    g_assert_cmphex(rd32(&f, frame - 12), ==, frame);     /* frame pointer */
     g_assert_cmphex(reg(&f, NM_EBP), ==, 0x80000);
     g_assert_cmphex(reg(&f, NM_ESP), ==, 0x90000);
     fx_free(&f);
@@ -481,15 +497,15 @@ static void test_cmpxchg_xadd_cpuid(void)
     fx_init(&f, "pentium-100", false);
     static const uint8_t code[] = {
         0xc7, 0x05, 0x00, 0x30, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, /* [0x3000]=5 */
-        0xb8, 0x05, 0x00, 0x00, 0x00, /* mov eax,5 */
-        0xb9, 0x09, 0x00, 0x00, 0x00, /* mov ecx,9 */
-        0xf0, 0x0f, 0xb1, 0x0d, 0x00, 0x30, 0x00, 0x00, /* lock cmpxchg [0x3000],ecx */
-        0xba, 0x01, 0x00, 0x00, 0x00, /* mov edx,1 */
+        0xb8, 0x05, 0x00, 0x00, 0x00,                               /* mov eax,5 */
+        0xb9, 0x09, 0x00, 0x00, 0x00,                               /* mov ecx,9 */
+        0xf0, 0x0f, 0xb1, 0x0d, 0x00, 0x30, 0x00, 0x00,             /* lock cmpxchg [0x3000],ecx */
+        0xba, 0x01, 0x00, 0x00, 0x00,                               /* mov edx,1 */
         0xf0, 0x0f, 0xc1, 0x15, 0x00, 0x30, 0x00, 0x00, /* lock xadd [0x3000],edx -> edx=9 */
-        0x89, 0xd6,                   /* mov esi,edx */
-        0xb8, 0x01, 0x00, 0x00, 0x00, /* mov eax,1 */
-        0x0f, 0xa2,                   /* cpuid */
-        0x0f, 0x31,                   /* rdtsc */
+        0x89, 0xd6,                                     /* mov esi,edx */
+        0xb8, 0x01, 0x00, 0x00, 0x00,                   /* mov eax,1 */
+        0x0f, 0xa2,                                     /* cpuid */
+        0x0f, 0x31,                                     /* rdtsc */
         0xf4,
     };
     run_flat(&f, code, sizeof code);
@@ -518,8 +534,10 @@ static void on_mem(void *opaque, uint32_t lin, uint32_t phys, unsigned size, uns
 {
     (void)lin, (void)phys, (void)size;
     hook_counts *h = opaque;
-    if (flags & NM_MEM_CODE) h->code++;
-    else if (flags & NM_MEM_WRITE) h->data_writes++;
+    if (flags & NM_MEM_CODE)
+        h->code++;
+    else if (flags & NM_MEM_WRITE)
+        h->data_writes++;
 }
 static void on_branch(void *opaque, uint32_t from, uint32_t to, bool taken)
 {
@@ -536,9 +554,9 @@ static void test_hooks(void)
     hook_counts h = {0};
     nm_cpu_hooks hooks = {.opaque = &h, .insn = on_insn, .mem = on_mem, .branch = on_branch};
     static const uint8_t code[] = {
-        0xb9, 0x03, 0x00, 0x00, 0x00,             /* mov ecx,3 */
-        0x89, 0x0d, 0x00, 0x20, 0x00, 0x00,       /* l: mov [0x2000],ecx */
-        0xe2, 0xf8,                               /* loop l */
+        0xb9, 0x03, 0x00, 0x00, 0x00,       /* mov ecx,3 */
+        0x89, 0x0d, 0x00, 0x20, 0x00, 0x00, /* l: mov [0x2000],ecx */
+        0xe2, 0xf8,                         /* loop l */
         0xf4,
     };
     load(&f, CODE32, code, sizeof code);
@@ -563,12 +581,12 @@ static void test_speed(void)
     fx f;
     fx_init(&f, "486dx2-66", false);
     static const uint8_t code[] = {
-        0xb9, 0x00, 0x2d, 0x31, 0x01, /* mov ecx,20000000 */
-        0x31, 0xc0,                   /* xor eax,eax */
-        0x01, 0xc8,                   /* l: add eax,ecx */
+        0xb9, 0x00, 0x2d, 0x31, 0x01,       /* mov ecx,20000000 */
+        0x31, 0xc0,                         /* xor eax,eax */
+        0x01, 0xc8,                         /* l: add eax,ecx */
         0x89, 0x05, 0x00, 0x20, 0x00, 0x00, /* mov [0x2000],eax */
-        0x49,                         /* dec ecx */
-        0x75, 0xf5,                   /* jnz l */
+        0x49,                               /* dec ecx */
+        0x75, 0xf5,                         /* jnz l */
         0xf4,
     };
     load(&f, CODE32, code, sizeof code);

@@ -7,9 +7,9 @@
 #include "devices/netdev/netdev.h"
 #include "emu/machine.h"
 
-#define IOB 0x300
-#define DATA (IOB + 0x10)
-#define RESET (IOB + 0x1f)
+#define IOB     0x300
+#define DATA    (IOB + 0x10)
+#define RESET   (IOB + 0x1f)
 #define NIC_IRQ 9
 static const uint8_t NIC_MAC[6] = {0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc};
 static const uint8_t PEER_MAC[6] = {0x52, 0x54, 0x00, 0x11, 0x22, 0x33};
@@ -72,10 +72,22 @@ static void fx_teardown(void)
     g_array_free(F.rx, TRUE);
 }
 
-static void outb(uint16_t port, uint8_t v) { nm_io_write(F.m->io, port, v, 1); }
-static uint8_t inb(uint16_t port) { return (uint8_t)nm_io_read(F.m->io, port, 1); }
-static void outw(uint16_t port, uint16_t v) { nm_io_write(F.m->io, port, v, 2); }
-static uint16_t inw(uint16_t port) { return (uint16_t)nm_io_read(F.m->io, port, 2); }
+static void outb(uint16_t port, uint8_t v)
+{
+    nm_io_write(F.m->io, port, v, 1);
+}
+static uint8_t inb(uint16_t port)
+{
+    return (uint8_t)nm_io_read(F.m->io, port, 1);
+}
+static void outw(uint16_t port, uint16_t v)
+{
+    nm_io_write(F.m->io, port, v, 2);
+}
+static uint16_t inw(uint16_t port)
+{
+    return (uint16_t)nm_io_read(F.m->io, port, 2);
+}
 
 /* Run virtual time up to an absolute cycle, firing events on the way. */
 static void run_to(uint64_t cycle)
@@ -109,7 +121,8 @@ static void nic_init(uint8_t dcr, uint8_t pstart, uint8_t pstop)
     outb(IOB + 0x07, 0xff);
     outb(IOB + 0x0f, 0x00);
     outb(IOB, 0x61);
-    for (int i = 0; i < 6; i++) outb(IOB + 1 + i, NIC_MAC[i]);
+    for (int i = 0; i < 6; i++)
+        outb(IOB + 1 + i, NIC_MAC[i]);
     outb(IOB + 0x07, pstart); /* CURR */
     outb(IOB, 0x21);
     outb(IOB + 0x07, 0xff);
@@ -147,7 +160,8 @@ static void remote_write(uint16_t addr, const uint8_t *buf, unsigned len, bool w
         for (unsigned i = 0; i < count; i += 2)
             outw(DATA, (uint16_t)(buf[i] | (i + 1 < len ? buf[i + 1] << 8 : 0)));
     } else {
-        for (unsigned i = 0; i < len; i++) outb(DATA, buf[i]);
+        for (unsigned i = 0; i < len; i++)
+            outb(DATA, buf[i]);
     }
     g_assert_cmphex(inb(IOB + 0x07) & 0x40, ==, 0x40); /* RDC */
     outb(IOB + 0x07, 0x40);
@@ -167,7 +181,8 @@ static void remote_read(uint16_t addr, uint8_t *buf, unsigned len, bool word)
             if (i + 1 < len) buf[i + 1] = (uint8_t)(w >> 8);
         }
     } else {
-        for (unsigned i = 0; i < len; i++) buf[i] = inb(DATA);
+        for (unsigned i = 0; i < len; i++)
+            buf[i] = inb(DATA);
     }
     outb(IOB + 0x07, 0x40);
 }
@@ -179,9 +194,11 @@ static size_t make_frame(uint8_t *f, const uint8_t dst[6], size_t len, uint8_t f
     memcpy(f + 6, PEER_MAC, 6);
     f[12] = 0x08;
     f[13] = 0x00;
-    for (size_t i = 14; i < len - 4; i++) f[i] = (uint8_t)(fill + i);
+    for (size_t i = 14; i < len - 4; i++)
+        f[i] = (uint8_t)(fill + i);
     uint32_t crc = nm_eth_crc32(f, len - 4);
-    for (int i = 0; i < 4; i++) f[len - 4 + i] = (uint8_t)(crc >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        f[len - 4 + i] = (uint8_t)(crc >> (8 * i));
     return len;
 }
 
@@ -242,7 +259,8 @@ static void test_remote_dma_wrap(void)
     fx_setup("486dx-33");
     nic_init(0x49, 0x46, 0x80);
     uint8_t buf[300], back[300];
-    for (unsigned i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 7 + 1);
+    for (unsigned i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 7 + 1);
     /* 300 bytes from 0x7f00: the remote DMA wraps from PSTOP to PSTART. */
     remote_write(0x7f00, buf, sizeof buf, true);
     outb(IOB, 0x22);
@@ -286,7 +304,8 @@ static void test_tx_runt_and_timing(void)
     memcpy(f + 6, NIC_MAC, 6);
     f[12] = 0x08;
     f[13] = 0x06;
-    for (unsigned i = 14; i < sizeof f; i++) f[i] = (uint8_t)i;
+    for (unsigned i = 14; i < sizeof f; i++)
+        f[i] = (uint8_t)i;
     remote_write(0x4000, f, sizeof f, true);
     outb(IOB + 0x04, 0x40);
     outb(IOB + 0x05, sizeof f);
@@ -310,8 +329,8 @@ static void test_tx_runt_and_timing(void)
     g_assert_cmpuint(r->len, ==, 46); /* not padded: a runt with its FCS */
     g_assert_cmpmem(r->data, 42, f, 42);
     uint32_t crc = nm_eth_crc32(f, 42);
-    g_assert_cmphex(r->data[42] | r->data[43] << 8 | r->data[44] << 16 | (uint32_t)r->data[45] << 24,
-                    ==, crc);
+    g_assert_cmphex(
+        r->data[42] | r->data[43] << 8 | r->data[44] << 16 | (uint32_t)r->data[45] << 24, ==, crc);
     g_assert_cmpuint(nm_dp8390_get_stats(F.nic)->tx_runts, ==, 1);
 
     /* CRC inhibit: no FCS appended. */
@@ -385,11 +404,11 @@ static void test_overflow(void)
     peer_send(f, sizeof f);
     g_assert_cmphex(get_curr(), ==, 0x4e);
     g_assert_cmphex(inb(IOB + 0x07) & 0x10, ==, 0);
-    peer_send(f, sizeof f); /* its next page would be BNRY */
+    peer_send(f, sizeof f);                            /* its next page would be BNRY */
     g_assert_cmphex(inb(IOB + 0x07) & 0x90, ==, 0x90); /* OVW and RST */
-    g_assert_cmphex(get_curr(), ==, 0x4e);               /* ring intact */
-    g_assert_cmpuint(inb(IOB + 0x0f), ==, 1);            /* missed tally */
-    g_assert_cmpuint(inb(IOB + 0x0f), ==, 0);            /* cleared by the read */
+    g_assert_cmphex(get_curr(), ==, 0x4e);             /* ring intact */
+    g_assert_cmpuint(inb(IOB + 0x0f), ==, 1);          /* missed tally */
+    g_assert_cmpuint(inb(IOB + 0x0f), ==, 0);          /* cleared by the read */
     /* Draining alone does not restart reception: the datasheet's recovery
      * (stop, clear RBCR, loopback, start, drain, ack, normal) does. */
     outb(IOB + 0x03, 0x4d);
@@ -447,7 +466,8 @@ static void test_multicast_hash(void)
     GRand *r = g_rand_new_with_seed(8390);
     for (int n = 0; n < 1000; n++) {
         uint8_t mac[6];
-        for (int i = 0; i < 6; i++) mac[i] = (uint8_t)g_rand_int(r);
+        for (int i = 0; i < 6; i++)
+            mac[i] = (uint8_t)g_rand_int(r);
         g_assert_cmpuint(nm_dp8390_mcast_index(mac), ==, ether_crc(mac, 6) >> 26);
     }
     g_rand_free(r);
@@ -456,7 +476,8 @@ static void test_multicast_hash(void)
     fx_setup("486dx-33");
     nic_init(0x49, 0x4c, 0x80);
     outb(IOB, 0x62);
-    for (int i = 0; i < 8; i++) outb(IOB + 8 + i, i == 3 ? 0x80 : 0);
+    for (int i = 0; i < 8; i++)
+        outb(IOB + 8 + i, i == 3 ? 0x80 : 0);
     outb(IOB, 0x22);
     outb(IOB + 0x0c, 0x08); /* AM only */
     uint8_t f[64];
@@ -488,7 +509,8 @@ static void test_loopback(void)
     uint8_t f[60];
     memcpy(f, NIC_MAC, 6);
     memcpy(f + 6, NIC_MAC, 6);
-    for (unsigned i = 12; i < sizeof f; i++) f[i] = (uint8_t)(0xa0 + i);
+    for (unsigned i = 12; i < sizeof f; i++)
+        f[i] = (uint8_t)(0xa0 + i);
     remote_write(0x4000, f, sizeof f, true);
     outb(IOB + 0x04, 0x40);
     outb(IOB + 0x05, sizeof f);
@@ -496,7 +518,7 @@ static void test_loopback(void)
     outb(IOB, 0x26);
     run_ns(1000000);
     g_assert_cmphex(inb(IOB + 0x07) & 0x03, ==, 0x03); /* PRX and PTX */
-    g_assert_cmpuint(F.rx->len, ==, 0);                 /* nothing on the wire */
+    g_assert_cmpuint(F.rx->len, ==, 0);                /* nothing on the wire */
     check_header(0x4c, 0x01, 0x4d, 60 + 4 + 4);
     uint8_t back[64];
     remote_read(0x4c04, back, 64, true);
@@ -551,13 +573,15 @@ static void test_hostile_ring(void)
     outb(IOB + 0x03, 0x10);
     uint8_t f[1518];
     make_frame(f, NIC_MAC, sizeof f, 5);
-    for (int i = 0; i < 5; i++) peer_send(f, sizeof f);
+    for (int i = 0; i < 5; i++)
+        peer_send(f, sizeof f);
     /* Survived; the chip wrote where its pointers led, inside its space. */
     g_assert_cmpuint(nm_dp8390_get_stats(F.nic)->rx_frames, >=, 1);
     outb(IOB + 0x01, 0x50);
     outb(IOB + 0x02, 0x50); /* empty ring */
     set_curr(0x50);
-    for (int i = 0; i < 3; i++) peer_send(f, sizeof f);
+    for (int i = 0; i < 3; i++)
+        peer_send(f, sizeof f);
     fx_teardown();
 }
 

@@ -37,7 +37,7 @@ static void test_claims(void)
     port_probe a = {0}, b = {0};
     nm_io_claim *ca = nm_ioport_claim(io, 0x300, 0x20, &probe_ops, &a, "a", NULL);
     g_assert_nonnull(ca);
-    g_assert_null(nm_ioport_claim(io, 0x31f, 2, &probe_ops, &b, "b", NULL)); /* overlaps */
+    g_assert_null(nm_ioport_claim(io, 0x31f, 2, &probe_ops, &b, "b", NULL));  /* overlaps */
     g_assert_null(nm_ioport_claim(io, 0xffff, 2, &probe_ops, &b, "b", NULL)); /* past 64K */
     g_assert_null(nm_ioport_claim(io, 0x400, 0, &probe_ops, &b, "b", NULL));
     nm_io_claim *cb = nm_ioport_claim(io, 0x320, 4, &probe_ops, &b, "b", NULL);

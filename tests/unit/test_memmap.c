@@ -132,7 +132,7 @@ static void test_sub_page_regions(fixture *f, gconstpointer data)
     g_assert_cmphex(nm_mem_read(f->map, 0x30FF, 1), ==, 0x77); /* RAM below it */
     g_assert_cmphex(nm_mem_read(f->map, 0x3100, 1), ==, 0xD0); /* the device */
     g_assert_cmphex(nm_mem_read(f->map, 0x3120, 1), ==, 0x00); /* RAM above it */
-    g_assert_null(nm_memmap_page_ptr(f->map, 0x3000, false)); /* page not all RAM */
+    g_assert_null(nm_memmap_page_ptr(f->map, 0x3000, false));  /* page not all RAM */
 }
 
 static void test_unmapped(fixture *f, gconstpointer data)
@@ -161,7 +161,8 @@ static void test_dma(fixture *f, gconstpointer data)
     nm_memmap_add_ram(f->map, "ram", 0, 1 << 20);
     nm_memmap_add_mmio(f->map, "hole", 0xA0000, 0x20000, &probe_ops, &probe, NULL);
     uint8_t buf[8192], back[8192];
-    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)(i * 7);
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(i * 7);
     g_assert_true(nm_mem_dma_write(f->map, 0x1800, buf, sizeof buf));
     g_assert_true(nm_mem_dma_read(f->map, 0x1800, back, sizeof back));
     g_assert_cmpmem(buf, sizeof buf, back, sizeof back);

@@ -30,13 +30,19 @@ static void teardown(void)
     nm_config_free(cfg);
 }
 
-static void outb(uint16_t p, uint8_t v) { nm_io_write(m->io, p, v, 1); }
-static uint8_t inb(uint16_t p) { return (uint8_t)nm_io_read(m->io, p, 1); }
+static void outb(uint16_t p, uint8_t v)
+{
+    nm_io_write(m->io, p, v, 1);
+}
+static uint8_t inb(uint16_t p)
+{
+    return (uint8_t)nm_io_read(m->io, p, 1);
+}
 
 /* ne_probe1's PROM read: byte-wide DCR, remote read of 32 bytes at 0. */
 static void prom_dma(uint16_t io, uint8_t dcr, unsigned count)
 {
-    static const uint8_t seq[][2] = {{0x21, 0x00}, {0, 0x0e}, {0x00, 0x0a}, {0x00, 0x0b},
+    static const uint8_t seq[][2] = {{0x21, 0x00}, {0, 0x0e},    {0x00, 0x0a}, {0x00, 0x0b},
                                      {0x00, 0x0f}, {0xff, 0x07}, {0x20, 0x0c}, {0x02, 0x0d},
                                      {0, 0x0a},    {0x00, 0x0b}, {0x00, 0x08}, {0x00, 0x09},
                                      {0x0a, 0x00}};
@@ -73,7 +79,8 @@ static void test_probe(void)
         sa[i + 1] = inb(io + 0x10);
         g_assert_cmphex(sa[i], ==, sa[i + 1]);
     }
-    for (int i = 0; i < 16; i++) sa[i] = sa[i + i];
+    for (int i = 0; i < 16; i++)
+        sa[i] = sa[i + i];
     g_assert_cmpmem(sa, 6, MAC, 6);
     g_assert_cmphex(sa[14], ==, 0x57);
     g_assert_cmphex(sa[15], ==, 0x57);
@@ -83,8 +90,10 @@ static void test_probe(void)
     outb(io + 0x07, 0xff);
     prom_dma(io, 0x49, 32);
     uint16_t w[16];
-    for (int i = 0; i < 16; i++) w[i] = (uint16_t)nm_io_read(m->io, io + 0x10, 2);
-    for (int i = 0; i < 6; i++) g_assert_cmphex(w[i], ==, MAC[i] * 0x101u);
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint16_t)nm_io_read(m->io, io + 0x10, 2);
+    for (int i = 0; i < 6; i++)
+        g_assert_cmphex(w[i], ==, MAC[i] * 0x101u);
     g_assert_cmphex(w[14], ==, 0x5757);
     g_assert_cmphex(w[15], ==, 0x5757);
 

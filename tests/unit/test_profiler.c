@@ -90,7 +90,8 @@ static void test_elf(void)
     uint32_t moved[2];
     for (int k = 0; k < 2; k++) {
         t = nm_symtab_new("profprog");
-        g_assert_true(nm_symtab_load_elf(t, NICEMU_PROFPROG_ELF, true, 0x400000 + 0x1000u * k, &err));
+        g_assert_true(
+            nm_symtab_load_elf(t, NICEMU_PROFPROG_ELF, true, 0x400000 + 0x1000u * k, &err));
         moved[k] = nm_symtab_entry(t);
         nm_symtab_free(t);
     }
@@ -244,10 +245,10 @@ static void test_stack_mismatch(void)
     feed f;
     feed_init(&f);
     nm_profiler_start(f.p);
-    step(&f, 0x1000, NM_OP_CALL, 0x2000, 3, 0);    /* main -> a, returns to 0x1005 */
-    step(&f, 0x2000, NM_OP_CALL, 0x3000, 3, 0);    /* a -> b, returns to 0x2005 */
-    step(&f, 0x3000, NM_OP_RET, 0x1005, 5, 0);     /* b returns straight to main */
-    step(&f, 0x1005, NM_OP_RET, 0x9999, 5, 0);     /* a RET no frame knows */
+    step(&f, 0x1000, NM_OP_CALL, 0x2000, 3, 0); /* main -> a, returns to 0x1005 */
+    step(&f, 0x2000, NM_OP_CALL, 0x3000, 3, 0); /* a -> b, returns to 0x2005 */
+    step(&f, 0x3000, NM_OP_RET, 0x1005, 5, 0);  /* b returns straight to main */
+    step(&f, 0x1005, NM_OP_RET, 0x9999, 5, 0);  /* a RET no frame knows */
     step(&f, 0x1006, NM_OP_MOV, 0x1007, 1, 0);
     nm_profiler_stop(f.p);
     nm_profile_stack_stats ss;

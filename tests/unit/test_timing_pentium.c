@@ -22,14 +22,14 @@
 
 extern const nm_cost_model_class nm_cost_model_pentium;
 
-#define CODE 0x100000u
+#define CODE  0x100000u
 #define STACK 0x90000u
-#define DATA 0x200000u
-#define SRC 0x300000u
-#define DST 0x301000u  /* 4 KB from SRC: the same sets, the other way */
-#define DST2 0x380000u /* never read: not in the data cache */
-#define GDT 0x1000u
-#define IDT 0x2000u
+#define DATA  0x200000u
+#define SRC   0x300000u
+#define DST   0x301000u /* 4 KB from SRC: the same sets, the other way */
+#define DST2  0x380000u /* never read: not in the data cache */
+#define GDT   0x1000u
+#define IDT   0x2000u
 
 typedef struct {
     nm_config *cfg;
@@ -53,7 +53,9 @@ static void fx_init(fx *f, const char *model)
     g_assert_nonnull(f->m);
     f->c = nm_cpu_new(f->m);
     f->ram = f->m->ram->host;
-    nm_timing_params p = {.dram_first_clocks = 5, .dram_burst_clocks = 2, .dram_single_clocks = 5,
+    nm_timing_params p = {.dram_first_clocks = 5,
+                          .dram_burst_clocks = 2,
+                          .dram_single_clocks = 5,
                           .l2_size = fx_l2_size};
     f->st = nm_cost_model_pentium.create(f->c, f->m->model, &p);
     g_assert_nonnull(f->st);
@@ -120,7 +122,10 @@ static void cache_line(fx *f, uint32_t addr)
     run(f, CODE + 0x300, (regs){.esi = addr});
 }
 
-static const nm_p5_stats *stats(fx *f) { return nm_pentium_stats(f->st); }
+static const nm_p5_stats *stats(fx *f)
+{
+    return nm_pentium_stats(f->st);
+}
 
 /* ------------------------------------------------------------ pairing */
 
@@ -134,8 +139,8 @@ static void test_alu_chains(void)
     g_assert_cmpuint(measure(&f, indep, sizeof indep, (regs){0}), ==, 2);
     /* The same register four times: each reads what the last wrote (RAW),
      * no pairs [MA 4.1 rule 2] -> 4. */
-    static const uint8_t dep[] = {0x83, 0xc0, 0x01, 0x83, 0xc0, 0x01, 0x83, 0xc0, 0x01,
-                                  0x83, 0xc0, 0x01};
+    static const uint8_t dep[] = {0x83, 0xc0, 0x01, 0x83, 0xc0, 0x01,
+                                  0x83, 0xc0, 0x01, 0x83, 0xc0, 0x01};
     uint64_t before = stats(&f)->pairs;
     g_assert_cmpuint(measure(&f, dep, sizeof dep, (regs){0}), ==, 4);
     g_assert_cmpuint(stats(&f)->pairs, ==, before);
@@ -431,9 +436,9 @@ static void test_l2(void)
     fx_l2_size = 0;
     /* DATA + 4 KB: the direct-mapped L2 would share DATA's first entry
      * with CODE's line (256 KB apart). */
-    g_assert_cmpuint(measure(&f, stride_loop, sizeof stride_loop,
-                             (regs){.ecx = 2048, .esi = DATA + 0x1000}),
-                     ==, 2048 * 11 + 4);
+    g_assert_cmpuint(
+        measure(&f, stride_loop, sizeof stride_loop, (regs){.ecx = 2048, .esi = DATA + 0x1000}), ==,
+        2048 * 11 + 4);
     fx_free(&f);
 }
 

@@ -8,7 +8,7 @@
 #include "devices/netdev/netdev.h"
 #include "emu/machine.h"
 
-#define IO 0x280
+#define IO  0x280
 #define NIC (IO + 0x10)
 static const uint8_t MAC[6] = {0x00, 0x00, 0xc0, 0x12, 0x34, 0x56};
 
@@ -33,17 +33,25 @@ static void teardown(void)
     nm_config_free(cfg);
 }
 
-static void outb(uint16_t p, uint8_t v) { nm_io_write(m->io, p, v, 1); }
-static uint8_t inb(uint16_t p) { return (uint8_t)nm_io_read(m->io, p, 1); }
+static void outb(uint16_t p, uint8_t v)
+{
+    nm_io_write(m->io, p, v, 1);
+}
+static uint8_t inb(uint16_t p)
+{
+    return (uint8_t)nm_io_read(m->io, p, 1);
+}
 
 static void test_probe(void)
 {
     setup("386dx-40", "wd8013,mac=00:00:c0:12:34:56");
     unsigned sum = 0;
-    for (int i = 0; i < 8; i++) sum += inb(IO + 8 + i);
+    for (int i = 0; i < 8; i++)
+        sum += inb(IO + 8 + i);
     g_assert_cmphex(sum & 0xff, ==, 0xff);
     g_assert_cmphex(inb(IO + 8), !=, 0xff);
-    for (int i = 0; i < 6; i++) g_assert_cmphex(inb(IO + 8 + i), ==, MAC[i]);
+    for (int i = 0; i < 6; i++)
+        g_assert_cmphex(inb(IO + 8 + i), ==, MAC[i]);
     g_assert_cmphex(inb(IO + 14), ==, 0x27); /* WD8013EP, soft config */
     /* Not a PureData card, not an "ancient" 8003 (0..5 differ from 8..13). */
     g_assert_false(inb(IO) == 'P' && inb(IO + 1) == 'D');
@@ -167,7 +175,8 @@ static void test_traffic_through_shared_memory(void)
     outb(NIC + 0x02, 0x40);
     outb(NIC + 0x03, 0x3f);
     outb(NIC, 0x61);
-    for (int i = 0; i < 6; i++) outb(NIC + 1 + i, MAC[i]);
+    for (int i = 0; i < 6; i++)
+        outb(NIC + 1 + i, MAC[i]);
     outb(NIC + 7, 0x0c);
     outb(NIC, 0x22);
     outb(NIC + 0x07, 0xff);
@@ -196,7 +205,8 @@ static void test_traffic_through_shared_memory(void)
     memcpy(r + 6, f, 6);
     memset(r + 12, 0x5a, 48);
     uint32_t crc = nm_eth_crc32(r, 60);
-    for (int i = 0; i < 4; i++) r[60 + i] = (uint8_t)(crc >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        r[60 + i] = (uint8_t)(crc >> (8 * i));
     nm_net_send(&s.ep, r, sizeof r);
     run_ns(1000000);
     g_assert_cmphex(inb(NIC + 7) & 1, ==, 1);
