@@ -35,70 +35,117 @@ typedef struct row {
 static const row table[NM_OP_COUNT] = {
     /* integer arithmetic: "register to register 2, memory to register 6,
      * register to memory 7, immediate to register 2, immediate to memory 7" */
-    [NM_OP_ADD] = {{2, 6, 7}}, [NM_OP_OR] = {{2, 6, 7}},  [NM_OP_ADC] = {{2, 6, 7}},
-    [NM_OP_SBB] = {{2, 6, 7}}, [NM_OP_AND] = {{2, 6, 7}}, [NM_OP_SUB] = {{2, 6, 7}},
+    [NM_OP_ADD] = {{2, 6, 7}},
+    [NM_OP_OR] = {{2, 6, 7}},
+    [NM_OP_ADC] = {{2, 6, 7}},
+    [NM_OP_SBB] = {{2, 6, 7}},
+    [NM_OP_AND] = {{2, 6, 7}},
+    [NM_OP_SUB] = {{2, 6, 7}},
     [NM_OP_XOR] = {{2, 6, 7}},
     /* CMP: reg,reg 2; mem,reg 5; reg,mem 6; imm,reg 2; imm,mem 5 */
     [NM_OP_CMP] = {{2, 6, 5}},
-    /* TEST: r/m,reg 2/5; imm 2/5 */
+    /* TEST: r/m,reg 2/5; imm 2/5 (HelpPC 2.10, TEST, has reg,reg 1; the
+     * 80386 Programmer's Reference Manual, TEST, has 2/5: kept) */
     [NM_OP_TEST] = {{2, 5, 5}},
     /* INC/DEC/NEG/NOT: reg 2, mem 6 */
-    [NM_OP_INC] = {{2, 6, 6}}, [NM_OP_DEC] = {{2, 6, 6}}, [NM_OP_NEG] = {{2, 6, 6}},
+    [NM_OP_INC] = {{2, 6, 6}},
+    [NM_OP_DEC] = {{2, 6, 6}},
+    [NM_OP_NEG] = {{2, 6, 6}},
     [NM_OP_NOT] = {{2, 6, 6}},
     /* MOV: reg,reg 2; mem to reg 4; reg to mem 2; imm to reg 2; imm to mem 2 */
     [NM_OP_MOV] = {{2, 4, 2}},
     /* MOV r/m,Sreg: 2 / 2 */
     [NM_OP_MOV_FROM_SREG] = {{2, 2, 2}},
     /* MOVSX/MOVZX: 3 / 6 */
-    [NM_OP_MOVSX] = {{3, 6, 6}}, [NM_OP_MOVZX] = {{3, 6, 6}},
+    [NM_OP_MOVSX] = {{3, 6, 6}},
+    [NM_OP_MOVZX] = {{3, 6, 6}},
     /* LEA 2 */
     [NM_OP_LEA] = {{2, 2, 2}},
     /* XCHG: reg,reg 3; with memory 5 */
     [NM_OP_XCHG] = {{3, 5, 5}},
     /* 486 instructions on a 386 model (only without strict-isa): the 486
      * figures (Intel486 data book), there is no 386 row */
-    [NM_OP_XADD] = {{3, 4, 4}}, [NM_OP_CMPXCHG] = {{6, 7, 7}}, [NM_OP_BSWAP] = {{1, 1, 1}},
+    [NM_OP_XADD] = {{3, 4, 4}},
+    [NM_OP_CMPXCHG] = {{6, 7, 7}},
+    [NM_OP_BSWAP] = {{1, 1, 1}},
     /* CBW/CWDE 3; CWD/CDQ 2; LAHF 2; SAHF 3; XLAT 5 */
-    [NM_OP_CBW] = {{3, 3, 3}}, [NM_OP_CWD] = {{2, 2, 2}},   [NM_OP_LAHF] = {{2, 2, 2}},
-    [NM_OP_SAHF] = {{3, 3, 3}}, [NM_OP_XLAT] = {{5, 5, 5}},
+    [NM_OP_CBW] = {{3, 3, 3}},
+    [NM_OP_CWD] = {{2, 2, 2}},
+    [NM_OP_LAHF] = {{2, 2, 2}},
+    [NM_OP_SAHF] = {{3, 3, 3}},
+    [NM_OP_XLAT] = {{5, 5, 5}},
     /* PUSH: reg 2, mem 5, imm 2; POP: reg 4, mem 5 */
-    [NM_OP_PUSH] = {{2, 5, 5}}, [NM_OP_POP] = {{4, 5, 5}},
-    /* PUSH Sreg 2; PUSHA 18; POPA 24; PUSHF 4; POPF 5; LEAVE 4 */
-    [NM_OP_PUSH_SREG] = {{2, 2, 2}}, [NM_OP_PUSHA] = {{18, 18, 18}},
-    [NM_OP_POPA] = {{24, 24, 24}},   [NM_OP_PUSHF] = {{4, 4, 4}},
-    [NM_OP_POPF] = {{5, 5, 5}},      [NM_OP_LEAVE] = {{4, 4, 4}},
+    [NM_OP_PUSH] = {{2, 5, 5}},
+    [NM_OP_POP] = {{4, 5, 5}},
+    /* PUSH Sreg 2; PUSHA 18; POPA 24; PUSHF 4; POPF 5; LEAVE 4 (HelpPC 2.10,
+     * PUSHA, has 24, POPA's figure; the 80386 Programmer's Reference Manual,
+     * PUSHA, has 18: kept) */
+    [NM_OP_PUSH_SREG] = {{2, 2, 2}},
+    [NM_OP_PUSHA] = {{18, 18, 18}},
+    [NM_OP_POPA] = {{24, 24, 24}},
+    [NM_OP_PUSHF] = {{4, 4, 4}},
+    [NM_OP_POPF] = {{5, 5, 5}},
+    [NM_OP_LEAVE] = {{4, 4, 4}},
     /* ROL/ROR/SAL/SHL/SHR/SAR: reg 3, mem 7 (by 1, CL or imm8);
      * RCL/RCR: reg 9, mem 10; SHLD/SHRD: reg 3, mem 7 */
-    [NM_OP_ROL] = {{3, 7, 7}}, [NM_OP_ROR] = {{3, 7, 7}}, [NM_OP_RCL] = {{9, 10, 10}},
-    [NM_OP_RCR] = {{9, 10, 10}}, [NM_OP_SHL] = {{3, 7, 7}}, [NM_OP_SHR] = {{3, 7, 7}},
-    [NM_OP_SAR] = {{3, 7, 7}}, [NM_OP_SHLD] = {{3, 7, 7}}, [NM_OP_SHRD] = {{3, 7, 7}},
+    [NM_OP_ROL] = {{3, 7, 7}},
+    [NM_OP_ROR] = {{3, 7, 7}},
+    [NM_OP_RCL] = {{9, 10, 10}},
+    [NM_OP_RCR] = {{9, 10, 10}},
+    [NM_OP_SHL] = {{3, 7, 7}},
+    [NM_OP_SHR] = {{3, 7, 7}},
+    [NM_OP_SAR] = {{3, 7, 7}},
+    [NM_OP_SHLD] = {{3, 7, 7}},
+    [NM_OP_SHRD] = {{3, 7, 7}},
     /* DAA/DAS/AAA/AAS 4; AAM 17; AAD 19; SALC (undocumented) as LAHF */
-    [NM_OP_DAA] = {{4, 4, 4}}, [NM_OP_DAS] = {{4, 4, 4}}, [NM_OP_AAA] = {{4, 4, 4}},
-    [NM_OP_AAS] = {{4, 4, 4}}, [NM_OP_AAM] = {{17, 17, 17}}, [NM_OP_AAD] = {{19, 19, 19}},
+    [NM_OP_DAA] = {{4, 4, 4}},
+    [NM_OP_DAS] = {{4, 4, 4}},
+    [NM_OP_AAA] = {{4, 4, 4}},
+    [NM_OP_AAS] = {{4, 4, 4}},
+    [NM_OP_AAM] = {{17, 17, 17}},
+    [NM_OP_AAD] = {{19, 19, 19}},
     [NM_OP_SALC] = {{2, 2, 2}},
     /* SETcc: reg 4, mem 5 */
     [NM_OP_SETCC] = {{4, 5, 5}},
     /* BOUND 10 (in range) */
     [NM_OP_BOUND] = {{10, 10, 10}},
     /* NOP 3; HLT 5; CLI 3; STI 3; CLC/STC/CMC/CLD/STD 2; WAIT 6 */
-    [NM_OP_NOP] = {{3, 3, 3}}, [NM_OP_HLT] = {{5, 5, 5}}, [NM_OP_CLI] = {{3, 3, 3}},
-    [NM_OP_STI] = {{3, 3, 3}}, [NM_OP_CLC] = {{2, 2, 2}}, [NM_OP_STC] = {{2, 2, 2}},
-    [NM_OP_CMC] = {{2, 2, 2}}, [NM_OP_CLD] = {{2, 2, 2}}, [NM_OP_STD] = {{2, 2, 2}},
+    [NM_OP_NOP] = {{3, 3, 3}},
+    [NM_OP_HLT] = {{5, 5, 5}},
+    [NM_OP_CLI] = {{3, 3, 3}},
+    [NM_OP_STI] = {{3, 3, 3}},
+    [NM_OP_CLC] = {{2, 2, 2}},
+    [NM_OP_STC] = {{2, 2, 2}},
+    [NM_OP_CMC] = {{2, 2, 2}},
+    [NM_OP_CLD] = {{2, 2, 2}},
+    [NM_OP_STD] = {{2, 2, 2}},
     [NM_OP_WAIT] = {{6, 6, 6}},
     /* ESC with no coprocessor: the decode and EA only, as a 2-clock no-op */
     [NM_OP_ESC] = {{2, 2, 2}},
     /* system: SLDT 2/2; STR 2/2; LLDT 20/24; LTR 23/27; VERR 10/11; VERW 15/16;
      * SGDT/SIDT 9; LGDT/LIDT 11; SMSW 2/3; LMSW 10/13; LAR 15/16; LSL 20/21;
      * ARPL 20/21; CLTS 5 */
-    [NM_OP_SLDT] = {{2, 2, 2}},   [NM_OP_STR] = {{2, 2, 2}},    [NM_OP_LLDT] = {{20, 24, 24}},
-    [NM_OP_LTR] = {{23, 27, 27}}, [NM_OP_VERR] = {{10, 11, 11}}, [NM_OP_VERW] = {{15, 16, 16}},
-    [NM_OP_SGDT] = {{9, 9, 9}},   [NM_OP_SIDT] = {{9, 9, 9}},   [NM_OP_LGDT] = {{11, 11, 11}},
-    [NM_OP_LIDT] = {{11, 11, 11}}, [NM_OP_SMSW] = {{2, 3, 3}},  [NM_OP_LMSW] = {{10, 13, 13}},
-    [NM_OP_LAR] = {{15, 16, 16}}, [NM_OP_LSL] = {{20, 21, 21}}, [NM_OP_ARPL] = {{20, 21, 21}},
+    [NM_OP_SLDT] = {{2, 2, 2}},
+    [NM_OP_STR] = {{2, 2, 2}},
+    [NM_OP_LLDT] = {{20, 24, 24}},
+    [NM_OP_LTR] = {{23, 27, 27}},
+    [NM_OP_VERR] = {{10, 11, 11}},
+    [NM_OP_VERW] = {{15, 16, 16}},
+    [NM_OP_SGDT] = {{9, 9, 9}},
+    [NM_OP_SIDT] = {{9, 9, 9}},
+    [NM_OP_LGDT] = {{11, 11, 11}},
+    [NM_OP_LIDT] = {{11, 11, 11}},
+    [NM_OP_SMSW] = {{2, 3, 3}},
+    [NM_OP_LMSW] = {{10, 13, 13}},
+    [NM_OP_LAR] = {{15, 16, 16}},
+    [NM_OP_LSL] = {{20, 21, 21}},
+    [NM_OP_ARPL] = {{20, 21, 21}},
     [NM_OP_CLTS] = {{5, 5, 5}},
     /* 486 system instructions without a 386 row (non-strict 386 only): the
      * Intel486 figures INVD 4, WBINVD 5, INVLPG 12, CPUID 14 */
-    [NM_OP_INVD] = {{4, 4, 4}},   [NM_OP_WBINVD] = {{5, 5, 5}}, [NM_OP_INVLPG] = {{12, 12, 12}},
+    [NM_OP_INVD] = {{4, 4, 4}},
+    [NM_OP_WBINVD] = {{5, 5, 5}},
+    [NM_OP_INVLPG] = {{12, 12, 12}},
     [NM_OP_CPUID] = {{14, 14, 14}},
 };
 
@@ -117,7 +164,7 @@ static const str_row strings[] = {
 /* I/O by nm_io_class (real, PM CPL<=IOPL, PM CPL>IOPL, V86). */
 static const uint8_t in_imm[4] = {12, 6, 26, 26}, in_dx[4] = {13, 7, 27, 27};
 static const uint8_t out_imm[4] = {10, 4, 24, 24}, out_dx[4] = {11, 5, 25, 25};
-static const uint8_t ins_one[4] = {15, 9, 29, 29}, ins_rep[4] = {13, 7, 27, 27}; /* + 6n */
+static const uint8_t ins_one[4] = {15, 9, 29, 29}, ins_rep[4] = {13, 7, 27, 27};   /* + 6n */
 static const uint8_t outs_one[4] = {14, 8, 28, 28}, outs_rep[4] = {12, 6, 26, 26}; /* + 5n */
 
 /* Control transfers by nm_xfer_class (real, same, gate, privilege, V86,
@@ -151,9 +198,8 @@ typedef struct i386_state {
     uint32_t last_dword; /* last code dword fetched (sequential flow) */
     bool have_dword;
     /* counters */
-    bool rep_continues;  /* the last step of a REP string stopped at its budget */
-    uint64_t insns, clocks, wait_clocks, prefetch_stall, m_clocks, taken_transfers,
-        async_transfers;
+    bool rep_continues; /* the last step of a REP string stopped at its budget */
+    uint64_t insns, clocks, wait_clocks, prefetch_stall, m_clocks, taken_transfers, async_transfers;
 } i386_state;
 
 static void *i386_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *p)
@@ -177,7 +223,10 @@ static void i386_resume(void *st, nm_cpu *cpu)
     s->have_dword = false;
 }
 
-static void i386_destroy(void *st) { g_free(st); }
+static void i386_destroy(void *st)
+{
+    g_free(st);
+}
 
 static inline bool is_mmio(const nm_cpu *c, uint32_t phys)
 {
@@ -221,8 +270,9 @@ static unsigned mul_clocks(i386_state *s, const nm_cpu *c, const nm_insn *i)
         const uint8_t *p = nm_memmap_page_ptr(c->mem, s->last_read_phys, false);
         if (!p || (s->last_read_phys & 0xfff) + i->opsize > 0x1000) return 6 + 8u * i->opsize + 3;
         p += s->last_read_phys & 0xfff;
-        v = i->opsize == 1 ? p[0] : i->opsize == 2 ? (uint32_t)(p[0] | p[1] << 8)
-                                                   : (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
+        v = i->opsize == 1   ? p[0]
+            : i->opsize == 2 ? (uint32_t)(p[0] | p[1] << 8)
+                             : (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
         return 6 + nm_mul_bits(v, i->opsize, sgn) + 3; /* memory forms: +3 */
     } else {
         unsigned r = i->rm;
@@ -240,7 +290,8 @@ static unsigned mul_clocks(i386_state *s, const nm_cpu *c, const nm_insn *i)
 static unsigned bitscan_clocks(const nm_cpu *c, const nm_insn *i)
 {
     unsigned bits = 8u * i->opsize, n;
-    if (flags_zf(c)) n = bits;
+    if (flags_zf(c))
+        n = bits;
     else {
         uint32_t idx = reg_get(c, i->reg, i->opsize);
         n = i->op == NM_OP_BSF ? idx + 1 : bits - idx;
@@ -256,43 +307,55 @@ static unsigned cost_of(i386_state *s, const nm_cpu *c, const nm_insn *i, const 
     unsigned xc = nm_xfer_class(before, now);
     bool real = !before->pe || before->vm86;
     switch (i->op) {
-    case NM_OP_JCC: return s->taken ? 7 : 3;          /* Jcc: 7+m taken, 3 not taken */
-    case NM_OP_JMP: return form == NM_FORM_LOAD ? 10 : 7; /* JMP rel/reg 7+m; mem 10+m */
+    case NM_OP_JCC: return s->taken ? 7 : 3;               /* Jcc: 7+m taken, 3 not taken */
+    case NM_OP_JMP: return form == NM_FORM_LOAD ? 10 : 7;  /* JMP rel/reg 7+m; mem 10+m */
     case NM_OP_CALL: return form == NM_FORM_LOAD ? 10 : 7; /* CALL rel/reg 7+m; mem 10+m */
-    case NM_OP_RET: return 10;                        /* RET near (imm) 10+m */
-    case NM_OP_LOOP: case NM_OP_LOOPE: case NM_OP_LOOPNE: return 11; /* LOOPcc 11+m */
-    case NM_OP_JCXZ: return s->taken ? 9 : 5;         /* JCXZ 9+m / 5 */
+    case NM_OP_RET: return 10;                             /* RET near (imm) 10+m */
+    case NM_OP_LOOP:
+    case NM_OP_LOOPE:
+    case NM_OP_LOOPNE: return 11;             /* LOOPcc 11+m */
+    case NM_OP_JCXZ: return s->taken ? 9 : 5; /* JCXZ 9+m / 5 */
     case NM_OP_JMP_FAR: {
         unsigned k = xc == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (now->cs & ~3u)
-                         ? NM_XFER_GATE : xc;
+                         ? NM_XFER_GATE
+                         : xc;
         return form == NM_FORM_R ? jmpf_d[k] : jmpf_m[k];
     }
     case NM_OP_CALL_FAR: {
         unsigned k = xc == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (now->cs & ~3u)
-                         ? NM_XFER_GATE : xc;
+                         ? NM_XFER_GATE
+                         : xc;
         return form == NM_FORM_R ? callf_d[k] : callf_m[k];
     }
     case NM_OP_RET_FAR: return retf_t[xc];
     case NM_OP_IRET: return iret_t[xc];
-    case NM_OP_INT: case NM_OP_ICEBP: return int_n[xc];
+    case NM_OP_INT:
+    case NM_OP_ICEBP: return int_n[xc];
     case NM_OP_INT3: return int_3[xc];
     case NM_OP_INTO: return s->taken ? (xc == NM_XFER_REAL ? 35 : int_n[xc]) : 3; /* INTO 35 / 3 */
     case NM_OP_IN: return i->src == NM_OPK_IMM ? in_imm[ioc] : in_dx[ioc];
     case NM_OP_OUT: return i->dst == NM_OPK_IMM ? out_imm[ioc] : out_dx[ioc];
-    case NM_OP_MOVS: case NM_OP_CMPS: case NM_OP_SCAS: case NM_OP_LODS: case NM_OP_STOS: {
+    case NM_OP_MOVS:
+    case NM_OP_CMPS:
+    case NM_OP_SCAS:
+    case NM_OP_LODS:
+    case NM_OP_STOS: {
         const str_row *r = &strings[i->op - NM_OP_MOVS];
         if (!(i->prefixes & (NM_PFX_REP | NM_PFX_REPNE))) return r->single;
         return (s->rep_continues ? 0u : r->rep_base) + r->rep_each * c->rep_iterations;
     }
-    case NM_OP_INS: case NM_OP_OUTS: {
+    case NM_OP_INS:
+    case NM_OP_OUTS: {
         bool ins = i->op == NM_OP_INS;
         if (!(i->prefixes & (NM_PFX_REP | NM_PFX_REPNE))) return ins ? ins_one[ioc] : outs_one[ioc];
         unsigned base = s->rep_continues ? 0u : ins ? ins_rep[ioc] : outs_rep[ioc];
         return base + (ins ? 6u : 5u) * c->rep_iterations;
     }
-    case NM_OP_MUL: case NM_OP_IMUL: case NM_OP_IMUL2: case NM_OP_IMUL3:
-        return mul_clocks(s, c, i);
-    case NM_OP_DIV: {  /* DIV: reg 14/22/38, mem 17/25/41 */
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_IMUL2:
+    case NM_OP_IMUL3: return mul_clocks(s, c, i);
+    case NM_OP_DIV: { /* DIV: reg 14/22/38, mem 17/25/41 */
         unsigned r = i->opsize == 1 ? 14 : i->opsize == 2 ? 22 : 38;
         return r + (form != NM_FORM_R ? 3 : 0);
     }
@@ -300,23 +363,29 @@ static unsigned cost_of(i386_state *s, const nm_cpu *c, const nm_insn *i, const 
         unsigned r = i->opsize == 1 ? 19 : i->opsize == 2 ? 27 : 43;
         return r + (form != NM_FORM_R ? 3 : 0);
     }
-    case NM_OP_BT:  /* BT: reg,imm 3; mem,imm 6; reg,reg 3; mem,reg 12 */
+    case NM_OP_BT: /* BT: reg,imm 3; mem,imm 6; reg,reg 3; mem,reg 12 */
         return form == NM_FORM_R ? 3 : i->src == NM_OPK_IMM ? 6 : 12;
-    case NM_OP_BTS: case NM_OP_BTR: case NM_OP_BTC: /* reg 6; mem,imm 8; mem,reg 13 */
+    case NM_OP_BTS:
+    case NM_OP_BTR:
+    case NM_OP_BTC: /* reg 6; mem,imm 8; mem,reg 13 */
         return form == NM_FORM_R ? 6 : i->src == NM_OPK_IMM ? 8 : 13;
-    case NM_OP_BSF: case NM_OP_BSR: return bitscan_clocks(c, i);
-    case NM_OP_ENTER: {  /* ENTER imm16,0: 10; ,1: 12; ,L: 15+4(L-1) */
+    case NM_OP_BSF:
+    case NM_OP_BSR: return bitscan_clocks(c, i);
+    case NM_OP_ENTER: { /* ENTER imm16,0: 10; ,1: 12; ,L: 15+4(L-1) */
         unsigned l = i->imm2 & 31;
         return l == 0 ? 10 : l == 1 ? 12 : 15 + 4 * (l - 1);
     }
     case NM_OP_MOV_TO_SREG: /* MOV Sreg,r/m: real 2/5, protected 18/19 */
         return real ? (form == NM_FORM_R ? 2 : 5) : (form == NM_FORM_R ? 18 : 19);
     case NM_OP_POP_SREG: return real ? 7 : 21; /* POP Sreg: real 7, protected 21 */
-    case NM_OP_LDS: case NM_OP_LES: case NM_OP_LFS: case NM_OP_LGS: case NM_OP_LSS:
-        return real ? 7 : 22; /* LDS etc.: real 7, protected 22 */
-    case NM_OP_MOV_TO_CR: /* MOV CR0,r 10; CR2,r 4; CR3,r 5 */
+    case NM_OP_LDS:
+    case NM_OP_LES:
+    case NM_OP_LFS:
+    case NM_OP_LGS:
+    case NM_OP_LSS: return real ? 7 : 22; /* LDS etc.: real 7, protected 22 */
+    case NM_OP_MOV_TO_CR:                 /* MOV CR0,r 10; CR2,r 4; CR3,r 5 */
         return i->reg == 0 ? 10 : i->reg == 2 ? 4 : 5;
-    case NM_OP_MOV_FROM_CR: return 6; /* MOV r,CRn 6 */
+    case NM_OP_MOV_FROM_CR: return 6;                    /* MOV r,CRn 6 */
     case NM_OP_MOV_TO_DR: return i->reg < 4 ? 22 : 16;   /* DR0-3 22; DR6/7 16 */
     case NM_OP_MOV_FROM_DR: return i->reg < 4 ? 22 : 14; /* DR0-3 22; DR6/7 14 */
     default: {
@@ -334,11 +403,15 @@ static unsigned cost_of(i386_state *s, const nm_cpu *c, const nm_insn *i, const 
 static inline bool loads_cs(const nm_insn *i)
 {
     switch (i->op) {
-    case NM_OP_JMP_FAR: case NM_OP_CALL_FAR: case NM_OP_RET_FAR: case NM_OP_IRET:
-    case NM_OP_INT: case NM_OP_INT3: case NM_OP_INTO: case NM_OP_ICEBP:
-        return true;
-    default:
-        return false;
+    case NM_OP_JMP_FAR:
+    case NM_OP_CALL_FAR:
+    case NM_OP_RET_FAR:
+    case NM_OP_IRET:
+    case NM_OP_INT:
+    case NM_OP_INT3:
+    case NM_OP_INTO:
+    case NM_OP_ICEBP: return true;
+    default: return false;
     }
 }
 
@@ -351,8 +424,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 
     /* An interrupt or exception delivered before this instruction (no insn
      * hook of its own): charge its INT row, by what it did. */
-    if (c->insn_eip != s->prev.next_eip ||
-        (!loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
+    if (c->insn_eip != s->prev.next_eip || (!loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
         clocks += int_n[nm_xfer_class(&s->prev, &now)];
         s->async_transfers++;
         sequential = false;

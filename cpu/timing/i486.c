@@ -52,60 +52,106 @@ typedef struct row {
  * summary).  0: a rule in cost_of(). */
 static const row table[NM_OP_COUNT] = {
     /* ALU: reg,reg 1; reg,mem 2; mem,reg 3; imm,reg 1; imm,mem 3 */
-    [NM_OP_ADD] = {{1, 2, 3}}, [NM_OP_OR] = {{1, 2, 3}},  [NM_OP_ADC] = {{1, 2, 3}},
-    [NM_OP_SBB] = {{1, 2, 3}}, [NM_OP_AND] = {{1, 2, 3}}, [NM_OP_SUB] = {{1, 2, 3}},
+    [NM_OP_ADD] = {{1, 2, 3}},
+    [NM_OP_OR] = {{1, 2, 3}},
+    [NM_OP_ADC] = {{1, 2, 3}},
+    [NM_OP_SBB] = {{1, 2, 3}},
+    [NM_OP_AND] = {{1, 2, 3}},
+    [NM_OP_SUB] = {{1, 2, 3}},
     [NM_OP_XOR] = {{1, 2, 3}},
-    /* CMP: reg,reg 1; reg,mem 2; mem,reg 2; imm,mem 2.  TEST: 1 / 2 */
-    [NM_OP_CMP] = {{1, 2, 2}}, [NM_OP_TEST] = {{1, 2, 2}},
+    /* CMP: reg,reg 1; reg,mem 2; mem,reg 2; imm,mem 2.  TEST: 1 / 2
+     * (HelpPC 2.10, TEST, gives reg,mem 1 but mem,reg 2 for the one
+     * encoding 84/85 /r: kept at 2) */
+    [NM_OP_CMP] = {{1, 2, 2}},
+    [NM_OP_TEST] = {{1, 2, 2}},
     /* INC/DEC/NEG/NOT: reg 1, mem 3 */
-    [NM_OP_INC] = {{1, 3, 3}}, [NM_OP_DEC] = {{1, 3, 3}}, [NM_OP_NEG] = {{1, 3, 3}},
+    [NM_OP_INC] = {{1, 3, 3}},
+    [NM_OP_DEC] = {{1, 3, 3}},
+    [NM_OP_NEG] = {{1, 3, 3}},
     [NM_OP_NOT] = {{1, 3, 3}},
     /* MOV: reg,reg 1; mem to reg 1; reg to mem 1; imm to reg/mem 1 */
     [NM_OP_MOV] = {{1, 1, 1}},
     /* MOV r/m,Sreg 3 / 3 */
     [NM_OP_MOV_FROM_SREG] = {{3, 3, 3}},
     /* MOVSX/MOVZX 3 / 3 */
-    [NM_OP_MOVSX] = {{3, 3, 3}}, [NM_OP_MOVZX] = {{3, 3, 3}},
+    [NM_OP_MOVSX] = {{3, 3, 3}},
+    [NM_OP_MOVZX] = {{3, 3, 3}},
     /* LEA 1 (the index +1 rule applies) */
     [NM_OP_LEA] = {{1, 1, 1}},
-    /* XCHG: reg,reg 3; with memory 5 */
+    /* XCHG: reg,reg 3; with memory 5 (HelpPC 2.10, XCHG, says reg,mem 3 but
+     * mem,reg 5 for the same 86/87 /r encoding; the x86 Norton Guide's 486
+     * column has 5 for both: kept) */
     [NM_OP_XCHG] = {{3, 5, 5}},
     /* XADD: reg 3, mem 4; CMPXCHG: reg 6, mem 7 (8 if the compare fails,
      * not distinguished); BSWAP 1 */
-    [NM_OP_XADD] = {{3, 4, 4}}, [NM_OP_CMPXCHG] = {{6, 7, 7}}, [NM_OP_BSWAP] = {{1, 1, 1}},
+    [NM_OP_XADD] = {{3, 4, 4}},
+    [NM_OP_CMPXCHG] = {{6, 7, 7}},
+    [NM_OP_BSWAP] = {{1, 1, 1}},
     /* CBW 3; CWD 3; LAHF 3; SAHF 2; XLAT 4 */
-    [NM_OP_CBW] = {{3, 3, 3}}, [NM_OP_CWD] = {{3, 3, 3}},  [NM_OP_LAHF] = {{3, 3, 3}},
-    [NM_OP_SAHF] = {{2, 2, 2}}, [NM_OP_XLAT] = {{4, 4, 4}},
-    /* PUSH: reg 1, mem 4, imm 1; POP: reg 1, mem 6 */
-    [NM_OP_PUSH] = {{1, 4, 4}}, [NM_OP_POP] = {{1, 6, 6}},
+    [NM_OP_CBW] = {{3, 3, 3}},
+    [NM_OP_CWD] = {{3, 3, 3}},
+    [NM_OP_LAHF] = {{3, 3, 3}},
+    [NM_OP_SAHF] = {{2, 2, 2}},
+    [NM_OP_XLAT] = {{4, 4, 4}},
+    /* PUSH: reg 1, mem 4, imm 1; POP: reg 1, mem 6 (HelpPC 2.10, POP, has
+     * reg 4, its 386 figure; the x86 Norton Guide's 486 column has 1: kept) */
+    [NM_OP_PUSH] = {{1, 4, 4}},
+    [NM_OP_POP] = {{1, 6, 6}},
     /* PUSH Sreg 3; PUSHA 11; POPA 9; PUSHF 4 (3 in PM, not distinguished);
      * LEAVE 5 */
-    [NM_OP_PUSH_SREG] = {{3, 3, 3}}, [NM_OP_PUSHA] = {{11, 11, 11}},
-    [NM_OP_POPA] = {{9, 9, 9}},      [NM_OP_PUSHF] = {{4, 4, 4}},
+    [NM_OP_PUSH_SREG] = {{3, 3, 3}},
+    [NM_OP_PUSHA] = {{11, 11, 11}},
+    [NM_OP_POPA] = {{9, 9, 9}},
+    [NM_OP_PUSHF] = {{4, 4, 4}},
     [NM_OP_LEAVE] = {{5, 5, 5}},
     /* SHLD/SHRD: reg,imm 2; mem,imm 3; reg,CL 3; mem,CL 4 (CL: +1 rule) */
-    [NM_OP_SHLD] = {{2, 3, 3}}, [NM_OP_SHRD] = {{2, 3, 3}},
+    [NM_OP_SHLD] = {{2, 3, 3}},
+    [NM_OP_SHRD] = {{2, 3, 3}},
     /* DAA/DAS 2; AAA/AAS 3; AAM 15; AAD 14; SALC (undocumented) 2 */
-    [NM_OP_DAA] = {{2, 2, 2}}, [NM_OP_DAS] = {{2, 2, 2}}, [NM_OP_AAA] = {{3, 3, 3}},
-    [NM_OP_AAS] = {{3, 3, 3}}, [NM_OP_AAM] = {{15, 15, 15}}, [NM_OP_AAD] = {{14, 14, 14}},
+    [NM_OP_DAA] = {{2, 2, 2}},
+    [NM_OP_DAS] = {{2, 2, 2}},
+    [NM_OP_AAA] = {{3, 3, 3}},
+    [NM_OP_AAS] = {{3, 3, 3}},
+    [NM_OP_AAM] = {{15, 15, 15}},
+    [NM_OP_AAD] = {{14, 14, 14}},
     [NM_OP_SALC] = {{2, 2, 2}},
     /* BOUND 7 (in range) */
     [NM_OP_BOUND] = {{7, 7, 7}},
     /* NOP 1; HLT 4; CLI 5; STI 5; CLC/STC/CMC/CLD/STD 2; WAIT 1 (no FPU) */
-    [NM_OP_NOP] = {{1, 1, 1}}, [NM_OP_HLT] = {{4, 4, 4}}, [NM_OP_CLI] = {{5, 5, 5}},
-    [NM_OP_STI] = {{5, 5, 5}}, [NM_OP_CLC] = {{2, 2, 2}}, [NM_OP_STC] = {{2, 2, 2}},
-    [NM_OP_CMC] = {{2, 2, 2}}, [NM_OP_CLD] = {{2, 2, 2}}, [NM_OP_STD] = {{2, 2, 2}},
-    [NM_OP_WAIT] = {{1, 1, 1}}, [NM_OP_ESC] = {{1, 1, 1}},
+    [NM_OP_NOP] = {{1, 1, 1}},
+    [NM_OP_HLT] = {{4, 4, 4}},
+    [NM_OP_CLI] = {{5, 5, 5}},
+    [NM_OP_STI] = {{5, 5, 5}},
+    [NM_OP_CLC] = {{2, 2, 2}},
+    [NM_OP_STC] = {{2, 2, 2}},
+    [NM_OP_CMC] = {{2, 2, 2}},
+    [NM_OP_CLD] = {{2, 2, 2}},
+    [NM_OP_STD] = {{2, 2, 2}},
+    [NM_OP_WAIT] = {{1, 1, 1}},
+    [NM_OP_ESC] = {{1, 1, 1}},
     /* system: SLDT 2/3; STR 2/3; LLDT 11; LTR 20; VERR 11; VERW 11;
      * SGDT/SIDT 10; LGDT/LIDT 11; SMSW 2/3; LMSW 13; LAR 11; LSL 10; ARPL 9/9;
      * CLTS 7; INVD 4; WBINVD 5; INVLPG 12; CPUID 14 (SL-enhanced parts) */
-    [NM_OP_SLDT] = {{2, 3, 3}},   [NM_OP_STR] = {{2, 3, 3}},    [NM_OP_LLDT] = {{11, 11, 11}},
-    [NM_OP_LTR] = {{20, 20, 20}}, [NM_OP_VERR] = {{11, 11, 11}}, [NM_OP_VERW] = {{11, 11, 11}},
-    [NM_OP_SGDT] = {{10, 10, 10}}, [NM_OP_SIDT] = {{10, 10, 10}}, [NM_OP_LGDT] = {{11, 11, 11}},
-    [NM_OP_LIDT] = {{11, 11, 11}}, [NM_OP_SMSW] = {{2, 3, 3}},  [NM_OP_LMSW] = {{13, 13, 13}},
-    [NM_OP_LAR] = {{11, 11, 11}}, [NM_OP_LSL] = {{10, 10, 10}}, [NM_OP_ARPL] = {{9, 9, 9}},
-    [NM_OP_CLTS] = {{7, 7, 7}},   [NM_OP_INVD] = {{4, 4, 4}},   [NM_OP_WBINVD] = {{5, 5, 5}},
-    [NM_OP_INVLPG] = {{12, 12, 12}}, [NM_OP_CPUID] = {{14, 14, 14}},
+    [NM_OP_SLDT] = {{2, 3, 3}},
+    [NM_OP_STR] = {{2, 3, 3}},
+    [NM_OP_LLDT] = {{11, 11, 11}},
+    [NM_OP_LTR] = {{20, 20, 20}},
+    [NM_OP_VERR] = {{11, 11, 11}},
+    [NM_OP_VERW] = {{11, 11, 11}},
+    [NM_OP_SGDT] = {{10, 10, 10}},
+    [NM_OP_SIDT] = {{10, 10, 10}},
+    [NM_OP_LGDT] = {{11, 11, 11}},
+    [NM_OP_LIDT] = {{11, 11, 11}},
+    [NM_OP_SMSW] = {{2, 3, 3}},
+    [NM_OP_LMSW] = {{13, 13, 13}},
+    [NM_OP_LAR] = {{11, 11, 11}},
+    [NM_OP_LSL] = {{10, 10, 10}},
+    [NM_OP_ARPL] = {{9, 9, 9}},
+    [NM_OP_CLTS] = {{7, 7, 7}},
+    [NM_OP_INVD] = {{4, 4, 4}},
+    [NM_OP_WBINVD] = {{5, 5, 5}},
+    [NM_OP_INVLPG] = {{12, 12, 12}},
+    [NM_OP_CPUID] = {{14, 14, 14}},
 };
 
 /* Strings: single; REP with n > 0: base + each*n (MOVS 7, REP 12+3n;
@@ -120,11 +166,14 @@ static const str_row strings[] = {
     [NM_OP_STOS - NM_OP_MOVS] = {5, 7, 4},
 };
 
-/* I/O by nm_io_class (real, PM CPL<=IOPL, PM CPL>IOPL, V86). */
+/* I/O by nm_io_class (real, PM CPL<=IOPL, PM CPL>IOPL, V86).  IN imm8 is
+ * 9/29 in protected mode, one more than IN DX; HelpPC 2.10 gives 8/28 for
+ * both forms, which looks like a copy of the DX row: kept at 9/29 pending
+ * the Intel486 book's IN page. */
 static const uint8_t in_imm[4] = {14, 9, 29, 27}, in_dx[4] = {14, 8, 28, 27};
 static const uint8_t out_imm[4] = {16, 11, 31, 29}, out_dx[4] = {16, 10, 30, 29};
-static const uint8_t ins_one[4] = {17, 10, 32, 30}, ins_rep[4] = {16, 10, 30, 29};    /* + 8n */
-static const uint8_t outs_one[4] = {17, 10, 32, 30}, outs_rep[4] = {17, 11, 31, 30};  /* + 5n */
+static const uint8_t ins_one[4] = {17, 10, 32, 30}, ins_rep[4] = {16, 10, 30, 29};   /* + 8n */
+static const uint8_t outs_one[4] = {17, 10, 32, 30}, outs_rep[4] = {17, 11, 31, 30}; /* + 5n */
 
 /* Control transfers by nm_xfer_class (real, same, gate, privilege, V86,
  * task).  Task switch: the "TS" table, 486 TSS to 486 TSS = 199. */
@@ -135,9 +184,11 @@ static const uint16_t int_n[6] = {26, 44, 44, 71, 82, 37 + TS};
 static const uint16_t iret_t[6] = {15, 20, 20, 36, 36, 32 + TS};
 /* CALL far direct: real 18; PM 20; gate same 35; to inner (no params) 69;
  * task 37+TS.  Indirect: 17, 20, 35, 69, 37+TS. */
-static const uint16_t callf_d[6] = {18, 20, 35, 69, 69, 37 + TS}, callf_m[6] = {17, 20, 35, 69, 69, 37 + TS};
+static const uint16_t callf_d[6] = {18, 20, 35, 69, 69, 37 + TS},
+                      callf_m[6] = {17, 20, 35, 69, 69, 37 + TS};
 /* JMP far direct: real 17; PM 19; gate 32; task 42+TS.  Indirect: 13, 18, 31. */
-static const uint16_t jmpf_d[6] = {17, 19, 32, 32, 32, 42 + TS}, jmpf_m[6] = {13, 18, 31, 31, 31, 41 + TS};
+static const uint16_t jmpf_d[6] = {17, 19, 32, 32, 32, 42 + TS},
+                      jmpf_m[6] = {13, 18, 31, 31, 31, 41 + TS};
 /* RET far: real 13; PM same 18; to outer 33 */
 static const uint16_t retf_t[6] = {13, 18, 18, 33, 33, 33};
 
@@ -149,21 +200,21 @@ typedef struct i486_state {
     nm_cache *cache;
     nm_membus bus;
     nm_wbuf wbuf;
-    nm_board board;         /* L2 and DRAM */
+    nm_board board; /* L2 and DRAM */
     /* write-buffer reordering: a buffered write that missed the cache is
      * on the bus until miss_write_done; no second read passes before
      * ahead_blocked_until (the buffer empties) */
     uint64_t miss_write_done, ahead_blocked_until;
     /* this instruction */
-    uint32_t stall;         /* cache / write-buffer stall so far */
+    uint32_t stall;                                      /* cache / write-buffer stall so far */
     uint32_t code_stall, data_stall, wb_stall, io_stall; /* parts of stall */
-    uint32_t accesses;      /* data accesses so far */
+    uint32_t accesses;                                   /* data accesses so far */
     uint32_t misaligned;
     uint32_t last_read_phys;
     bool taken;
     /* across instructions */
     nm_x86_mode prev;
-    uint8_t last_written;   /* register the previous instruction wrote (8: none) */
+    uint8_t last_written; /* register the previous instruction wrote (8: none) */
     bool rep_continues;
     /* counters */
     uint64_t insns, clocks, agi, prefix_clocks, misaligned_count, fill_stall, wbuf_stall;
@@ -231,8 +282,10 @@ static inline void add_read_stall(i486_state *s, uint32_t st, bool code)
 {
     s->stall += st;
     s->fill_stall += st;
-    if (code) s->code_stall += st;
-    else s->data_stall += st;
+    if (code)
+        s->code_stall += st;
+    else
+        s->data_stall += st;
 }
 
 /* A read of one line: hit, or a burst fill (after the queued writes unless
@@ -247,8 +300,10 @@ static void read_line(i486_state *s, uint32_t phys, bool code)
         return;
     }
     if (nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT) return;
-    if (code) s->code_misses++;
-    else s->data_misses++;
+    if (code)
+        s->code_misses++;
+    else
+        s->data_misses++;
     uint64_t now = now_of(s);
     uint32_t fill = nm_board_line_read(&s->board, phys);
     uint64_t done;
@@ -323,8 +378,9 @@ static unsigned mul_clocks(i486_state *s, const nm_cpu *c, const nm_insn *i)
         const uint8_t *p = nm_memmap_page_ptr(c->mem, s->last_read_phys, false);
         if (!p || (s->last_read_phys & 0xfff) + i->opsize > 0x1000) return 10 + 8u * i->opsize;
         p += s->last_read_phys & 0xfff;
-        v = i->opsize == 1 ? p[0] : i->opsize == 2 ? (uint32_t)(p[0] | p[1] << 8)
-                                                   : (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
+        v = i->opsize == 1   ? p[0]
+            : i->opsize == 2 ? (uint32_t)(p[0] | p[1] << 8)
+                             : (uint32_t)(p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24);
     } else {
         unsigned r = i->rm;
         bool clobbered = (i->op == NM_OP_MUL || i->op == NM_OP_IMUL) ? (r == NM_EAX || r == NM_EDX)
@@ -345,30 +401,40 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
     bool real = !before->pe || before->vm86;
     bool rep = i->prefixes & (NM_PFX_REP | NM_PFX_REPNE);
     switch (i->op) {
-    case NM_OP_JCC: return s->taken ? 3 : 1;             /* Jcc 3 taken / 1 not */
-    case NM_OP_JMP: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5; /* rel 3; r/m 5 */
+    case NM_OP_JCC: return s->taken ? 3 : 1;                               /* Jcc 3 taken / 1 not */
+    case NM_OP_JMP: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5;  /* rel 3; r/m 5 */
     case NM_OP_CALL: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5; /* rel 3; r/m 5 */
-    case NM_OP_RET: return 5;                            /* RET (imm) 5 */
-    case NM_OP_LOOP: return s->taken ? 7 : 6;            /* LOOP 7 / 6 */
-    case NM_OP_LOOPE: case NM_OP_LOOPNE: return s->taken ? 9 : 6; /* LOOPcc 9 / 6 */
-    case NM_OP_JCXZ: return s->taken ? 8 : 5;            /* JCXZ 8 / 5 */
+    case NM_OP_RET: return 5;                                              /* RET (imm) 5 */
+    case NM_OP_LOOP: return s->taken ? 7 : 6;                              /* LOOP 7 / 6 */
+    case NM_OP_LOOPE:
+    case NM_OP_LOOPNE: return s->taken ? 9 : 6; /* LOOPcc 9 / 6 */
+    case NM_OP_JCXZ: return s->taken ? 8 : 5;   /* JCXZ 8 / 5 */
     case NM_OP_JMP_FAR: {
         unsigned k = xc == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (now->cs & ~3u)
-                         ? NM_XFER_GATE : xc;
+                         ? NM_XFER_GATE
+                         : xc;
         return form == NM_FORM_R ? jmpf_d[k] : jmpf_m[k];
     }
     case NM_OP_CALL_FAR: {
         unsigned k = xc == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (now->cs & ~3u)
-                         ? NM_XFER_GATE : xc;
+                         ? NM_XFER_GATE
+                         : xc;
         return form == NM_FORM_R ? callf_d[k] : callf_m[k];
     }
-    case NM_OP_RET_FAR: return retf_t[xc] + (i->src == NM_OPK_IMM && xc <= NM_XFER_GATE ? (real ? 1 : 0) : 0);
+    case NM_OP_RET_FAR:
+        return retf_t[xc] + (i->src == NM_OPK_IMM && xc <= NM_XFER_GATE ? (real ? 1 : 0) : 0);
     case NM_OP_IRET: return iret_t[xc];
-    case NM_OP_INT: case NM_OP_INT3: case NM_OP_ICEBP: return int_n[xc]; /* INT 3 = INT n */
+    case NM_OP_INT:
+    case NM_OP_INT3:
+    case NM_OP_ICEBP: return int_n[xc]; /* INT 3 = INT n */
     case NM_OP_INTO: return s->taken ? (xc == NM_XFER_REAL ? 28 : int_n[xc]) : 3; /* 28 / 3 */
     case NM_OP_IN: return i->src == NM_OPK_IMM ? in_imm[ioc] : in_dx[ioc];
     case NM_OP_OUT: return i->dst == NM_OPK_IMM ? out_imm[ioc] : out_dx[ioc];
-    case NM_OP_MOVS: case NM_OP_CMPS: case NM_OP_SCAS: case NM_OP_LODS: case NM_OP_STOS: {
+    case NM_OP_MOVS:
+    case NM_OP_CMPS:
+    case NM_OP_SCAS:
+    case NM_OP_LODS:
+    case NM_OP_STOS: {
         const str_row *r = &strings[i->op - NM_OP_MOVS];
         if (!rep) return r->single;
         if (s->rep_continues) return r->rep_each * c->rep_iterations;
@@ -376,34 +442,49 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
         if (i->op == NM_OP_MOVS && c->rep_iterations == 1) return 13; /* REP MOVS n=1: 13 */
         return r->rep_base + r->rep_each * c->rep_iterations;
     }
-    case NM_OP_INS: case NM_OP_OUTS: {
+    case NM_OP_INS:
+    case NM_OP_OUTS: {
         bool ins = i->op == NM_OP_INS;
         if (!rep) return ins ? ins_one[ioc] : outs_one[ioc];
         unsigned base = s->rep_continues ? 0u : ins ? ins_rep[ioc] : outs_rep[ioc];
         return base + (ins ? 8u : 5u) * c->rep_iterations;
     }
-    case NM_OP_MUL: case NM_OP_IMUL: case NM_OP_IMUL2: case NM_OP_IMUL3: return mul_clocks(s, c, i);
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_IMUL2:
+    case NM_OP_IMUL3: return mul_clocks(s, c, i);
     case NM_OP_DIV: return i->opsize == 1 ? 16 : i->opsize == 2 ? 24 : 40;  /* DIV 16/24/40 */
     case NM_OP_IDIV: return i->opsize == 1 ? 19 : i->opsize == 2 ? 27 : 43; /* IDIV 19/27/43 */
-    case NM_OP_ROL: case NM_OP_ROR: case NM_OP_SHL: case NM_OP_SHR: case NM_OP_SAR:
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
         /* reg,1 3; reg,CL 3; reg,imm 2; mem,1 4; mem,CL 4; mem,imm 4 */
         return form != NM_FORM_R ? 4 : i->src == NM_OPK_IMM ? 2 : 3;
-    case NM_OP_RCL: case NM_OP_RCR:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
         /* reg,1 3; mem,1 4; reg,CL/imm 8-30; mem,CL/imm 9-31: 8 + count */
         if (i->src == NM_OPK_ONE) return form != NM_FORM_R ? 4 : 3;
         return (form != NM_FORM_R ? 9u : 8u) +
                ((i->src == NM_OPK_IMM ? i->imm : c->gpr[NM_ECX]) & 31) * 22u / 31u;
-    case NM_OP_SHLD: case NM_OP_SHRD:
-        return table[i->op].c[form] + (i->src == NM_OPK_CL ? 1 : 0);
-    case NM_OP_BT: /* reg,imm 3; mem,imm 3; reg,reg 3; mem,reg 8 */
+    case NM_OP_SHLD:
+    case NM_OP_SHRD: return table[i->op].c[form] + (i->src == NM_OPK_CL ? 1 : 0);
+    case NM_OP_BT: /* reg,imm 3; mem,imm 3; reg,reg 3; mem,reg 8 (HelpPC 2.10, BT,
+                    * repeats the 386's 6/12 for memory; the iAPx86 Norton
+                    * Guide has 3/8: kept) */
         return form != NM_FORM_R && i->src == NM_OPK_REG ? 8 : 3;
-    case NM_OP_BTS: case NM_OP_BTR: case NM_OP_BTC: /* reg 6; mem,imm 8; mem,reg 13 */
+    case NM_OP_BTS:
+    case NM_OP_BTR:
+    case NM_OP_BTC: /* reg 6; mem,imm 8; mem,reg 13 */
         return form == NM_FORM_R ? 6 : i->src == NM_OPK_IMM ? 8 : 13;
-    case NM_OP_BSF: case NM_OP_BSR: {
+    case NM_OP_BSF:
+    case NM_OP_BSR: {
         /* BSF 6-42, BSR 6-103 (reg; +1 mem): 6 + bits scanned (BSR: 3 per bit
          * scanned past the first byte is folded into the same linear rule) */
         unsigned bits = 8u * i->opsize, n;
-        if (flags_zf(c)) n = bits;
+        if (flags_zf(c))
+            n = bits;
         else {
             uint32_t idx = reg_get(c, i->reg, i->opsize);
             n = i->op == NM_OP_BSF ? idx + 1 : bits - idx;
@@ -411,22 +492,29 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
         unsigned v = 6 + (i->op == NM_OP_BSF ? n * 36 / 32 : n * 97 / 32);
         return v + (form != NM_FORM_R ? 1 : 0);
     }
-    case NM_OP_SETCC: /* reg 4 if true, 3 if false; mem 3 true, 4 false */
+    case NM_OP_SETCC: /* reg 4 if true, 3 if false; mem 3 true, 4 false (HelpPC
+                       * 2.10, SETcc, one figure each: reg 3, mem 4) */
         if (form == NM_FORM_R) return flags_cond(c, i->cond) ? 4 : 3;
         return flags_cond(c, i->cond) ? 3 : 4;
     case NM_OP_ENTER: { /* ENTER imm16,0: 14; ,1: 17; ,L: 17+3L */
         unsigned l = i->imm2 & 31;
         return l == 0 ? 14 : l == 1 ? 17 : 17 + 3 * l;
     }
-    case NM_OP_POPF: return real ? 9 : 6;                 /* POPF real 9, PM 6 */
-    case NM_OP_MOV_TO_SREG: return real ? 3 : 9;          /* MOV Sreg,r/m: real 3, PM 9 */
-    case NM_OP_POP_SREG: return real ? 3 : 9;             /* POP Sreg: real 3, PM 9 */
-    case NM_OP_LDS: case NM_OP_LES: case NM_OP_LFS: case NM_OP_LGS: case NM_OP_LSS:
-        return real ? 6 : 12;                             /* LDS etc.: real 6, PM 12 */
-    case NM_OP_MOV_TO_CR: return i->reg == 0 ? 17 : 4;    /* MOV CR0,r 17; CR2/CR3 4 */
-    case NM_OP_MOV_FROM_CR: return 4;                     /* MOV r,CRn 4 */
-    case NM_OP_MOV_TO_DR: return i->reg < 4 ? 11 : 11;    /* MOV DRn,r 11 */
-    case NM_OP_MOV_FROM_DR: return i->reg < 4 ? 9 : 9;    /* MOV r,DRn 9 */
+    case NM_OP_POPF:
+        return real ? 9 : 6; /* POPF real 9, PM 6 */
+    /* MOV Sreg,r/m: real 3, PM 9 (HelpPC 2.10, MOV, lists segreg,reg16 3 and
+     * segreg,mem16 9 with no mode split: read as the real/PM pair) */
+    case NM_OP_MOV_TO_SREG: return real ? 3 : 9;
+    case NM_OP_POP_SREG: return real ? 3 : 9; /* POP Sreg: real 3, PM 9 */
+    case NM_OP_LDS:
+    case NM_OP_LES:
+    case NM_OP_LFS:
+    case NM_OP_LGS:
+    case NM_OP_LSS: return real ? 6 : 12;              /* LDS etc.: real 6, PM 12 */
+    case NM_OP_MOV_TO_CR: return i->reg == 0 ? 17 : 4; /* MOV CR0,r 17; CR2/CR3 4 */
+    case NM_OP_MOV_FROM_CR: return 4;                  /* MOV r,CRn 4 */
+    case NM_OP_MOV_TO_DR: return i->reg < 4 ? 11 : 11; /* MOV DRn,r 11 */
+    case NM_OP_MOV_FROM_DR: return i->reg < 4 ? 9 : 9; /* MOV r,DRn 9 */
     default: {
         unsigned v = table[i->op].c[form];
         return v ? v : 1;
@@ -443,15 +531,27 @@ static uint8_t written_reg(const nm_insn *i)
     case NM_OP_POP:
         if (i->dst == NM_OPK_REG) return i->reg;
         return NM_ESP;
-    case NM_OP_PUSH: case NM_OP_CALL: case NM_OP_RET: case NM_OP_PUSHF: case NM_OP_POPF:
-    case NM_OP_PUSH_SREG: case NM_OP_POP_SREG: case NM_OP_PUSHA: case NM_OP_ENTER:
-    case NM_OP_LEAVE:
-        return i->op == NM_OP_LEAVE ? NM_EBP : NM_ESP;
-    case NM_OP_MOVS: case NM_OP_STOS: case NM_OP_CMPS: case NM_OP_SCAS: return NM_EDI;
+    case NM_OP_PUSH:
+    case NM_OP_CALL:
+    case NM_OP_RET:
+    case NM_OP_PUSHF:
+    case NM_OP_POPF:
+    case NM_OP_PUSH_SREG:
+    case NM_OP_POP_SREG:
+    case NM_OP_PUSHA:
+    case NM_OP_ENTER:
+    case NM_OP_LEAVE: return i->op == NM_OP_LEAVE ? NM_EBP : NM_ESP;
+    case NM_OP_MOVS:
+    case NM_OP_STOS:
+    case NM_OP_CMPS:
+    case NM_OP_SCAS: return NM_EDI;
     case NM_OP_LODS: return NM_ESI;
-    case NM_OP_CMP: case NM_OP_TEST: case NM_OP_BT: case NM_OP_MOV_TO_CR: case NM_OP_MOV_TO_DR:
-    case NM_OP_MOV_TO_SREG:
-        return NM_REG_NONE;
+    case NM_OP_CMP:
+    case NM_OP_TEST:
+    case NM_OP_BT:
+    case NM_OP_MOV_TO_CR:
+    case NM_OP_MOV_TO_DR:
+    case NM_OP_MOV_TO_SREG: return NM_REG_NONE;
     default: break;
     }
     if (i->dst != NM_OPK_REG) return NM_REG_NONE;
@@ -476,8 +576,8 @@ static uint8_t written_reg(const nm_insn *i)
 /* Prefixes: 1 clock each (REP is in the string rows). */
 static inline unsigned pfx_clocks_of(const nm_insn *i)
 {
-    return (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE |
-                                                       NM_PFX_SEG | NM_PFX_LOCK));
+    return (unsigned)__builtin_popcount(i->prefixes &
+                                        (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG | NM_PFX_LOCK));
 }
 
 /* Whether the instruction loads CS itself (far JMP/CALL/RET, IRET, INT).
@@ -488,11 +588,15 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
 static inline bool loads_cs(const nm_insn *i)
 {
     switch (i->op) {
-    case NM_OP_JMP_FAR: case NM_OP_CALL_FAR: case NM_OP_RET_FAR: case NM_OP_IRET:
-    case NM_OP_INT: case NM_OP_INT3: case NM_OP_INTO: case NM_OP_ICEBP:
-        return true;
-    default:
-        return false;
+    case NM_OP_JMP_FAR:
+    case NM_OP_CALL_FAR:
+    case NM_OP_RET_FAR:
+    case NM_OP_IRET:
+    case NM_OP_INT:
+    case NM_OP_INT3:
+    case NM_OP_INTO:
+    case NM_OP_ICEBP: return true;
+    default: return false;
     }
 }
 
@@ -502,8 +606,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     nm_x86_mode now = nm_x86_mode_now(c);
     uint32_t clocks = 0;
 
-    if (c->insn_eip != s->prev.next_eip ||
-        (!loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
+    if (c->insn_eip != s->prev.next_eip || (!loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
         uint32_t v = int_n[nm_xfer_class(&s->prev, &now)];
         clocks += v;
         s->c_int += v;
@@ -515,16 +618,22 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     if (!is_mmio(c, phys)) {
         uint32_t lines = nm_cache_lines(nm_cache_get_config(s->cache), phys, i->len);
-        for (uint32_t k = 0; k < lines; k++) read_line(s, (phys & ~(LINE - 1)) + k * LINE, true);
+        for (uint32_t k = 0; k < lines; k++)
+            read_line(s, (phys & ~(LINE - 1)) + k * LINE, true);
     }
 
     uint32_t base = cost_of(s, c, i, &now);
     clocks += base;
     switch (i->op) {
-    case NM_OP_IN: case NM_OP_OUT: case NM_OP_INS: case NM_OP_OUTS: s->c_io += base; break;
-    case NM_OP_INT: case NM_OP_INT3: case NM_OP_ICEBP: case NM_OP_INTO: case NM_OP_IRET:
-        s->c_int += base;
-        break;
+    case NM_OP_IN:
+    case NM_OP_OUT:
+    case NM_OP_INS:
+    case NM_OP_OUTS: s->c_io += base; break;
+    case NM_OP_INT:
+    case NM_OP_INT3:
+    case NM_OP_ICEBP:
+    case NM_OP_INTO:
+    case NM_OP_IRET: s->c_int += base; break;
     default: s->c_base += base; break;
     }
     s->c_prefix += pfx_clocks_of(i);

@@ -15,7 +15,7 @@
 
 #define CODE32 0x100000u
 #define CODE16 0x7c00u
-#define DATA 0x200000u
+#define DATA   0x200000u
 
 typedef struct {
     nm_config *cfg;
@@ -105,11 +105,11 @@ static void test_branches(void)
     fx f;
     fx_init(&f, 0);
     static const uint8_t code[] = {
-        0x31, 0xc0,       /* xor eax, eax */
-        0x74, 0x01,       /* jz +1 (taken) */
-        0x90,             /* (skipped) */
-        0x75, 0x01,       /* jnz +1 (not taken) */
-        0x90,             /* nop */
+        0x31, 0xc0, /* xor eax, eax */
+        0x74, 0x01, /* jz +1 (taken) */
+        0x90,       /* (skipped) */
+        0x75, 0x01, /* jnz +1 (not taken) */
+        0x90,       /* nop */
         0xf4,
     };
     flat(&f, code, sizeof code);
@@ -147,9 +147,9 @@ static void test_memory_wait_states(void)
     fx f;
     fx_init(&f, 2);
     static const uint8_t code[] = {
-        0xd4, 0x0a, /* aam */
-        0x8b, 0x03, /* mov eax, [ebx] */
-        0x01, 0x03, /* add [ebx], eax */
+        0xd4, 0x0a,       /* aam */
+        0x8b, 0x03,       /* mov eax, [ebx] */
+        0x01, 0x03,       /* add [ebx], eax */
         0x8b, 0x43, 0x02, /* mov eax, [ebx+2] (crosses a dword) */
         0xf4,
     };
@@ -204,9 +204,9 @@ static void test_real_mode_io_int(void)
     fx f;
     fx_init(&f, 0);
     static const uint8_t code[] = {
-        0xe4, 0x80,       /* in al, 0x80 */
-        0xe6, 0x80,       /* out 0x80, al */
-        0xcd, 0x20,       /* int 0x20 */
+        0xe4, 0x80, /* in al, 0x80 */
+        0xe6, 0x80, /* out 0x80, al */
+        0xcd, 0x20, /* int 0x20 */
         0xf4,
     };
     memcpy(f.ram + CODE16, code, sizeof code);
@@ -238,18 +238,18 @@ static void test_far_call_gate(void)
     memcpy(g + 8, code_d, 8);
     memcpy(g + 16, data_d, 8);
     uint32_t target = CODE32 + 0x40;
-    uint8_t gate[8] = {target & 0xff, (target >> 8) & 0xff, 0x08, 0x00, 0x00, 0x8c,
-                       (target >> 16) & 0xff, target >> 24};
+    uint8_t gate[8] = {target & 0xff, (target >> 8) & 0xff,  0x08,        0x00, 0x00,
+                       0x8c,          (target >> 16) & 0xff, target >> 24};
     memcpy(g + 24, gate, 8);
     /* GDTR image at 0x2000: limit 31, base 0x1000. */
     static const uint8_t gdtr[6] = {31, 0, 0x00, 0x10, 0, 0};
     memcpy(f.ram + 0x2000, gdtr, sizeof gdtr);
     uint8_t code[0x48] = {0};
     static const uint8_t prog[] = {
-        0x0f, 0x01, 0x15, 0x00, 0x20, 0x00, 0x00,       /* lgdt [0x2000] */
-        0x9a, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00,       /* call far 0x18:0 (gate) */
-        0x90,                                           /* nop */
-        0x9a, 0x40, 0x00, 0x10, 0x00, 0x08, 0x00,       /* call far 0x08:CODE32+0x40 */
+        0x0f, 0x01, 0x15, 0x00, 0x20, 0x00, 0x00, /* lgdt [0x2000] */
+        0x9a, 0x00, 0x00, 0x00, 0x00, 0x18, 0x00, /* call far 0x18:0 (gate) */
+        0x90,                                     /* nop */
+        0x9a, 0x40, 0x00, 0x10, 0x00, 0x08, 0x00, /* call far 0x08:CODE32+0x40 */
         0x90, 0xf4,
     };
     memcpy(code, prog, sizeof prog);
@@ -345,22 +345,22 @@ static void test_protected_int_iret_io_bitmap(void)
     pm_tables(&f, CODE32 + 0x80);
     flat(&f, code, sizeof code);
     nm_cpu_set_reg(f.c, NM_EDX, 0x80);
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 59);  /* INT, same level */
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 22);  /* IRET, same level */
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 3);   /* NOP (no +m after IRET) */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 59); /* INT, same level */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 22); /* IRET, same level */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 3);  /* NOP (no +m after IRET) */
     g_assert_cmpuint(clocks_of(&f, 2), ==, 2 + 23);
     g_assert_cmpuint(clocks_of(&f, 5), ==, 5 * 2);
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 38);  /* IRET to outer level */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 38); /* IRET to outer level */
     g_assert_cmpuint(f.c->cpl, ==, 3);
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 26);  /* IN AL,imm8, CPL > IOPL */
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 24);  /* OUT imm8,AL */
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 27);  /* IN AL,DX */
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 25);  /* OUT DX,AL */
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 99);  /* INT to inner level */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 26); /* IN AL,imm8, CPL > IOPL */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 24); /* OUT imm8,AL */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 27); /* IN AL,DX */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 25); /* OUT DX,AL */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 99); /* INT to inner level */
     g_assert_cmpuint(f.c->cpl, ==, 0);
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 38);  /* IRET to outer level */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 38); /* IRET to outer level */
     g_assert_cmpuint(f.c->cpl, ==, 3);
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 3);   /* NOP */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 3); /* NOP */
     fx_free(&f);
 }
 

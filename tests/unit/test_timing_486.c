@@ -16,9 +16,9 @@
 
 #define CODE32 0x100000u
 #define CODE16 0x7c00u
-#define DATA 0x200000u
-#define FILL 22u  /* (5 + 3*2) bus clocks x 2 */
-#define WRITE 10u /* 5 bus clocks x 2 */
+#define DATA   0x200000u
+#define FILL   22u /* (5 + 3*2) bus clocks x 2 */
+#define WRITE  10u /* 5 bus clocks x 2 */
 
 typedef struct {
     nm_config *cfg;
@@ -31,7 +31,10 @@ typedef struct {
     bool real;        /* set before fx_init: real mode, code at 0000:CODE16 */
 } fx;
 
-static uint32_t entry_of(const fx *f) { return f->real ? CODE16 : CODE32; }
+static uint32_t entry_of(const fx *f)
+{
+    return f->real ? CODE16 : CODE32;
+}
 
 static void fx_init(fx *f, const uint8_t *code, size_t n)
 {
@@ -77,7 +80,8 @@ static void fx_free(fx *f)
 
 static void set_regs(fx *f)
 {
-    for (int r = 0; r < 8; r++) nm_cpu_set_reg(f->c, r, f->regs[r]);
+    for (int r = 0; r < 8; r++)
+        nm_cpu_set_reg(f->c, r, f->regs[r]);
 }
 
 /* Runs the program to its HLT once (cache warm), lets 1000 clocks pass
@@ -166,8 +170,8 @@ static void test_prefix(void)
 static void test_branches_misaligned(void)
 {
     static const uint8_t code[] = {
-        0x31, 0xc0, 0x74, 0x01, 0x90, 0x75, 0x01, 0x90,
-        0x8b, 0x43, 0x02, /* mov eax, [ebx+2]: crosses a dword */
+        0x31, 0xc0, 0x74, 0x01, 0x90, 0x75,
+        0x01, 0x90, 0x8b, 0x43, 0x02, /* mov eax, [ebx+2]: crosses a dword */
         0xf4,
     };
     fx f = {0};
@@ -214,8 +218,8 @@ static void test_cache_loop(void)
 static void test_write_buffer(void)
 {
     static const uint8_t code[] = {
-        0x89, 0x03, 0x89, 0x43, 0x04, 0x89, 0x43, 0x08, 0x89, 0x43, 0x0c,
-        0x89, 0x43, 0x10, 0x89, 0x43, 0x14, 0xf4,
+        0x89, 0x03, 0x89, 0x43, 0x04, 0x89, 0x43, 0x08, 0x89,
+        0x43, 0x0c, 0x89, 0x43, 0x10, 0x89, 0x43, 0x14, 0xf4,
     };
     fx f = {0};
     fx_init(&f, code, sizeof code);
@@ -307,8 +311,8 @@ static void test_l2_write_buffer(void)
     static const uint8_t code[] = {
         0x8b, 0x0b, 0x8b, 0x4b, 0x10, /* mov ecx, [ebx]; mov ecx, [ebx+16]: both lines
                                        * are read, so the L2 holds them */
-        0x89, 0x03, 0x89, 0x43, 0x04, 0x89, 0x43, 0x08, 0x89, 0x43, 0x0c,
-        0x89, 0x43, 0x10, 0x89, 0x43, 0x14, 0xf4,
+        0x89, 0x03, 0x89, 0x43, 0x04, 0x89, 0x43, 0x08, 0x89,
+        0x43, 0x0c, 0x89, 0x43, 0x10, 0x89, 0x43, 0x14, 0xf4,
     };
     fx f = {.l2_size = 256u << 10};
     fx_init(&f, code, sizeof code);
@@ -504,12 +508,14 @@ static void test_breakdown_sums(void)
     nm_timing_report(f.t, r);
     char *js = nm_report_json(r);
     static const char *parts[] = {
-        "clocks_table", "clocks_io_instructions", "clocks_interrupts", "clocks_prefixes",
-        "clocks_index", "clocks_agi", "clocks_misaligned", "clocks_code_fills",
-        "clocks_data_fills", "clocks_write_buffer", "clocks_io_write_drain",
+        "clocks_table",        "clocks_io_instructions", "clocks_interrupts",
+        "clocks_prefixes",     "clocks_index",           "clocks_agi",
+        "clocks_misaligned",   "clocks_code_fills",      "clocks_data_fills",
+        "clocks_write_buffer", "clocks_io_write_drain",
     };
     uint64_t sum = 0;
-    for (size_t k = 0; k < G_N_ELEMENTS(parts); k++) sum += report_u64(js, parts[k]);
+    for (size_t k = 0; k < G_N_ELEMENTS(parts); k++)
+        sum += report_u64(js, parts[k]);
     g_assert_cmpuint(sum, ==, report_u64(js, "clocks"));
     g_assert_cmpuint(report_u64(js, "clocks_agi"), ==, 1);
     g_assert_cmpuint(report_u64(js, "clocks_index"), ==, 1);
