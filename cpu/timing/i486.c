@@ -410,15 +410,11 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
     case NM_OP_LOOPNE: return s->taken ? 9 : 6; /* LOOPcc 9 / 6 */
     case NM_OP_JCXZ: return s->taken ? 8 : 5;   /* JCXZ 8 / 5 */
     case NM_OP_JMP_FAR: {
-        unsigned k = xc == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (now->cs & ~3u)
-                         ? NM_XFER_GATE
-                         : xc;
+        unsigned k = nm_far_xfer_class(xc, form, i, now);
         return form == NM_FORM_R ? jmpf_d[k] : jmpf_m[k];
     }
     case NM_OP_CALL_FAR: {
-        unsigned k = xc == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (now->cs & ~3u)
-                         ? NM_XFER_GATE
-                         : xc;
+        unsigned k = nm_far_xfer_class(xc, form, i, now);
         return form == NM_FORM_R ? callf_d[k] : callf_m[k];
     }
     case NM_OP_RET_FAR:
@@ -580,33 +576,14 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
                                         (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG | NM_PFX_LOCK));
 }
 
-/* Whether the instruction loads CS itself (far JMP/CALL/RET, IRET, INT).
- * The insn hook runs after the instruction, so c->seg[NM_CS] is then the
- * CS it loaded: only for the others does a CS unlike the previous
- * instruction's mean an interrupt or exception was delivered in between
- * (for these the EIP check alone detects one). */
-static inline bool loads_cs(const nm_insn *i)
-{
-    switch (i->op) {
-    case NM_OP_JMP_FAR:
-    case NM_OP_CALL_FAR:
-    case NM_OP_RET_FAR:
-    case NM_OP_IRET:
-    case NM_OP_INT:
-    case NM_OP_INT3:
-    case NM_OP_INTO:
-    case NM_OP_ICEBP: return true;
-    default: return false;
-    }
-}
-
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
     nm_x86_mode now = nm_x86_mode_now(c);
     uint32_t clocks = 0;
 
-    if (c->insn_eip != s->prev.next_eip || (!loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
+    if (c->insn_eip != s->prev.next_eip ||
+        (!nm_loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
         uint32_t v = int_n[nm_xfer_class(&s->prev, &now)];
         clocks += v;
         s->c_int += v;

@@ -637,12 +637,8 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     case NM_OP_RET: return i->src == NM_OPK_IMM ? 3 : 2;
     case NM_OP_JMP_FAR:
     case NM_OP_CALL_FAR: {
-        /* A direct far CALL/JMP at the same privilege went through a call
-         * gate when the selector it named is not the CS it loaded (the rule
-         * of i386.c / i486.c; the gate's "13" / "18" rows [PDM]). */
-        unsigned k = nm_xfer_class(before, after);
-        if (k == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (after->cs & ~3u))
-            k = NM_XFER_GATE;
+        /* Through a call gate: the gate's "13" / "18" rows [PDM]. */
+        unsigned k = nm_far_xfer_class(nm_xfer_class(before, after), form, i, after);
         return i->op == NM_OP_CALL_FAR ? callf_c[k] : jmpf_c[k];
     }
     case NM_OP_RET_FAR: return retf_c[nm_xfer_class(before, after)];

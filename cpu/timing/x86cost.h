@@ -79,6 +79,37 @@ static inline unsigned nm_xfer_class(const nm_x86_mode *before, const nm_x86_mod
     return NM_XFER_SAME;
 }
 
+/* The class of a far CALL/JMP: a direct one at the same privilege went
+ * through a call gate when the selector it named is not the CS it loaded
+ * (RPL ignored).  `after` is the mode after the instruction. */
+static inline unsigned nm_far_xfer_class(unsigned xfer, unsigned form, const nm_insn *i,
+                                         const nm_x86_mode *after)
+{
+    if (xfer == NM_XFER_SAME && form == NM_FORM_R && (i->imm2 & ~3u) != (after->cs & ~3u))
+        return NM_XFER_GATE;
+    return xfer;
+}
+
+/* Whether the instruction loads CS itself (far JMP/CALL/RET, IRET, INT).
+ * The insn hook runs after the instruction, so c->seg[NM_CS] is then the
+ * CS it loaded: only for the others does a CS unlike the previous
+ * instruction's mean an interrupt or exception was delivered in between
+ * (for these the EIP check alone detects one). */
+static inline bool nm_loads_cs(const nm_insn *i)
+{
+    switch (i->op) {
+    case NM_OP_JMP_FAR:
+    case NM_OP_CALL_FAR:
+    case NM_OP_RET_FAR:
+    case NM_OP_IRET:
+    case NM_OP_INT:
+    case NM_OP_INT3:
+    case NM_OP_INTO:
+    case NM_OP_ICEBP: return true;
+    default: return false;
+    }
+}
+
 /* Significant bits of the early-out multiplier (Intel 386 DX data sheet /
  * Intel486 data book footnote: ceiling(log2(|m|)), at least 3; 0 gives the
  * minimum).  `value` is the multiplier as an unsigned operand-size value. */
