@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cpu/cpu.h"
+#include "cpu/decode.h"
 #include "cpu/models.h"
 #include "emu/machine.h"
 
@@ -104,10 +105,19 @@ struct nm_cpu {
     uint32_t fetch_phys;     /* its physical page */
     uint32_t last_ea;        /* effective address of the last memory operand */
     uint32_t rep_iterations; /* string iterations done by the last step (cost models) */
+    bool rep_unfinished;     /* that step stopped at its budget: the REP string runs again */
     bool inhibit_fresh;      /* inhibit_irq set by the instruction that just ran */
     uint64_t steps;          /* instructions + delivered exceptions (run loop bound) */
     bool ac_on;              /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
 };
+
+/* Whether the instruction whose step just ran has retired: not a REP
+ * string step that stopped at its budget (cpu/exec_string.c).  Cost models
+ * and the profiler count instructions with it, as the CPU does. */
+static inline bool cpu_insn_retired(const nm_cpu *c, const nm_insn *i)
+{
+    return !(c->rep_unfinished && (nm_opcode_flags(i->op) & NM_OPF_STRING));
+}
 
 /* The 486 architecture (EFLAGS.AC, CR0.WP/NE/AM/CD/NW, CR3 PWT/PCD): every
  * model runs the 486 ISA (Linux 6.1 needs it), except a 386 model under

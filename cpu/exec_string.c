@@ -2,7 +2,11 @@
  * OUTS; REP/REPE/REPNE).  A REP instruction runs at most REP_BUDGET
  * iterations per step, then restarts itself (EIP stays on it) so that the
  * run loop can take interrupts and fire timers in between; ESI, EDI and ECX
- * are updated per iteration, so a fault or an interrupt resumes exactly. */
+ * are updated per iteration, so a fault or an interrupt resumes exactly.
+ * Such a step has not retired the instruction: it leaves c->instructions
+ * as it found it (the run loop adds one after every step) and sets
+ * c->rep_unfinished, so the instruction counts once, on the step that
+ * finishes it, however many steps it took. */
 #include "cpu/exec.h"
 
 #define REP_BUDGET 1024u
@@ -34,6 +38,7 @@ static inline bool is_rep(const nm_insn *i)
         (void)stop;                                                                                \
         if (!is_rep(i)) {                                                                          \
             c->rep_iterations = 1;                                                                 \
+            c->rep_unfinished = false;                                                             \
             body;                                                                                  \
             break;                                                                                 \
         }                                                                                          \
@@ -49,7 +54,11 @@ static inline bool is_rep(const nm_insn *i)
             if (stop) break;                                                                       \
         }                                                                                          \
         c->rep_iterations = done;                                                                  \
-        if (n && !stop) c->eip = c->insn_eip; /* more to do: run again */                          \
+        c->rep_unfinished = n && !stop;                                                            \
+        if (c->rep_unfinished) {                                                                   \
+            c->eip = c->insn_eip; /* more to do: run again */                                      \
+            c->instructions--;    /* not retired: counted by the step that ends it */              \
+        }                                                                                          \
     } while (0)
 
 void h_movs(nm_cpu *c, const nm_insn *i)

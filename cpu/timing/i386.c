@@ -458,7 +458,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->data_cycles = s->walk_cycles = 0;
     s->taken = false;
     s->prev = now;
-    s->insns++;
+    s->insns += cpu_insn_retired(c, i);
     s->clocks += clocks;
     return clocks;
 }

@@ -291,8 +291,12 @@ static void test_strings(void)
         0xf2, 0xae,                               /* repne scasb */
         0xf4,
     };
+    uint64_t before = nm_cpu_instructions(f.c);
     run_flat(&f, code, sizeof code);
     g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+    /* 26 instructions: each REP string counts once, however many
+     * 1024-iteration steps it took (5000 MOVSB: 5 steps). */
+    g_assert_cmpuint(nm_cpu_instructions(f.c) - before, ==, 26);
     g_assert_cmpmem(f.ram + 0x20000, 3380, f.ram + 0x10000, 3380);
     g_assert_cmpmem(f.ram + 0x20000 + 3381, 5000 - 3381, f.ram + 0x10000 + 3381, 5000 - 3381);
     g_assert_cmpmem(f.ram + 0x30000, 4096, f.ram + 0x10000, 4096);
