@@ -11,24 +11,17 @@
 #include "cpu/cpu.h"
 #include "emu/config.h"
 #include "emu/machine.h"
+#include "tests/unit/pc_fixture.h"
 
 #define CODE    0x1000u
 #define HANDLER 0x2000u
 #define SP0     0x8000u
 
-typedef struct {
-    nm_config *cfg;
-    nm_machine *m;
-    nm_cpu *c;
-} fixture;
-
-static void setup(fixture *f, gconstpointer data)
+/* A bare PC, a ROM at the reset vector, the IVT and the trap stubs, and a
+ * CPU out of reset. */
+static void setup(pc_fixture *f, gconstpointer data)
 {
-    (void)data;
-    GError *err = NULL;
-    f->cfg = nm_config_new();
-    f->m = nm_machine_new(f->cfg, &err);
-    g_assert_no_error(err);
+    pc_setup(f, data);
     nm_mem_region *rom = nm_memmap_add_rom(f->m->mem, "rom", 0xffff0000u, 0x10000);
     g_assert_nonnull(rom);
     const uint8_t reset[5] = {0xea, CODE & 0xff, CODE >> 8, 0x00, 0x00}; /* jmp 0000:1000 */
@@ -47,43 +40,33 @@ static void setup(fixture *f, gconstpointer data)
         ram[HANDLER + 0x10 * v] = 0xeb; /* jmp $ */
         ram[HANDLER + 0x10 * v + 1] = 0xfe;
     }
-    f->c = nm_cpu_new(f->m);
-    if (!f->m->cpu) f->m->cpu = f->c;
-    nm_cpu_reset(f->c);
-}
-
-static void teardown(fixture *f, gconstpointer data)
-{
-    (void)data;
-    nm_cpu_free(f->c);
-    nm_machine_free(f->m);
-    nm_config_free(f->cfg);
+    pc_add_cpu(f);
 }
 
 /* Runs `code` (which starts with `mov sp,0x8000`) from the reset vector
  * until CS:IP reaches a trap stub or `len` bytes are done.  Returns the
  * vector taken, or -1 when the code completed. */
-static int run_code(fixture *f, const uint8_t *code, size_t len, uint16_t *pushed)
+static int run_code(pc_fixture *f, const uint8_t *code, size_t len, uint16_t *pushed)
 {
     nm_mem_dma_write(f->m->mem, CODE, code, len);
     for (int i = 0; i < 64; i++) {
-        uint32_t lin = nm_cpu_get_segment(f->c, NM_CS)->base + nm_cpu_get_eip(f->c);
+        uint32_t lin = nm_cpu_get_segment(f->cpu, NM_CS)->base + nm_cpu_get_eip(f->cpu);
         if (lin == CODE + len) return -1;
         if (lin >= HANDLER && lin < HANDLER + 0x10 * 32) {
-            uint32_t sp = nm_cpu_get_reg(f->c, NM_ESP) & 0xffff;
+            uint32_t sp = nm_cpu_get_reg(f->cpu, NM_ESP) & 0xffff;
             g_assert_cmphex(sp, ==, SP0 - 6);
             for (int k = 0; k < 3; k++)
                 pushed[k] = (uint16_t)nm_mem_read(f->m->mem, sp + 2u * (unsigned)k, 2);
             return (int)((lin - HANDLER) / 0x10);
         }
-        nm_cpu_run(f->c, 1);
+        nm_cpu_run(f->cpu, 1);
     }
     g_assert_not_reached();
     return -2;
 }
 
 /* `prologue` sets the registers; the faulting instruction follows it. */
-static void expect_de(fixture *f, const uint8_t *prologue, size_t plen, const uint8_t *insn,
+static void expect_de(pc_fixture *f, const uint8_t *prologue, size_t plen, const uint8_t *insn,
                       size_t ilen, uint32_t eax, uint32_t edx)
 {
     uint8_t code[64];
@@ -96,17 +79,17 @@ static void expect_de(fixture *f, const uint8_t *prologue, size_t plen, const ui
     g_assert_cmpint(v, ==, NM_EXC_DE);
     g_assert_cmphex(pushed[0], ==, CODE + 3 + plen); /* IP of the faulting instruction */
     g_assert_cmphex(pushed[1], ==, 0);               /* CS */
-    g_assert_cmphex(nm_cpu_get_segment(f->c, NM_CS)->selector, ==, 0);
-    g_assert_cmphex(nm_cpu_get_eip(f->c), ==, HANDLER);
-    g_assert_cmphex(nm_cpu_get_reg(f->c, NM_EAX), ==, eax);
-    g_assert_cmphex(nm_cpu_get_reg(f->c, NM_EDX), ==, edx);
+    g_assert_cmphex(nm_cpu_get_segment(f->cpu, NM_CS)->selector, ==, 0);
+    g_assert_cmphex(nm_cpu_get_eip(f->cpu), ==, HANDLER);
+    g_assert_cmphex(nm_cpu_get_reg(f->cpu, NM_EAX), ==, eax);
+    g_assert_cmphex(nm_cpu_get_reg(f->cpu, NM_EDX), ==, edx);
 }
 
 /* mov eax,imm32 / mov edx,imm32 / mov ecx,imm32 / mov ebx,imm32 (o32). */
 #define MOV32(op, v)                                                                               \
     0x66, (op), (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
 
-static void test_div16_by_zero(fixture *f, gconstpointer data)
+static void test_div16_by_zero(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     const uint8_t pro[] = {MOV32(0xb8, 0x12345678u), MOV32(0xba, 0u), MOV32(0xbb, 0xffff0000u)};
@@ -114,7 +97,7 @@ static void test_div16_by_zero(fixture *f, gconstpointer data)
     expect_de(f, pro, sizeof pro, insn, sizeof insn, 0x12345678u, 0);
 }
 
-static void test_div32_by_zero(fixture *f, gconstpointer data)
+static void test_div32_by_zero(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     const uint8_t pro[] = {MOV32(0xb8, 7u), MOV32(0xba, 0u), MOV32(0xb9, 0u)};
@@ -122,7 +105,7 @@ static void test_div32_by_zero(fixture *f, gconstpointer data)
     expect_de(f, pro, sizeof pro, insn, sizeof insn, 7, 0);
 }
 
-static void test_div8_overflow(fixture *f, gconstpointer data)
+static void test_div8_overflow(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* AX=0x1000 / BL=0x10 = 0x100: does not fit in AL. */
@@ -131,7 +114,7 @@ static void test_div8_overflow(fixture *f, gconstpointer data)
     expect_de(f, pro, sizeof pro, insn, sizeof insn, 0x1000, 0x5555);
 }
 
-static void test_idiv32_overflow(fixture *f, gconstpointer data)
+static void test_idiv32_overflow(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* EDX:EAX = 0x80000000:00000000 (-2^63) / -1: +2^63 does not fit. */
@@ -140,7 +123,7 @@ static void test_idiv32_overflow(fixture *f, gconstpointer data)
     expect_de(f, pro, sizeof pro, insn, sizeof insn, 0, 0x80000000u);
 }
 
-static void test_idiv32_min_by_minus1(fixture *f, gconstpointer data)
+static void test_idiv32_min_by_minus1(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* EDX:EAX = -2^31 (sign-extended) / -1 = +2^31: one past INT32_MAX. */
@@ -150,7 +133,7 @@ static void test_idiv32_min_by_minus1(fixture *f, gconstpointer data)
     expect_de(f, pro, sizeof pro, insn, sizeof insn, 0x80000000u, 0xffffffffu);
 }
 
-static void test_idiv16_overflow(fixture *f, gconstpointer data)
+static void test_idiv16_overflow(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* DX:AX = 0x0001:0000 (65536) / 1: does not fit in AX (signed). */
@@ -159,7 +142,7 @@ static void test_idiv16_overflow(fixture *f, gconstpointer data)
     expect_de(f, pro, sizeof pro, insn, sizeof insn, 0xabcd0000u, 1);
 }
 
-static void test_idiv8_overflow(fixture *f, gconstpointer data)
+static void test_idiv8_overflow(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* AX = -32768 / -1 = 32768: does not fit in AL. */
@@ -168,7 +151,7 @@ static void test_idiv8_overflow(fixture *f, gconstpointer data)
     expect_de(f, pro, sizeof pro, insn, sizeof insn, 0x8000, 0);
 }
 
-static void test_aam_zero(fixture *f, gconstpointer data)
+static void test_aam_zero(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     const uint8_t pro[] = {MOV32(0xb8, 0x1234u), MOV32(0xba, 0u)};
@@ -177,7 +160,7 @@ static void test_aam_zero(fixture *f, gconstpointer data)
 }
 
 /* And no #DE where the quotient fits: -128 in AL, 0xFFFFFFFF in EAX. */
-static void test_no_fault_at_the_edge(fixture *f, gconstpointer data)
+static void test_no_fault_at_the_edge(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     const uint8_t code[] = {0xbc,
@@ -197,15 +180,15 @@ static void test_no_fault_at_the_edge(fixture *f, gconstpointer data)
                             0xf1}; /* div ecx: 0xffffffff / 1 */
     uint16_t pushed[3];
     g_assert_cmpint(run_code(f, code, sizeof code, pushed), ==, -1);
-    g_assert_cmphex(nm_cpu_get_reg(f->c, NM_ESI) & 0xffff, ==, 0x0080); /* AL=-128, AH=0 */
-    g_assert_cmphex(nm_cpu_get_reg(f->c, NM_EAX), ==, 0xffffffffu);
-    g_assert_cmphex(nm_cpu_get_reg(f->c, NM_EDX), ==, 0);
+    g_assert_cmphex(nm_cpu_get_reg(f->cpu, NM_ESI) & 0xffff, ==, 0x0080); /* AL=-128, AH=0 */
+    g_assert_cmphex(nm_cpu_get_reg(f->cpu, NM_EAX), ==, 0xffffffffu);
+    g_assert_cmphex(nm_cpu_get_reg(f->cpu, NM_EDX), ==, 0);
 }
 
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-#define ADD(name, fn) g_test_add("/de/" name, fixture, NULL, setup, fn, teardown)
+#define ADD(name, fn) g_test_add("/de/" name, pc_fixture, NULL, setup, fn, pc_teardown)
     ADD("div16-by-zero", test_div16_by_zero);
     ADD("div32-by-zero", test_div32_by_zero);
     ADD("div8-overflow", test_div8_overflow);

@@ -7,36 +7,14 @@
 #include "devices/net/dp8390.h"
 #include "emu/machine.h"
 
+#include "nic8390_fixture.h"
+
 static const uint8_t MAC[6] = {0x00, 0x00, 0xe8, 0x01, 0x02, 0x03};
 
-static nm_config *cfg;
-static nm_machine *m;
-
+/* A machine on `cpu` with 1 MiB of RAM and the board `spec`. */
 static void setup(const char *cpu, const char *spec)
 {
-    GError *err = NULL;
-    cfg = nm_config_new();
-    g_free(cfg->cpu);
-    cfg->cpu = g_strdup(cpu);
-    cfg->ram_bytes = 1 << 20;
-    g_assert_true(nm_config_add_device_spec(cfg, "--nic", spec, &err));
-    m = nm_machine_new(cfg, &err);
-    g_assert_no_error(err);
-}
-
-static void teardown(void)
-{
-    nm_machine_free(m);
-    nm_config_free(cfg);
-}
-
-static void outb(uint16_t p, uint8_t v)
-{
-    nm_io_write(m->io, p, v, 1);
-}
-static uint8_t inb(uint16_t p)
-{
-    return (uint8_t)nm_io_read(m->io, p, 1);
+    nic8390_setup(cpu, 1 << 20, spec);
 }
 
 /* ne_probe1's PROM read: byte-wide DCR, remote read of 32 bytes at 0. */
@@ -106,7 +84,7 @@ static void test_probe(void)
     g_assert_true(nm_irq_level(&m->irq, 5));
     outb(io + 0x0f, 0);
     g_assert_false(nm_irq_level(&m->irq, 5));
-    teardown();
+    nic8390_teardown();
 }
 
 static void test_isa_costs(void)
@@ -122,7 +100,7 @@ static void test_isa_costs(void)
     c = m->clock.cycles;
     nm_io_read(m->io, 0x300, 2); /* word to the 8-bit registers: two cycles */
     g_assert_cmpuint(m->clock.cycles - c, ==, 48);
-    teardown();
+    nic8390_teardown();
     setup("486dx2-66", "ne2000");
     c = m->clock.cycles;
     inb(0x300);
@@ -135,7 +113,7 @@ static void test_isa_costs(void)
     g_autofree char *json = nm_report_json(r);
     g_assert_nonnull(strstr(json, "isa_io_cycles"));
     nm_report_free(r);
-    teardown();
+    nic8390_teardown();
 }
 
 static void test_config_errors(void)

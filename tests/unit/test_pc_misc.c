@@ -7,49 +7,12 @@
 #include "devices/pc/pc.h"
 #include "emu/machine.h"
 
-typedef struct {
-    nm_config *cfg;
-    nm_machine *m;
-} fixture;
+#include "pc_fixture.h"
 
-static void setup(fixture *f, gconstpointer data)
+static void test_port92(pc_fixture *f, gconstpointer data)
 {
     (void)data;
-    GError *err = NULL;
-    f->cfg = nm_config_new();
-    f->m = nm_machine_new(f->cfg, &err);
-    g_assert_no_error(err);
-}
-
-static void teardown(fixture *f, gconstpointer data)
-{
-    (void)data;
-    nm_machine_free(f->m);
-    nm_config_free(f->cfg);
-}
-
-static void *add(fixture *f, const nm_device_class *cls)
-{
-    GError *err = NULL;
-    void *dev = nm_machine_add_device(f->m, cls, NULL, &err);
-    g_assert_no_error(err);
-    g_assert_nonnull(dev);
-    return dev;
-}
-
-static void outb(fixture *f, uint16_t port, uint8_t v)
-{
-    nm_io_write(f->m->io, port, v, 1);
-}
-static uint8_t inb(fixture *f, uint16_t port)
-{
-    return (uint8_t)nm_io_read(f->m->io, port, 1);
-}
-
-static void test_port92(fixture *f, gconstpointer data)
-{
-    (void)data;
-    add(f, &nm_port92_class);
+    pc_add_device(f, &nm_port92_class, NULL);
     g_assert_true(f->m->a20);
     g_assert_cmphex(inb(f, 0x92), ==, 0x02);
     outb(f, 0x92, 0x00);
@@ -67,7 +30,7 @@ static void test_port92(fixture *f, gconstpointer data)
 }
 
 /* Linux i8042_command(): wait for !IBF, write command, wait OBF, read. */
-static int kbc_command(fixture *f, uint8_t cmd, int param)
+static int kbc_command(pc_fixture *f, uint8_t cmd, int param)
 {
     g_assert_cmphex(inb(f, 0x64) & 0x02, ==, 0);
     outb(f, 0x64, cmd);
@@ -76,10 +39,10 @@ static int kbc_command(fixture *f, uint8_t cmd, int param)
     return inb(f, 0x60);
 }
 
-static void test_i8042(fixture *f, gconstpointer data)
+static void test_i8042(pc_fixture *f, gconstpointer data)
 {
     (void)data;
-    add(f, &nm_i8042_class);
+    pc_add_device(f, &nm_i8042_class, NULL);
     g_assert_cmphex(inb(f, 0x64), ==, 0x14); /* SYS, not inhibited, empty */
     g_assert_cmpint(kbc_command(f, 0xaa, -1), ==, 0x55);
     g_assert_cmpint(kbc_command(f, 0xab, -1), ==, 0x00);
@@ -124,19 +87,19 @@ static void test_i8042(fixture *f, gconstpointer data)
     g_assert_cmpstr(f->m->stop_detail, ==, "reset via keyboard controller");
 }
 
-static void test_i8042_output_port_reset(fixture *f, gconstpointer data)
+static void test_i8042_output_port_reset(pc_fixture *f, gconstpointer data)
 {
     (void)data;
-    add(f, &nm_i8042_class);
+    pc_add_device(f, &nm_i8042_class, NULL);
     outb(f, 0x64, 0xd1);
     outb(f, 0x60, 0x02); /* bit 0 low: system reset */
     g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_RESET);
 }
 
-static void test_exit_port(fixture *f, gconstpointer data)
+static void test_exit_port(pc_fixture *f, gconstpointer data)
 {
     (void)data;
-    add(f, &nm_exitport_class);
+    pc_add_device(f, &nm_exitport_class, NULL);
     g_assert_false(f->m->stop_requested);
     nm_io_write(f->m->io, 0xf4, 0x12345642, 4);
     g_assert_true(f->m->stop_requested);
@@ -160,7 +123,7 @@ static void test_exit_port_configured(void)
     nm_config_free(cfg);
 }
 
-static void test_postcode(fixture *f, gconstpointer data)
+static void test_postcode(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     nm_machine_free(f->m);
@@ -168,7 +131,7 @@ static void test_postcode(fixture *f, gconstpointer data)
     f->cfg->post_port = 0x190;
     f->m = nm_machine_new(f->cfg, &err);
     g_assert_no_error(err);
-    void *post = add(f, &nm_postcode_class);
+    void *post = pc_add_device(f, &nm_postcode_class, NULL);
     g_assert_cmphex(inb(f, 0x80), ==, 0xff);
     outb(f, 0x80, 0x01);
     outb(f, 0x190, 0x02);
@@ -308,7 +271,7 @@ static void test_board(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-#define ADD(path, fn) g_test_add("/pc/misc/" path, fixture, NULL, setup, fn, teardown)
+#define ADD(path, fn) g_test_add("/pc/misc/" path, pc_fixture, NULL, pc_setup, fn, pc_teardown)
     ADD("port92", test_port92);
     ADD("i8042", test_i8042);
     ADD("i8042-output-port-reset", test_i8042_output_port_reset);

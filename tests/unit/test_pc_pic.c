@@ -6,58 +6,36 @@
 #include "devices/pc/pc.h"
 #include "emu/machine.h"
 
+#include "pc_fixture.h"
+
 #define MASTER_CMD  0x20
 #define MASTER_DATA 0x21
 #define SLAVE_CMD   0xa0
 #define SLAVE_DATA  0xa1
 
-typedef struct {
-    nm_config *cfg;
-    nm_machine *m;
-} fixture;
-
-static void setup(fixture *f, gconstpointer data)
+/* A bare PC with the PIC pair. */
+static void setup(pc_fixture *f, gconstpointer data)
 {
-    (void)data;
-    GError *err = NULL;
-    f->cfg = nm_config_new();
-    f->m = nm_machine_new(f->cfg, &err);
-    g_assert_no_error(err);
-    g_assert_nonnull(nm_machine_add_device(f->m, &nm_pic_class, NULL, &err));
-    g_assert_no_error(err);
+    pc_setup(f, data);
+    pc_add_device(f, &nm_pic_class, NULL);
 }
 
-static void teardown(fixture *f, gconstpointer data)
-{
-    (void)data;
-    nm_machine_free(f->m);
-    nm_config_free(f->cfg);
-}
-
-static void outb(fixture *f, uint16_t port, uint8_t v)
-{
-    nm_io_write(f->m->io, port, v, 1);
-}
-static uint8_t inb(fixture *f, uint16_t port)
-{
-    return (uint8_t)nm_io_read(f->m->io, port, 1);
-}
-static uint8_t inta(fixture *f)
+static uint8_t inta(pc_fixture *f)
 {
     return f->m->intc.acknowledge(f->m->intc.opaque);
 }
-static void irq(fixture *f, unsigned line, bool level)
+static void irq(pc_fixture *f, unsigned line, bool level)
 {
     nm_irq_set(&f->m->irq, line, level);
 }
-static void pulse(fixture *f, unsigned line)
+static void pulse(pc_fixture *f, unsigned line)
 {
     irq(f, line, true);
     irq(f, line, false);
 }
 
 /* Linux init_8259A(auto_eoi) with vectors 0x30/0x38, then all unmasked. */
-static void init_like_linux(fixture *f, bool auto_eoi)
+static void init_like_linux(pc_fixture *f, bool auto_eoi)
 {
     outb(f, MASTER_DATA, 0xff);
     outb(f, SLAVE_DATA, 0xff);
@@ -73,7 +51,7 @@ static void init_like_linux(fixture *f, bool auto_eoi)
     outb(f, SLAVE_DATA, 0x00);
 }
 
-static uint8_t read_isr(fixture *f, uint16_t cmd)
+static uint8_t read_isr(pc_fixture *f, uint16_t cmd)
 {
     outb(f, cmd, 0x0b);
     uint8_t v = inb(f, cmd);
@@ -81,7 +59,7 @@ static uint8_t read_isr(fixture *f, uint16_t cmd)
     return v;
 }
 
-static void test_wiring_and_probe(fixture *f, gconstpointer data)
+static void test_wiring_and_probe(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     g_assert_nonnull(f->m->intc.acknowledge);
@@ -99,7 +77,7 @@ static void test_wiring_and_probe(fixture *f, gconstpointer data)
     g_assert_false(f->m->intr);
 }
 
-static void test_priorities(fixture *f, gconstpointer data)
+static void test_priorities(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -130,7 +108,7 @@ static void test_priorities(fixture *f, gconstpointer data)
     g_assert_cmpuint(inb(f, MASTER_CMD), ==, 0x00);
 }
 
-static void test_masking(fixture *f, gconstpointer data)
+static void test_masking(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -151,7 +129,7 @@ static void test_masking(fixture *f, gconstpointer data)
     g_assert_cmpuint(inta(f), ==, 0x3e);
 }
 
-static void test_specific_eoi(fixture *f, gconstpointer data)
+static void test_specific_eoi(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -170,7 +148,7 @@ static void test_specific_eoi(fixture *f, gconstpointer data)
     g_assert_false(f->m->intr);
 }
 
-static void test_auto_eoi(fixture *f, gconstpointer data)
+static void test_auto_eoi(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, true);
@@ -183,7 +161,7 @@ static void test_auto_eoi(fixture *f, gconstpointer data)
     g_assert_cmpuint(inta(f), ==, 0x37);
 }
 
-static void test_edge_needs_new_edge(fixture *f, gconstpointer data)
+static void test_edge_needs_new_edge(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -200,7 +178,7 @@ static void test_edge_needs_new_edge(fixture *f, gconstpointer data)
     g_assert_cmpuint(inta(f), ==, 0x34);
 }
 
-static void test_level_elcr(fixture *f, gconstpointer data)
+static void test_level_elcr(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -232,7 +210,7 @@ static void test_level_elcr(fixture *f, gconstpointer data)
     g_assert_cmpuint(inb(f, SLAVE_CMD), ==, 0x00);
 }
 
-static void test_cascade(fixture *f, gconstpointer data)
+static void test_cascade(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -263,7 +241,7 @@ static void test_cascade(fixture *f, gconstpointer data)
     g_assert_cmpuint(inta(f), ==, 0x39);
 }
 
-static void test_spurious_irq7(fixture *f, gconstpointer data)
+static void test_spurious_irq7(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -283,7 +261,7 @@ static void test_spurious_irq7(fixture *f, gconstpointer data)
     g_assert_cmpuint(inta(f), ==, 0x37);
 }
 
-static void test_poll(fixture *f, gconstpointer data)
+static void test_poll(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -297,7 +275,7 @@ static void test_poll(fixture *f, gconstpointer data)
     outb(f, MASTER_CMD, 0x20);
 }
 
-static void test_rotation_and_special_mask(fixture *f, gconstpointer data)
+static void test_rotation_and_special_mask(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     init_like_linux(f, false);
@@ -323,7 +301,7 @@ static void test_rotation_and_special_mask(fixture *f, gconstpointer data)
     outb(f, MASTER_CMD, 0x48); /* leave special mask mode */
 }
 
-static void test_hostile_writes(fixture *f, gconstpointer data)
+static void test_hostile_writes(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* Every value on every port, in any order: nothing breaks. */
@@ -369,7 +347,7 @@ static void test_two_machines(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-#define ADD(path, fn) g_test_add("/pc/pic/" path, fixture, NULL, setup, fn, teardown)
+#define ADD(path, fn) g_test_add("/pc/pic/" path, pc_fixture, NULL, setup, fn, pc_teardown)
     ADD("wiring-and-probe", test_wiring_and_probe);
     ADD("priorities", test_priorities);
     ADD("masking", test_masking);

@@ -7,36 +7,13 @@
 #include "devices/pc/pc.h"
 #include "emu/machine.h"
 
-typedef struct {
-    nm_config *cfg;
-    nm_machine *m;
-} fixture;
+#include "pc_fixture.h"
 
-static void setup(fixture *f, gconstpointer data)
+/* A bare PC with the PIT (and port 0x61). */
+static void setup(pc_fixture *f, gconstpointer data)
 {
-    (void)data;
-    GError *err = NULL;
-    f->cfg = nm_config_new();
-    f->m = nm_machine_new(f->cfg, &err);
-    g_assert_no_error(err);
-    g_assert_nonnull(nm_machine_add_device(f->m, &nm_pit_class, NULL, &err));
-    g_assert_no_error(err);
-}
-
-static void teardown(fixture *f, gconstpointer data)
-{
-    (void)data;
-    nm_machine_free(f->m);
-    nm_config_free(f->cfg);
-}
-
-static void outb(fixture *f, uint16_t port, uint8_t v)
-{
-    nm_io_write(f->m->io, port, v, 1);
-}
-static uint8_t inb(fixture *f, uint16_t port)
-{
-    return (uint8_t)nm_io_read(f->m->io, port, 1);
+    pc_setup(f, data);
+    pc_add_device(f, &nm_pit_class, NULL);
 }
 
 /* Exact reference values: PIT clock k begins at ceil(k * 88000 / 105) ns. */
@@ -46,7 +23,7 @@ static uint64_t ns_of_tick(uint64_t k)
 }
 
 /* Moves virtual time to the first cycle at or after `ns` and runs events. */
-static void set_time_ns(fixture *f, uint64_t ns)
+static void set_time_ns(pc_fixture *f, uint64_t ns)
 {
     uint64_t cycle = nm_clock_cycles_from_ns(&f->m->clock, ns);
     g_assert_cmpuint(cycle, >=, f->m->clock.cycles);
@@ -54,24 +31,24 @@ static void set_time_ns(fixture *f, uint64_t ns)
     nm_clock_run_due(&f->m->clock);
 }
 
-static void set_time_tick(fixture *f, uint64_t tick)
+static void set_time_tick(pc_fixture *f, uint64_t tick)
 {
     set_time_ns(f, ns_of_tick(tick));
 }
 
-static uint16_t read_count_latched(fixture *f, unsigned ch)
+static uint16_t read_count_latched(pc_fixture *f, unsigned ch)
 {
     outb(f, 0x43, (uint8_t)(ch << 6)); /* counter latch */
     uint8_t lo = inb(f, 0x40 + ch);
     return (uint16_t)(lo | inb(f, 0x40 + ch) << 8);
 }
 
-static uint64_t irq0_count(fixture *f)
+static uint64_t irq0_count(pc_fixture *f)
 {
     return f->m->irq.raised_count[0];
 }
 
-static void test_mode0_countdown(fixture *f, gconstpointer data)
+static void test_mode0_countdown(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     set_time_tick(f, 1000);
@@ -96,7 +73,7 @@ static void test_mode0_countdown(fixture *f, gconstpointer data)
     g_assert_cmpuint(irq0_count(f), ==, 1);
 }
 
-static void test_mode2_and_exact_period(fixture *f, gconstpointer data)
+static void test_mode2_and_exact_period(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* Linux HZ=100 periodic mode: 0x34, LATCH = 11932. */
@@ -135,7 +112,7 @@ static void test_mode2_and_exact_period(fixture *f, gconstpointer data)
     g_assert_cmpuint(nm_clock_now_ns(&f->m->clock) / 1000000, ==, 3600054);
 }
 
-static void test_mode3_square_wave_on_out2(fixture *f, gconstpointer data)
+static void test_mode3_square_wave_on_out2(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     outb(f, 0x61, 0x01); /* gate 2 high, speaker off */
@@ -172,7 +149,7 @@ static void test_mode3_square_wave_on_out2(fixture *f, gconstpointer data)
     g_assert_cmpuint(irq0_count(f), ==, 10);
 }
 
-static void test_mode4_oneshot(fixture *f, gconstpointer data)
+static void test_mode4_oneshot(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* Linux oneshot clockevent: 0x38, then the delta. */
@@ -194,7 +171,7 @@ static void test_mode4_oneshot(fixture *f, gconstpointer data)
     g_assert_cmpuint(irq0_count(f), ==, 1);
 }
 
-static void test_latch_and_readback(fixture *f, gconstpointer data)
+static void test_latch_and_readback(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     outb(f, 0x43, 0x34);
@@ -240,7 +217,7 @@ static void test_latch_and_readback(fixture *f, gconstpointer data)
     g_assert_cmpuint(inb(f, 0x41), ==, 0x01); /* 512 - 256 = 0x100 */
 }
 
-static void test_gate2_and_port61(fixture *f, gconstpointer data)
+static void test_gate2_and_port61(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     g_assert_cmpuint(inb(f, 0x61) & 0x0f, ==, 0);
@@ -262,7 +239,7 @@ static void test_gate2_and_port61(fixture *f, gconstpointer data)
     g_assert_cmpuint(irq0_count(f), ==, 0);
 }
 
-static void test_refresh_toggle(fixture *f, gconstpointer data)
+static void test_refresh_toggle(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     /* Bit 4 flips every 18 PIT clocks (15.085 us). */
@@ -279,7 +256,7 @@ static void test_refresh_toggle(fixture *f, gconstpointer data)
 
 /* arch/x86/kernel/tsc.c pit_calibrate_tsc(): the loop must end, with a
  * steady per-iteration cost as a cycle-counted CPU gives it. */
-static void test_linux_pit_calibrate_tsc(fixture *f, gconstpointer data)
+static void test_linux_pit_calibrate_tsc(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     const uint64_t latch = 1193182 / (1000 / 10); /* CAL_LATCH for 10 ms */
@@ -302,7 +279,7 @@ static void test_linux_pit_calibrate_tsc(fixture *f, gconstpointer data)
 
 /* quick_pit_calibrate(): unlatched LSB/MSB reads of channel 2 in mode 0
  * from 0xffff; the MSB must count down 0xff, 0xfe, ... */
-static void test_linux_quick_pit_calibrate(fixture *f, gconstpointer data)
+static void test_linux_quick_pit_calibrate(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     outb(f, 0x61, (uint8_t)((inb(f, 0x61) & ~0x02) | 0x01));
@@ -325,7 +302,7 @@ static void test_linux_quick_pit_calibrate(fixture *f, gconstpointer data)
     }
 }
 
-static void test_hostile_writes(fixture *f, gconstpointer data)
+static void test_hostile_writes(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     for (unsigned v = 0; v < 256; v++) {
@@ -349,7 +326,7 @@ static void test_hostile_writes(fixture *f, gconstpointer data)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-#define ADD(path, fn) g_test_add("/pc/pit/" path, fixture, NULL, setup, fn, teardown)
+#define ADD(path, fn) g_test_add("/pc/pit/" path, pc_fixture, NULL, setup, fn, pc_teardown)
     ADD("mode0-countdown", test_mode0_countdown);
     ADD("mode2-exact-period", test_mode2_and_exact_period);
     ADD("mode3-square-wave-out2", test_mode3_square_wave_on_out2);

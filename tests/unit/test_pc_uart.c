@@ -8,6 +8,10 @@
 #include "devices/pc/pc.h"
 #include "emu/machine.h"
 
+/* outb/inb here take a UART register, not a port. */
+#define PC_FIXTURE_OWN_PORT_IO
+#include "pc_fixture.h"
+
 #define COM1 0x3f8
 #define RBR  0
 #define IER  1
@@ -19,48 +23,27 @@
 #define MSR  6
 #define SCR  7
 
-typedef struct {
-    nm_config *cfg;
-    nm_machine *m;
-    void *uart;
-} fixture;
-
-static void setup(fixture *f, gconstpointer data)
+/* A bare PC with one 16550A at COM1, its output nowhere; f->dev is the UART. */
+static void setup(pc_fixture *f, gconstpointer data)
 {
-    (void)data;
-    GError *err = NULL;
-    f->cfg = nm_config_new();
-    f->m = nm_machine_new(f->cfg, &err);
-    g_assert_no_error(err);
-    nm_devcfg *d = nm_devcfg_parse("test", "uart,file=none", &err);
-    g_assert_no_error(err);
-    f->uart = nm_machine_add_device(f->m, &nm_uart_class, d, &err);
-    g_assert_no_error(err);
-    g_assert_nonnull(f->uart);
-    nm_devcfg_free(d);
+    pc_setup(f, data);
+    f->dev = pc_add_device(f, &nm_uart_class, "uart,file=none");
 }
 
-static void teardown(fixture *f, gconstpointer data)
-{
-    (void)data;
-    nm_machine_free(f->m);
-    nm_config_free(f->cfg);
-}
-
-static void outb(fixture *f, unsigned reg, uint8_t v)
+static void outb(pc_fixture *f, unsigned reg, uint8_t v)
 {
     nm_io_write(f->m->io, COM1 + reg, v, 1);
 }
-static uint8_t inb(fixture *f, unsigned reg)
+static uint8_t inb(pc_fixture *f, unsigned reg)
 {
     return (uint8_t)nm_io_read(f->m->io, COM1 + reg, 1);
 }
-static bool irq4(fixture *f)
+static bool irq4(pc_fixture *f)
 {
     return nm_irq_level(&f->m->irq, 4);
 }
 
-static void advance_ns(fixture *f, uint64_t ns)
+static void advance_ns(pc_fixture *f, uint64_t ns)
 {
     f->m->clock.cycles = nm_clock_cycles_from_ns(&f->m->clock, nm_clock_now_ns(&f->m->clock) + ns);
     nm_clock_run_due(&f->m->clock);
@@ -72,7 +55,7 @@ static uint64_t char_ns(unsigned divisor)
     return (10ull * 16 * divisor * 1000000000 + 1843199) / 1843200;
 }
 
-static void set_baud_divisor(fixture *f, unsigned divisor)
+static void set_baud_divisor(pc_fixture *f, unsigned divisor)
 {
     outb(f, LCR, 0x83);
     outb(f, RBR, (uint8_t)divisor);
@@ -80,7 +63,7 @@ static void set_baud_divisor(fixture *f, unsigned divisor)
     outb(f, LCR, 0x03);
 }
 
-static void test_reset_state_and_probe(fixture *f, gconstpointer data)
+static void test_reset_state_and_probe(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     g_assert_cmpuint(inb(f, LSR), ==, 0x60);
@@ -115,7 +98,7 @@ static void test_reset_state_and_probe(fixture *f, gconstpointer data)
     outb(f, LCR, 0x03);
 }
 
-static void test_transmit_timing(fixture *f, gconstpointer data)
+static void test_transmit_timing(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     set_baud_divisor(f, 12); /* 9600 baud */
@@ -123,7 +106,7 @@ static void test_transmit_timing(fixture *f, gconstpointer data)
     /* The byte went to the shift register: THR empty, transmitter busy. */
     g_assert_cmpuint(inb(f, LSR) & 0x60, ==, 0x20);
     size_t len;
-    g_assert_cmpstr(nm_uart_text(f->uart, &len), ==, "h");
+    g_assert_cmpstr(nm_uart_text(f->dev, &len), ==, "h");
     advance_ns(f, char_ns(12) - 1000);
     g_assert_cmpuint(inb(f, LSR) & 0x60, ==, 0x20);
     advance_ns(f, 1000);
@@ -138,10 +121,10 @@ static void test_transmit_timing(fixture *f, gconstpointer data)
     g_assert_cmpuint(inb(f, LSR) & 0x60, ==, 0x20);
     advance_ns(f, char_ns(12));
     g_assert_cmpuint(inb(f, LSR) & 0x60, ==, 0x60);
-    g_assert_cmpstr(nm_uart_text(f->uart, NULL), ==, "hi!");
+    g_assert_cmpstr(nm_uart_text(f->dev, NULL), ==, "hi!");
 }
 
-static void test_fifo_fill_and_drain(fixture *f, gconstpointer data)
+static void test_fifo_fill_and_drain(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     set_baud_divisor(f, 1);
@@ -151,7 +134,7 @@ static void test_fifo_fill_and_drain(fixture *f, gconstpointer data)
     /* One shifting, sixteen queued. */
     g_assert_cmpuint(inb(f, LSR) & 0x60, ==, 0x00);
     outb(f, RBR, 'X'); /* FIFO full: lost */
-    g_assert_cmpstr(nm_uart_text(f->uart, NULL), ==, "abcdefghijklmnopq");
+    g_assert_cmpstr(nm_uart_text(f->dev, NULL), ==, "abcdefghijklmnopq");
     advance_ns(f, 16 * char_ns(1));
     g_assert_cmpuint(inb(f, LSR) & 0x60, ==, 0x20); /* the last one shifting */
     advance_ns(f, char_ns(1));
@@ -166,7 +149,7 @@ static void test_fifo_fill_and_drain(fixture *f, gconstpointer data)
     uint8_t bytes[20];
     for (unsigned i = 0; i < 20; i++)
         bytes[i] = (uint8_t)i;
-    g_assert_cmpuint(nm_uart_receive(f->uart, bytes, 20), ==, 16);
+    g_assert_cmpuint(nm_uart_receive(f->dev, bytes, 20), ==, 16);
     uint8_t lsr = inb(f, LSR);
     g_assert_cmpuint(lsr & 0x03, ==, 0x03);      /* DR, OE */
     g_assert_cmpuint(inb(f, LSR) & 0x02, ==, 0); /* OE cleared by reading */
@@ -175,7 +158,7 @@ static void test_fifo_fill_and_drain(fixture *f, gconstpointer data)
     g_assert_cmpuint(inb(f, LSR) & 0x01, ==, 0);
 }
 
-static void test_thre_interrupt(fixture *f, gconstpointer data)
+static void test_thre_interrupt(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     set_baud_divisor(f, 1);
@@ -213,7 +196,7 @@ static void test_thre_interrupt(fixture *f, gconstpointer data)
     g_assert_false(irq4(f));
 }
 
-static void test_iir_priorities_and_rx(fixture *f, gconstpointer data)
+static void test_iir_priorities_and_rx(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     set_baud_divisor(f, 1);
@@ -222,7 +205,7 @@ static void test_iir_priorities_and_rx(fixture *f, gconstpointer data)
     outb(f, IER, 0x0f);
     g_assert_cmpuint(inb(f, IIR), ==, 0xc2); /* THRE */
     uint8_t three[3] = {1, 2, 3};
-    nm_uart_receive(f->uart, three, 3);
+    nm_uart_receive(f->dev, three, 3);
     /* Below the trigger level: no RDA yet, THRE already cleared. */
     g_assert_cmpuint(inb(f, IIR), ==, 0xc1);
     g_assert_false(irq4(f));
@@ -235,11 +218,11 @@ static void test_iir_priorities_and_rx(fixture *f, gconstpointer data)
     g_assert_cmpuint(inb(f, RBR), ==, 1); /* reading clears the timeout */
     g_assert_cmpuint(inb(f, IIR), ==, 0xc1);
     uint8_t more[2] = {4, 5};
-    nm_uart_receive(f->uart, more, 2);
+    nm_uart_receive(f->dev, more, 2);
     g_assert_cmpuint(inb(f, IIR), ==, 0xc4); /* 4 bytes: trigger reached */
     /* Line status outranks received data. */
     uint8_t lots[16] = {0};
-    nm_uart_receive(f->uart, lots, 16);
+    nm_uart_receive(f->dev, lots, 16);
     g_assert_cmpuint(inb(f, IIR), ==, 0xc6);
     g_assert_cmpuint(inb(f, LSR) & 0x03, ==, 0x03);
     g_assert_cmpuint(inb(f, IIR), ==, 0xc4);
@@ -253,7 +236,7 @@ static void test_iir_priorities_and_rx(fixture *f, gconstpointer data)
     g_assert_cmpuint(inb(f, IIR), ==, 0xc1);
 }
 
-static void test_loopback(fixture *f, gconstpointer data)
+static void test_loopback(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     set_baud_divisor(f, 3);
@@ -269,7 +252,7 @@ static void test_loopback(fixture *f, gconstpointer data)
     g_assert_cmpuint(inb(f, RBR), ==, 0x43);
     /* Nothing went to the host. */
     size_t len;
-    nm_uart_text(f->uart, &len);
+    nm_uart_text(f->dev, &len);
     g_assert_cmpuint(len, ==, 0);
     /* Modem lines loop: DTR->DSR, RTS->CTS, OUT1->RI, OUT2->DCD. */
     outb(f, MCR, 0x1f);
@@ -326,7 +309,7 @@ static void test_output_file_and_keys(void)
     nm_config_free(cfg);
 }
 
-static void test_hostile_writes(fixture *f, gconstpointer data)
+static void test_hostile_writes(pc_fixture *f, gconstpointer data)
 {
     (void)data;
     for (unsigned v = 0; v < 512; v++) {
@@ -344,7 +327,7 @@ static void test_hostile_writes(fixture *f, gconstpointer data)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-#define ADD(path, fn) g_test_add("/pc/uart/" path, fixture, NULL, setup, fn, teardown)
+#define ADD(path, fn) g_test_add("/pc/uart/" path, pc_fixture, NULL, setup, fn, pc_teardown)
     ADD("reset-state-and-probe", test_reset_state_and_probe);
     ADD("transmit-timing", test_transmit_timing);
     ADD("fifo-fill-and-drain", test_fifo_fill_and_drain);

@@ -8,38 +8,17 @@
 #include "devices/netdev/netdev.h"
 #include "emu/machine.h"
 
+#include "nic8390_fixture.h"
+
 #define IO  0x280
 #define NIC (IO + 0x10)
 static const uint8_t MAC[6] = {0x00, 0x00, 0xc0, 0x12, 0x34, 0x56};
 
-static nm_config *cfg;
-static nm_machine *m;
-
+/* A machine on `cpu` with 512 KiB of RAM (below the ISA window area) and
+ * the board `spec`. */
 static void setup(const char *cpu, const char *spec)
 {
-    GError *err = NULL;
-    cfg = nm_config_new();
-    g_free(cfg->cpu);
-    cfg->cpu = g_strdup(cpu);
-    cfg->ram_bytes = 512 << 10; /* below the ISA window area */
-    g_assert_true(nm_config_add_device_spec(cfg, "--nic", spec, &err));
-    m = nm_machine_new(cfg, &err);
-    g_assert_no_error(err);
-}
-
-static void teardown(void)
-{
-    nm_machine_free(m);
-    nm_config_free(cfg);
-}
-
-static void outb(uint16_t p, uint8_t v)
-{
-    nm_io_write(m->io, p, v, 1);
-}
-static uint8_t inb(uint16_t p)
-{
-    return (uint8_t)nm_io_read(m->io, p, 1);
+    nic8390_setup(cpu, 512 << 10, spec);
 }
 
 static void test_probe(void)
@@ -75,12 +54,12 @@ static void test_probe(void)
     /* IRQ from IRR and ICR. */
     static const int irqmap[] = {9, 3, 5, 7, 10, 11, 15, 4};
     g_assert_cmpint(irqmap[((inb(IO + 4) >> 5) & 3) + (inb(IO + 1) & 4)], ==, 10);
-    teardown();
+    nic8390_teardown();
     setup("386dx-40", "wd8013,irq=3,io=0x300,mem=0xcc000");
     g_assert_cmpint(irqmap[((inb(0x304) >> 5) & 3) + (inb(0x301) & 4)], ==, 3);
     uint32_t mem2 = ((uint32_t)(inb(0x300) & 0x3f) << 13) + ((uint32_t)(inb(0x305) & 0x1f) << 19);
     g_assert_cmphex(mem2, ==, 0xcc000);
-    teardown();
+    nic8390_teardown();
 }
 
 static void test_window_and_costs(void)
@@ -126,7 +105,7 @@ static void test_window_and_costs(void)
         outb(IO, (0xd8000 >> 13 & 0x3f) | 0x40);
         g_assert_cmphex(nm_mem_read(m->mem, 0xd8010, 2), ==, 0xa55a);
         g_assert_cmphex(nm_mem_read(m->mem, 0xd0010, 2), ==, 0xffff);
-        teardown();
+        nic8390_teardown();
     }
 }
 
@@ -218,7 +197,7 @@ static void test_traffic_through_shared_memory(void)
     outb(IO, 0x80);
     g_assert_cmphex(inb(NIC + 7) & 0x80, ==, 0x80);
     g_assert_cmphex(nm_mem_read(m->mem, 0xd0c00, 1), ==, 0xff); /* MENB off */
-    teardown();
+    nic8390_teardown();
 }
 
 int main(int argc, char **argv)
