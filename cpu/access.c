@@ -75,7 +75,7 @@ static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
     uint8_t *host = nm_memmap_page_ptr(c->mem, phys, false);
     if (host && nm_memmap_page_ptr(c->mem, phys, true)) perm |= NM_TLBP_RAM;
     bool watched = nm_memmap_page_is_watched(c->mem, phys);
-    bool fast = !(c->have_hooks && c->hooks.mem);
+    bool fast = !(c->have_hooks && c->hooks.mem) && !(c->dr_data_mask && cpu_debug_page(c, page));
     bool ac = align_check_on(c);
     e->tag_valid = page;
     e->phys_page = phys;
@@ -127,6 +127,7 @@ static uint32_t read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, uns
     unsigned acc = (user ? NM_ACC_USER : 0) | ((hflags & NM_MEM_CODE) ? NM_ACC_FETCH : 0);
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c) && !(hflags & NM_MEM_CODE))
         cpu_raise(c, NM_EXC_AC, 0); /* SDM vol. 3A, 6.15 interrupt 17 */
+    if (unlikely(c->dr_data_mask) && !(hflags & NM_MEM_CODE)) cpu_debug_data(c, lin, size, false);
     if (off + size <= 0x1000) {
         nm_tlb_entry *e = tlb_translate(c, lin, acc);
         uint32_t v = entry_read(c, e, off, size);
@@ -153,6 +154,7 @@ static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
     uint32_t off = lin & 0xfff;
     unsigned acc = NM_ACC_WRITE | (user ? NM_ACC_USER : 0);
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c)) cpu_raise(c, NM_EXC_AC, 0);
+    if (unlikely(c->dr_data_mask)) cpu_debug_data(c, lin, size, true);
     if (off + size <= 0x1000) {
         nm_tlb_entry *e = tlb_translate(c, lin, acc);
         entry_write(c, e, off, v, size);

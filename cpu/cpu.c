@@ -210,12 +210,15 @@ static void deliver_external(nm_cpu *c)
     cpu_interrupt(c, v, NM_INT_EXTERNAL, false, 0, c->eip);
 }
 
-/* After an instruction: single-step trap, interrupt shadow, INTR. */
+/* After an instruction: single-step and data-breakpoint traps, interrupt
+ * shadow, INTR. */
 static void post_insn(nm_cpu *c, uint32_t tf)
 {
-    if (tf) {
-        /* TF set at the start: #DB trap after it (SDM vol. 3A, 17.3.1.4). */
-        c->dr[6] |= 0x4000;
+    uint32_t hits = cpu_debug_take_hits(c);
+    if (tf | hits) {
+        /* TF set at the start: #DB trap after it (SDM vol. 3A, 17.3.1.4);
+         * a data breakpoint hit: the same trap, DR6.Bn (17.3.1.2). */
+        if (tf) c->dr[6] |= 0x4000;
         c->insn_eip = c->eip;
         c->insn_esp = c->gpr[NM_ESP];
         if (c->have_hooks && c->hooks.interrupt)
@@ -262,6 +265,12 @@ static void step_reported(nm_cpu *c, bool tracing)
 {
     c->insn_eip = c->eip;
     c->insn_esp = c->gpr[NM_ESP];
+    /* EFLAGS.RF suppresses instruction breakpoints for one instruction
+     * (SDM vol. 3A, 17.3.1.1); cleared once it completes, unless it is the
+     * IRET that set it again.  A fault keeps it in the pushed image.  The
+     * breakpoint comes before faults fetching the instruction (table 6-2). */
+    uint32_t rf = c->eflags & NM_FLAG_RF;
+    if (unlikely(c->dr_exec_mask) && !rf) cpu_debug_exec(c);
     const nm_insn *i = icache_fetch(c);
     const nm_segment *cs = &c->seg[NM_CS];
     if (unlikely(c->eip > cs->limit || cs->limit - c->eip < (uint32_t)i->len - 1u))
@@ -271,13 +280,15 @@ static void step_reported(nm_cpu *c, bool tracing)
     c->eip += i->len;
     if (!c->code32) c->eip &= 0xffff;
     i->fn(c, i);
+    if (unlikely(rf) && i->op != NM_OP_IRET) c->eflags &= ~NM_FLAG_RF;
     c->instructions++;
     c->steps++;
     if (c->have_hooks)
         run_hooks(c, i);
     else
         c->clock->cycles += 1;
-    if (unlikely(tf | (uint32_t)c->m->intr | (uint32_t)c->inhibit_irq)) post_insn(c, tf);
+    if (unlikely(tf | (uint32_t)c->m->intr | (uint32_t)c->inhibit_irq | c->dr_hit))
+        post_insn(c, tf);
 }
 
 /* No listener, no trace, TF clear: runs instructions until one of the run loop's
@@ -334,9 +345,10 @@ static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
          * INTR pending with IF=0 changes nothing: we go on (a delivered
          * interrupt moves EIP and resets fetch_lin, so the test below
          * leaves). */
-        if (unlikely((c->eflags & NM_FLAG_TF) | (uint32_t)m->intr | (uint32_t)c->inhibit_irq)) {
+        if (unlikely((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
+                     (uint32_t)c->inhibit_irq | c->dr_hit)) {
             post_insn(c, 0);
-            if (c->eflags & NM_FLAG_TF) return;
+            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
         }
         if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
             return;
@@ -375,6 +387,7 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
          * and triple fault). */
         int v = c->pending_vector;
         c->pending_vector = -1;
+        c->dr_hit = 0; /* data breakpoints report only completed instructions */
         c->eip = c->insn_eip;
         c->gpr[NM_ESP] = c->insn_esp;
         c->steps++;
@@ -398,7 +411,8 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             if (clk->deadline != UINT64_MAX) clk->cycles = clk->deadline;
             break;
         }
-        if (unlikely(c->have_hooks || tracing || (c->eflags & NM_FLAG_TF))) {
+        if (unlikely(c->have_hooks || tracing || (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) ||
+                     c->dr_exec_mask)) {
             step_reported(c, tracing);
             continue;
         }

@@ -106,6 +106,9 @@ struct nm_cpu {
     uint32_t last_ea;        /* effective address of the last memory operand */
     uint32_t rep_iterations; /* string iterations done by the last step (cost models) */
     bool rep_unfinished;     /* that step stopped at its budget: the REP string runs again */
+    uint8_t dr_exec_mask;    /* DR7-enabled instruction breakpoints (debug.c) */
+    uint8_t dr_data_mask;    /* DR7-enabled data breakpoints */
+    uint8_t dr_hit;          /* data breakpoints hit by the running instruction */
     bool inhibit_fresh;      /* inhibit_irq set by the instruction that just ran */
     uint64_t steps;          /* instructions + delivered exceptions (run loop bound) */
     bool ac_on;              /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
@@ -212,6 +215,18 @@ void cpu_write_cr(nm_cpu *c, int n, uint32_t value); /* #GP on reserved bits */
 uint32_t cpu_read_dr(nm_cpu *c, int n);
 void cpu_write_dr(nm_cpu *c, int n, uint32_t value);
 void cpu_clts(nm_cpu *c);
+/* Debug registers (debug.c): recompute the armed breakpoints after a DR7
+ * or DR0-3 write; clear the local enables on a task switch; DR7.GD check
+ * before a MOV DRn; whether a linear page holds an armed data breakpoint
+ * (no fast TLB tags then); note data hits; fault on an instruction
+ * breakpoint at CS:EIP; move the noted hits into DR6 (returns them). */
+void cpu_debug_update(nm_cpu *c);
+void cpu_debug_task_switch(nm_cpu *c);
+void cpu_debug_access_check(nm_cpu *c);
+bool cpu_debug_page(const nm_cpu *c, uint32_t page);
+void cpu_debug_data(nm_cpu *c, uint32_t lin, unsigned size, bool write);
+void cpu_debug_exec(nm_cpu *c);
+uint32_t cpu_debug_take_hits(nm_cpu *c);
 /* LAR/LSL/VERR/VERW: *ok is ZF. */
 uint32_t cpu_lar(nm_cpu *c, uint16_t selector, bool *ok);
 uint32_t cpu_lsl(nm_cpu *c, uint16_t selector, bool *ok);

@@ -51,10 +51,10 @@ static inline bool is_rep(const nm_insn *i)
                 c->gpr[NM_ECX] = n;                                                                \
             else                                                                                   \
                 c->gpr[NM_ECX] = (c->gpr[NM_ECX] & 0xffff0000u) | n;                               \
-            if (stop) break;                                                                       \
+            if (stop | c->dr_hit) break; /* a data breakpoint traps after its iteration */         \
         }                                                                                          \
         c->rep_iterations = done;                                                                  \
-        c->rep_unfinished = n && !stop;                                                            \
+        c->rep_unfinished = n && !stop; /* (a breakpoint stop resumes after the #DB) */            \
         if (c->rep_unfinished) {                                                                   \
             c->eip = c->insn_eip; /* more to do: run again */                                      \
             c->instructions--;    /* not retired: counted by the step that ends it */              \

@@ -150,16 +150,20 @@ static int dr_index(nm_cpu *c, int n)
 uint32_t cpu_read_dr(nm_cpu *c, int n)
 {
     need_cpl0(c);
-    return c->dr[dr_index(c, n)];
+    n = dr_index(c, n);
+    cpu_debug_access_check(c);
+    return c->dr[n];
 }
 
 void cpu_write_dr(nm_cpu *c, int n, uint32_t v)
 {
     need_cpl0(c);
     n = dr_index(c, n);
+    cpu_debug_access_check(c);
     if (n == 6) v = (v & 0xe00fu) | 0xffff0ff0u; /* reserved bits read as 1 */
     if (n == 7) v = (v & ~0xd800u) | 0x400u;
     c->dr[n] = v;
+    if (n != 6) cpu_debug_update(c);
 }
 
 void cpu_clts(nm_cpu *c)

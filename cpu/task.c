@@ -152,6 +152,7 @@ void sys_task_switch(nm_cpu *c, uint16_t sel, nm_desc *d, int reason, uint32_t r
     nd.hi |= 0x200; /* busy */
     sys_seg_from_desc(&c->tr, sel, &nd);
     c->cr0 |= NM_CR0_TS;
+    cpu_debug_task_switch(c); /* local breakpoints belong to the old task */
     if (new32 && (c->cr0 & NM_CR0_PG)) {
         c->cr3 = t.cr3;
         cpu_tlb_flush_all(c);

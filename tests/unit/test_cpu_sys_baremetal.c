@@ -108,6 +108,8 @@ static const bm_case cases[] = {
     {"smc", "486dx2-66", "PASS smc_same_block\n", false},
     {"smc", "pentium-100", "PASS smc_after_store\n", false},
     {"triple", "486dx2-66", "triple fault next\n", true},
+    {"debugreg", "486dx2-66", "PASS rep_ecx_left\n", false},
+    {"debugreg", "pentium-100", "PASS exec_count\n", false},
 };
 
 int main(int argc, char **argv)
