@@ -28,8 +28,19 @@
  *         two more when two read-modify-write instructions pair.
  *   [PDM] Intel, Pentium Processor Family Developer's Manual vol. 3
  *         (241430), chapter 25 instruction clock counts: the mode-dependent
- *         rows (I/O, INT, IRET, far transfers, control registers).
- * docs/cost-models.md ("Pentium") lists what is approximated.
+ *         rows (I/O, INT, IRET, far transfers, control registers).  Not
+ *         read directly: checked through [NG] and [PIR], which copy it.
+ *   [NG]  The x86 ("iAPx86") Norton Guide, per-instruction "Length and
+ *         timing" tables, Pentium column (real and protected mode; the
+ *         guide the 386/486 rows were checked against).
+ *   [PIR] "Intel Pentium Instruction Set Reference", a copy of the Pentium
+ *         manual's instruction pages with their Clocks column.
+ *   [BB]  Abrash, Graphics Programming Black Book, chapters 19-21
+ *         (pairing tables 20.1/20.2, lockstep RMW pairs, AGI, prefixes,
+ *         branch misprediction clocks).
+ * Where they disagree the row keeps one figure and names the other;
+ * docs/cost-models.md ("Verification", "Pentium") lists what was checked
+ * and what is approximated.
  *
  * Hooks: mem only logs the accesses (a preallocated array); branch notes
  * the outcome; insn settles the bill, when the instruction ID is known: a
@@ -89,19 +100,19 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_NEG] = ROW(P_NP, 1, 3, 3, F_RMW), /* NEG/NOT r 1, m 3 NP [IT] */
     [NM_OP_NOT] = ROW(P_NP, 1, 3, 3, F_RMW),
     /* data movement */
-    [NM_OP_MOV] = ROW(P_UV, 1, 1, 1, 0),              /* [IT] */
-    [NM_OP_MOV_TO_SREG] = SPECIAL(P_NP, 0),           /* real 2, protected 3 [PDM] */
-    [NM_OP_MOV_FROM_SREG] = ROW(P_NP, 1, 1, 1, 0),    /* [IT] */
-    [NM_OP_MOV_TO_CR] = SPECIAL(P_NP, 0),             /* CR0 22 CR2 12 CR3 21 CR4 14 [PDM] */
-    [NM_OP_MOV_FROM_CR] = ROW(P_NP, 4, 4, 4, 0),      /* [PDM] */
-    [NM_OP_MOV_TO_DR] = ROW(P_NP, 11, 11, 11, 0),     /* DR0-3 11 [PDM] */
-    [NM_OP_MOV_FROM_DR] = ROW(P_NP, 2, 2, 2, 0),      /* DR0-3 2 [PDM] */
-    [NM_OP_MOVSX] = ROW(P_NP, 3, 3, 3, F_DST_G),      /* [IT] */
-    [NM_OP_MOVZX] = ROW(P_NP, 3, 3, 3, F_DST_G),      /* [IT] */
-    [NM_OP_LEA] = ROW(P_UV, 1, 1, 1, F_DST_G),        /* [IT] */
-    [NM_OP_XCHG] = ROW(P_NP, 2, 3, 3, F_RMW),         /* r,r 2; r,m 3 (locked) [IT] */
-    [NM_OP_XADD] = ROW(P_NP, 3, 4, 4, F_RMW),         /* [IT] */
-    [NM_OP_CMPXCHG] = ROW(P_NP, 6, 6, 6, F_RMW),      /* [IT] */
+    [NM_OP_MOV] = ROW(P_UV, 1, 1, 1, 0),           /* [IT] */
+    [NM_OP_MOV_TO_SREG] = SPECIAL(P_NP, 0),        /* real 2, protected 3 [PDM] */
+    [NM_OP_MOV_FROM_SREG] = ROW(P_NP, 1, 1, 1, 0), /* [IT] */
+    [NM_OP_MOV_TO_CR] = SPECIAL(P_NP, 0), /* CR0 22 CR2 12 CR3 21 CR4 14 [PDM]; [PIR]: 12-22 */
+    [NM_OP_MOV_FROM_CR] = ROW(P_NP, 4, 4, 4, 0),  /* [PIR] */
+    [NM_OP_MOV_TO_DR] = ROW(P_NP, 11, 11, 11, 0), /* DR0-3 11 [PDM]; [PIR]: 11/12 by register */
+    [NM_OP_MOV_FROM_DR] = ROW(P_NP, 2, 2, 2, 0),  /* DR0-3 2 [PDM]; [PIR]: 2/12 by register */
+    [NM_OP_MOVSX] = ROW(P_NP, 3, 3, 3, F_DST_G),  /* [IT] */
+    [NM_OP_MOVZX] = ROW(P_NP, 3, 3, 3, F_DST_G),  /* [IT] */
+    [NM_OP_LEA] = ROW(P_UV, 1, 1, 1, F_DST_G),    /* [IT] */
+    [NM_OP_XCHG] = SPECIAL(P_NP, F_RMW),          /* eAX,r 2; r,r 3; r,m 3 + locked cycles [NG] */
+    [NM_OP_XADD] = ROW(P_NP, 3, 4, 4, F_RMW),     /* [IT] */
+    [NM_OP_CMPXCHG] = ROW(P_NP, 5, 6, 6, F_RMW),  /* r,r 5; m,r 6 [PIR] */
     [NM_OP_CMPXCHG8B] = ROW(P_NP, 10, 10, 10, F_RMW), /* [IT] */
     [NM_OP_BSWAP] = ROW(P_NP, 1, 1, 1, 0),            /* [IT] */
     [NM_OP_CBW] = ROW(P_NP, 3, 3, 3, 0),              /* CBW/CWDE 3 [IT] */
@@ -121,8 +132,8 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_POP_SREG] = ROW(P_NP, 3, 3, 3, F_STACK),  /* real 3; pm 3 + descriptor [PDM] */
     [NM_OP_PUSHA] = ROW(P_NP, 5, 5, 5, F_STACK),     /* [IT] */
     [NM_OP_POPA] = ROW(P_NP, 5, 5, 5, F_STACK),      /* [IT] */
-    [NM_OP_PUSHF] = SPECIAL(P_NP, F_STACK),          /* real 3, pm 4 [IT: 3-5] */
-    [NM_OP_POPF] = SPECIAL(P_NP, F_STACK),           /* real 4, pm 6 [IT: 4-6] */
+    [NM_OP_PUSHF] = SPECIAL(P_NP, F_STACK),          /* real 9, pm 3 [PIR] (IT: 3-5) */
+    [NM_OP_POPF] = SPECIAL(P_NP, F_STACK),           /* real 6, pm 4 [NG] (IT: 4-6) */
     [NM_OP_ENTER] = SPECIAL(P_NP, F_STACK),          /* 11, 15, 15+2L [IT] */
     [NM_OP_LEAVE] = ROW(P_NP, 3, 3, 3, F_STACK),     /* [IT] */
     /* shifts and rotates: see special_clocks() [IT] */
@@ -133,9 +144,9 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_SHL] = SPECIAL(P_PU, F_RMW),
     [NM_OP_SHR] = SPECIAL(P_PU, F_RMW),
     [NM_OP_SAR] = SPECIAL(P_PU, F_RMW),
-    [NM_OP_SHLD] = ROW(P_NP, 4, 5, 5, F_RMW), /* r,r,i/CL 4; m 5 [IT] */
-    [NM_OP_SHRD] = ROW(P_NP, 4, 5, 5, F_RMW),
-    /* multiply and divide [IT] */
+    [NM_OP_SHLD] = SPECIAL(P_NP, F_RMW), /* r 4; m,i 4; m,CL 5 [NG], [PIR] (IT: m 5) */
+    [NM_OP_SHRD] = SPECIAL(P_NP, F_RMW),
+    /* multiply and divide [IT]; MUL 11/11/10 also [NG] (IT: 9 for 32-bit) */
     [NM_OP_MUL] = SPECIAL(P_NP, 0),  /* r/m8 11, r/m16 11, r/m32 10 */
     [NM_OP_IMUL] = SPECIAL(P_NP, 0), /* same */
     [NM_OP_IMUL2] = ROW(P_NP, 10, 10, 10, F_DST_G),
@@ -150,7 +161,8 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_AAM] = ROW(P_NP, 18, 18, 18, 0),
     [NM_OP_AAD] = ROW(P_NP, 10, 10, 10, 0),
     [NM_OP_SALC] = ROW(P_NP, 2, 2, 2, 0), /* undocumented: as LAHF */
-    /* bits [IT]: BT r,r/i 4, m,i 4, m,r 9; BTS/BTR/BTC r 7, m,i 8, m,r 14 */
+    /* bits [IT]: BT r,r/i 4, m,i 4, m,r 9; BTS/BTR/BTC r 7, m,i 8, m,r 13
+     * [NG], [PIR] (IT: 14) */
     [NM_OP_BT] = SPECIAL(P_NP, 0),
     [NM_OP_BTS] = SPECIAL(P_NP, F_RMW),
     [NM_OP_BTR] = SPECIAL(P_NP, F_RMW),
@@ -172,10 +184,10 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_INT3] = SPECIAL(P_NP, F_STACK),
     [NM_OP_INTO] = SPECIAL(P_NP, F_STACK),
     [NM_OP_ICEBP] = SPECIAL(P_NP, F_STACK),
-    [NM_OP_LOOP] = SPECIAL(P_NP, 0),       /* 5 taken / 6 not [PDM] */
-    [NM_OP_LOOPE] = SPECIAL(P_NP, 0),      /* 7 / 8 [PDM] */
-    [NM_OP_LOOPNE] = SPECIAL(P_NP, 0),     /* 7 / 8 [PDM] */
-    [NM_OP_JCXZ] = SPECIAL(P_NP, 0),       /* 6 taken / 5 not [PDM] */
+    [NM_OP_LOOP] = SPECIAL(P_NP, 0),       /* 6 taken / 5 not [NG] */
+    [NM_OP_LOOPE] = SPECIAL(P_NP, 0),      /* 8 / 7 [NG] */
+    [NM_OP_LOOPNE] = SPECIAL(P_NP, 0),     /* 8 / 7 [NG] */
+    [NM_OP_JCXZ] = SPECIAL(P_NP, 0),       /* 6 taken / 5 not [NG] */
     [NM_OP_BOUND] = ROW(P_NP, 8, 8, 8, 0), /* in range [IT] */
     /* strings: MOVS 4, CMPS 5, SCAS 4, LODS 2, STOS 3; REP forms in
      * special_clocks() [IT], [PDM]; INS/OUTS by privilege [PDM] */
@@ -228,14 +240,17 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_UD2] = ROW(P_NP, 1, 1, 1, 0),
 };
 
-/* Mispredicted branch: 3 clocks in U, 4 in V [MA, P1 branch prediction]. */
-#define MISPREDICT_U     3u
-#define MISPREDICT_V     4u
-#define MISALIGN_CLOCKS  3u    /* [MA] "misaligned data" on the P1 */
-#define P5_WRITE_BUFFERS 2     /* one per pipe [DB] */
-#define LOG_CAP          4096u /* > 2 accesses x 1024 REP iterations per step */
-#define BTB_SETS         64
-#define BTB_WAYS         4
+/* Mispredicted branch: 3 clocks in U, 4 in V [MA, P1 branch prediction];
+ * a Jcc then takes 4 / 5 in all [BB ch. 21].  A direct near JMP or CALL
+ * takes 3 in either pipe [BB ch. 21]: 2 more than its row. */
+#define MISPREDICT_U      3u
+#define MISPREDICT_V      4u
+#define MISPREDICT_UNCOND 2u
+#define MISALIGN_CLOCKS   3u    /* [MA] "misaligned data" on the P1 */
+#define P5_WRITE_BUFFERS  2     /* one per pipe [DB] */
+#define LOG_CAP           4096u /* > 2 accesses x 1024 REP iterations per step */
+#define BTB_SETS          64
+#define BTB_WAYS          4
 
 /* -------------------------------------------------------------- state */
 
@@ -281,6 +296,9 @@ typedef struct p5 {
     bool br_seen, br_taken;
     uint32_t br_to;
     uint32_t pending; /* clocks of events between instructions (interrupt delivery, log overflow) */
+    /* The causes of the stalls not yet charged (pending and this
+     * instruction's), folded into st.c_* when the bill is settled. */
+    uint32_t part_code, part_data, part_wbuf, part_mis, part_int;
 
     /* the pipeline */
     bool u_open;     /* the last instruction sits alone in U and may take a V partner */
@@ -501,16 +519,18 @@ static inline unsigned form_of(const nm_insn *i)
     return nm_insn_form(i);
 }
 
-/* Clocks by privilege situation [PDM]: real, pm CPL<=IOPL, pm CPL>IOPL, v86. */
+/* Clocks by privilege situation [PDM]: real, pm CPL<=IOPL, pm CPL>IOPL, v86.
+ * OUT all four [NG]; IN real 7 [PIR]; the other I/O figures unchecked. */
 static const uint8_t p5_in[4] = {7, 4, 21, 19};
 static const uint8_t p5_out[4] = {12, 9, 26, 24};
 static const uint8_t p5_ins[4] = {9, 6, 24, 22};
 static const uint8_t p5_outs[4] = {13, 10, 24, 22};
 /* INT n / INT 3 by transfer kind (nm_xfer_class) [PDM]: real, same
- * privilege, gate (same privilege), more privileged, from v86, task. */
+ * privilege, gate (same privilege), more privileged, from v86, task.
+ * Real 16 / 13 and the protected range 27-82 [NG]; task 85 unchecked. */
 static const uint8_t int_n[6] = {16, 31, 31, 48, 82, 85};
 static const uint8_t int_3[6] = {13, 27, 27, 44, 56, 85};
-/* IRET: real, same, -, outer, to v86, task [PDM]. */
+/* IRET: real, same, -, outer, to v86, task [PDM]; 8 and 10-27 [NG]. */
 static const uint8_t iret_c[6] = {8, 10, 10, 27, 27, 85};
 /* Far CALL / JMP / RET [PDM]. */
 static const uint8_t callf_c[6] = {4, 4, 13, 22, 22, 85};
@@ -578,8 +598,14 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
             return 3;
         }
         return 1;
-    case NM_OP_PUSHF: return before->pe ? 4 : 3;
-    case NM_OP_POPF: return before->pe ? 6 : 4;
+    case NM_OP_PUSHF: return before->pe ? 3 : 9;
+    case NM_OP_POPF: return before->pe ? 4 : 6;
+    case NM_OP_XCHG:
+        /* 90+r (XCHG eAX,r) 2; 86/87 r,r 3, with memory 3 [NG] */
+        if (mem) return 3;
+        return i->opcode >= 0x91 && i->opcode <= 0x97 ? 2 : 3;
+    case NM_OP_SHLD:
+    case NM_OP_SHRD: return mem && i->src == NM_OPK_CL ? 5 : 4;
     case NM_OP_ENTER: {
         unsigned l = i->imm2 & 31;
         return l == 0 ? 11 : l == 1 ? 15 : 15 + 2 * l;
@@ -613,7 +639,7 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     case NM_OP_BTR:
     case NM_OP_BTC:
         if (!mem) return 7;
-        return i->src == NM_OPK_IMM ? 8 : 14;
+        return i->src == NM_OPK_IMM ? 8 : 13;
     case NM_OP_BSF:
     case NM_OP_BSR: {
         /* The range of [IT] spread linearly over the bits scanned (the
@@ -647,9 +673,9 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     case NM_OP_INT3:
     case NM_OP_ICEBP: return int_3[nm_xfer_class(before, after)];
     case NM_OP_INTO: return s->br_seen && s->br_taken ? int_3[nm_xfer_class(before, after)] : 4;
-    case NM_OP_LOOP: return s->br_taken ? 5 : 6;
+    case NM_OP_LOOP: return s->br_taken ? 6 : 5;
     case NM_OP_LOOPE:
-    case NM_OP_LOOPNE: return s->br_taken ? 7 : 8;
+    case NM_OP_LOOPNE: return s->br_taken ? 8 : 7;
     case NM_OP_JCXZ: return s->br_taken ? 6 : 5;
     case NM_OP_IN: return p5_in[nm_io_class(before)];
     case NM_OP_OUT: return p5_out[nm_io_class(before)];
@@ -791,7 +817,9 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
         if (a->flags & NM_MEM_CODE) {
             for (uint32_t line = first;; line += 32) {
                 uint64_t before = s->st.code_misses;
-                stall += read_line(s, s->code, line, t0 + stall, true);
+                uint32_t w = read_line(s, s->code, line, t0 + stall, true);
+                stall += w;
+                s->part_code += w;
                 if (s->st.code_misses != before) *code_miss = true;
                 if (line == last) break;
             }
@@ -806,13 +834,20 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
         /* Misaligned: a word across a dword boundary, a dword not on one [MA]. */
         if ((size == 2 && (a->phys & 3) == 3) || (size == 4 && (a->phys & 3))) {
             stall += MISALIGN_CLOCKS;
+            s->part_mis += MISALIGN_CLOCKS;
             now += MISALIGN_CLOCKS;
             s->st.misaligned++;
         }
         for (uint32_t line = first;; line += 32) {
             uint32_t addr = line == first ? a->phys : line;
-            uint32_t w = (a->flags & NM_MEM_WRITE) ? write_line(s, addr, now)
-                                                   : read_line(s, s->data, addr, now, false);
+            uint32_t w;
+            if (a->flags & NM_MEM_WRITE) {
+                w = write_line(s, addr, now);
+                s->part_wbuf += w;
+            } else {
+                w = read_line(s, s->data, addr, now, false);
+                s->part_data += w;
+            }
             stall += w;
             now += w;
             if (line == last) break;
@@ -919,6 +954,7 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
                    : c->cpl  ? NM_XFER_PRIV
                              : NM_XFER_SAME;
     s->pending += int_n[cls];
+    s->part_int += int_n[cls];
     /* The pipeline is flushed. */
     s->u_open = false;
     s->last_agi_wr = 0;
@@ -949,6 +985,32 @@ static bool depends(const p5_desc *u, const p5_desc *v)
     /* RAW and WAW on registers, partial registers as whole ones; flags do
      * not count (two flag writers pair, CMP/TEST+Jcc pair) [MA 4.1]. */
     return (uw & (vr | vw)) != 0;
+}
+
+/* Books the row and the stalls charged with it by cause (the breakdown
+ * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
+ * and I/O-drain clocks are booked where they are charged). */
+static void account(p5 *s, unsigned op, uint32_t row)
+{
+    nm_p5_stats *t = &s->st;
+    switch (op) {
+    case NM_OP_IN:
+    case NM_OP_OUT:
+    case NM_OP_INS:
+    case NM_OP_OUTS: t->c_io += row; break;
+    case NM_OP_INT:
+    case NM_OP_INT3:
+    case NM_OP_INTO:
+    case NM_OP_ICEBP:
+    case NM_OP_IRET: t->c_int += row; break;
+    default: t->c_table += row; break;
+    }
+    t->c_int += s->part_int;
+    t->c_code_fill += s->part_code;
+    t->c_data_fill += s->part_data;
+    t->c_wbuf += s->part_wbuf;
+    t->c_misaligned += s->part_mis;
+    s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = 0;
 }
 
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
@@ -992,6 +1054,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         uint64_t done = nm_membus_use(&s->bus, now, 2 * one);
         stall += (uint32_t)(done - now);
         s->st.mem_stall_cycles += done - now;
+        s->st.c_locked += done - now;
         s->st.locked++;
     }
     /* I/O waits for the write buffers to drain [DB]. */
@@ -999,6 +1062,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         uint64_t now = c->clock->cycles + stall;
         uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
         stall += (uint32_t)(empty - now);
+        s->st.c_io_drain += empty - now;
     }
 
     /* Branch prediction. */
@@ -1006,6 +1070,8 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     if (s->br_seen && uses_btb(i->op))
         mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
     s->br_seen = false;
+
+    bool direct_uncond = (i->op == NM_OP_JMP || i->op == NM_OP_CALL) && i->src == NM_OPK_IMM;
 
     unsigned pfx = prefix_bytes(i);
     bool can_v = d.pair == P_UV || d.pair == P_PV;
@@ -1029,11 +1095,19 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         cost = extra + agi + bank + stall;
         exec = s->u_exec + cost; /* the whole group */
         if (mispredict) {
-            cost += MISPREDICT_V;
+            uint32_t mp = direct_uncond ? MISPREDICT_UNCOND : MISPREDICT_V;
+            cost += mp;
             s->st.mispredicts++;
-            s->st.mispredict_cycles += MISPREDICT_V;
+            s->st.mispredict_cycles += mp;
+            s->st.c_mispredict += mp;
         }
         if (agi) s->st.agi_stalls++;
+        /* The V instruction's row, less what the pair overlaps (the
+         * smaller of the two rows), plus the lockstep of two RMWs. */
+        s->st.c_pair_saved += d.clocks < s->u.clocks ? d.clocks : s->u.clocks;
+        if (d.rmw && s->u.rmw) s->st.c_rmw_pair += 2;
+        s->st.c_agi += agi;
+        s->st.c_bank += bank;
         s->last_agi_wr = s->u.agi_wr | d.agi_wr;
         s->u_open = false;
         s->st.v_issues++;
@@ -1057,10 +1131,14 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         exec = d.clocks + agi + stall;
         cost = exec + pen;
         if (mispredict) {
-            cost += MISPREDICT_U;
+            uint32_t mp = direct_uncond ? MISPREDICT_UNCOND : MISPREDICT_U;
+            cost += mp;
             s->st.mispredicts++;
-            s->st.mispredict_cycles += MISPREDICT_U;
+            s->st.mispredict_cycles += mp;
+            s->st.c_mispredict += mp;
         }
+        s->st.c_agi += agi;
+        s->st.c_prefix += pen;
         s->before_u_agi_wr = s->last_agi_wr;
         s->last_agi_wr = d.agi_wr;
         /* Opens a V slot: pairable in U, not a branch, boundaries known
@@ -1091,6 +1169,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->rep_eip = c->insn_eip;
     }
     s->mode = after;
+    account(s, i->op, d.clocks);
     s->st.instructions++;
     s->st.cycles += cost;
     return cost;
@@ -1194,6 +1273,25 @@ static void p5_report(void *state, nm_report *r)
     nm_report_u64(r, "l2_write_hits", s->board.l2_write_hits);
     nm_report_u64(r, "l2_write_misses", s->board.l2_write_misses);
     nm_report_u64(r, "l2_writebacks", s->board.l2_writebacks);
+    /* Where the clocks went: clocks == the clocks_* below added up, less
+     * clocks_pairing_saved.  ISA/PCI wait states are the window's
+     * bus_wait_cycles, not here. */
+    nm_report_u64(r, "clocks", t->cycles);
+    nm_report_u64(r, "clocks_table", t->c_table);
+    nm_report_u64(r, "clocks_io_instructions", t->c_io);
+    nm_report_u64(r, "clocks_interrupts", t->c_int);
+    nm_report_u64(r, "clocks_pairing_saved", t->c_pair_saved);
+    nm_report_u64(r, "clocks_rmw_pairs", t->c_rmw_pair);
+    nm_report_u64(r, "clocks_agi", t->c_agi);
+    nm_report_u64(r, "clocks_bank_conflicts", t->c_bank);
+    nm_report_u64(r, "clocks_prefixes", t->c_prefix);
+    nm_report_u64(r, "clocks_mispredicts", t->c_mispredict);
+    nm_report_u64(r, "clocks_code_fills", t->c_code_fill);
+    nm_report_u64(r, "clocks_data_fills", t->c_data_fill);
+    nm_report_u64(r, "clocks_write_buffer", t->c_wbuf);
+    nm_report_u64(r, "clocks_misaligned", t->c_misaligned);
+    nm_report_u64(r, "clocks_locked", t->c_locked);
+    nm_report_u64(r, "clocks_io_write_drain", t->c_io_drain);
 }
 
 const nm_cost_model_class nm_cost_model_pentium = {

@@ -19,6 +19,23 @@ typedef struct nm_p5_stats {
     uint64_t misaligned, locked;
     uint64_t mem_stall_cycles; /* fills, uncached reads, locked cycles */
     uint64_t log_overflows;
+    /* Where the cycles went (docs/cost-models.md, "Pentium"): cycles ==
+     * every c_* below added up, less c_pair_saved. */
+    uint64_t c_table;      /* table rows of all other instructions */
+    uint64_t c_io;         /* IN/OUT/INS/OUTS rows */
+    uint64_t c_int;        /* INT/INTO/INT3/IRET rows, delivered interrupts */
+    uint64_t c_pair_saved; /* V-pipe pairing: min(U, V) of each pair, saved */
+    uint64_t c_rmw_pair;   /* +2 when both halves of a pair read-modify-write */
+    uint64_t c_agi;        /* address generation interlocks */
+    uint64_t c_bank;       /* data cache bank conflicts of a pair */
+    uint64_t c_prefix;     /* prefix decode clocks not hidden in a shadow */
+    uint64_t c_mispredict; /* branch mispredictions */
+    uint64_t c_code_fill;  /* code cache misses */
+    uint64_t c_data_fill;  /* data cache read misses, uncached reads */
+    uint64_t c_wbuf;       /* writes waiting for a free write buffer */
+    uint64_t c_misaligned; /* misaligned data accesses */
+    uint64_t c_locked;     /* locked bus cycles (LOCK, XCHG with memory) */
+    uint64_t c_io_drain;   /* I/O waiting for the write buffers to drain */
 } nm_p5_stats;
 
 /* `state` is what nm_cost_model_pentium.create returned. */

@@ -9,7 +9,11 @@
  *   [MA] Agner Fog, microarchitecture, P1 chapter: 4.1 pairing, 4.2 AGI,
  *        4.4 prefixes; P1 branch prediction (3 clocks U, 4 V);
  *   [DB] Pentium data book 3.1.2 (pairing, RMW);
- *   [PDM] Pentium developer's manual vol. 3, instruction clock counts. */
+ *   [PDM] Pentium developer's manual vol. 3, instruction clock counts;
+ *   [NG] the x86 Norton Guide's "Length and timing" Pentium column;
+ *   [PIR] "Intel Pentium Instruction Set Reference" (the Pentium manual's
+ *        instruction pages with their clocks);
+ *   [BB] Abrash, Graphics Programming Black Book, chapters 19-21. */
 #include <glib.h>
 #include <string.h>
 
@@ -489,6 +493,228 @@ static void test_rep_movsd(void)
     fx_free(&f);
 }
 
+/* ------------------------------------------- rows checked against [NG] */
+
+/* XCHG: 86/87 r,r 3, 90+r (XCHG eAX,r) 2 [NG "XCHG": reg,reg 3, acc,reg 2;
+ * IT: (E)AX,r 2, r,r 3].  NP: no pairs. */
+static void test_xchg(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t rr[] = {0x87, 0xd9}; /* xchg ecx,ebx */
+    g_assert_cmpuint(measure(&f, rr, sizeof rr, (regs){0}), ==, 3);
+    static const uint8_t acc[] = {0x93}; /* xchg eax,ebx */
+    g_assert_cmpuint(measure(&f, acc, sizeof acc, (regs){0}), ==, 2);
+    fx_free(&f);
+}
+
+/* CMPXCHG r,r 5, m,r 6 [PIR "CMPXCHG"], plus the 0F prefix clock [MA 4.4]
+ * (the first instruction after HLT: nothing hides it). */
+static void test_cmpxchg(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    regs r = {.esi = DATA};
+    cache_line(&f, DATA);
+    static const uint8_t rr[] = {0x0f, 0xb1, 0xd9}; /* cmpxchg ecx,ebx */
+    g_assert_cmpuint(measure(&f, rr, sizeof rr, r), ==, 5 + 1);
+    static const uint8_t mr[] = {0x0f, 0xb1, 0x1e}; /* cmpxchg [esi],ebx */
+    g_assert_cmpuint(measure(&f, mr, sizeof mr, r), ==, 6 + 1);
+    fx_free(&f);
+}
+
+/* SHLD m,r,imm 4, m,r,CL 5 [NG "SHLD", PIR] (Agner: 5 for both memory
+ * forms), plus the 0F prefix clock [MA 4.4]. */
+static void test_shld(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    regs r = {.ecx = 4, .esi = DATA};
+    cache_line(&f, DATA);
+    static const uint8_t mi[] = {0x0f, 0xa4, 0x06, 0x04}; /* shld [esi],eax,4 */
+    g_assert_cmpuint(measure(&f, mi, sizeof mi, r), ==, 4 + 1);
+    static const uint8_t mcl[] = {0x0f, 0xa5, 0x06}; /* shld [esi],eax,cl */
+    g_assert_cmpuint(measure(&f, mcl, sizeof mcl, r), ==, 5 + 1);
+    static const uint8_t ri[] = {0x0f, 0xa4, 0xc3, 0x04}; /* shld ebx,eax,4 */
+    g_assert_cmpuint(measure(&f, ri, sizeof ri, r), ==, 4 + 1);
+    fx_free(&f);
+}
+
+/* BTS m,r 13 [NG "BTC" (BTS/BTR/BTC share the table), PIR "BTS"; Agner:
+ * 14], plus the 0F prefix clock [MA 4.4].  EAX = 0: the bit is at [ESI]. */
+static void test_bts(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    regs r = {.esi = DATA};
+    cache_line(&f, DATA);
+    static const uint8_t mr[] = {0x0f, 0xab, 0x06}; /* bts [esi],eax */
+    g_assert_cmpuint(measure(&f, mr, sizeof mr, r), ==, 13 + 1);
+    fx_free(&f);
+}
+
+/* PUSHF 3 and POPF 4 in protected mode [PIR "PUSHF": 3; NG "POPF": 4]
+ * (Agner: 3-5 / 4-6).  The stack line is read (so cached) by the warm-up
+ * run's POPF -> 3 + 4 = 7. */
+static void test_pushf_popf(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t code[] = {0x9c, 0x9d}; /* pushfd; popfd */
+    g_assert_cmpuint(measure(&f, code, sizeof code, (regs){0}), ==, 3 + 4);
+    fx_free(&f);
+
+    /* Real mode: PUSHF 9 [PIR], POPF 6 [NG] -> 15. */
+    fx_init(&f, "pentium-60");
+    g_assert_cmpuint(run_real(&f, code, sizeof code), ==, 9 + 6);
+    fx_free(&f);
+}
+
+/* LOOP 6 taken / 5 not, LOOPE and LOOPNE 8 / 7 [NG "LOOP": 5/6 and 7/8,
+ * "no jump/jump" as its JCXZ page labels the same pair].  L: LOOP L with
+ * ECX = 2 runs twice: taken, then not.  The warm-up leaves L in the BTB in
+ * state 2 (allocated taken, then a not-taken): the taken pass is predicted,
+ * the last one mispredicted in U, 3 [MA]. */
+static void test_loop_clocks(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* MOV ecx,2 (1) / L: LOOP L -> 1 + 6 + 5 + 3 */
+    static const uint8_t loop[] = {0xb9, 0x02, 0x00, 0x00, 0x00, 0xe2, 0xfe};
+    g_assert_cmpuint(measure(&f, loop, sizeof loop, (regs){0}), ==, 1 + 6 + 5 + 3);
+    /* XOR eax,eax / MOV ecx,2 pair (1, ZF = 1) / L: LOOPE L -> 1 + 8 + 7 + 3 */
+    static const uint8_t loope[] = {0x31, 0xc0, 0xb9, 0x02, 0x00, 0x00, 0x00, 0xe1, 0xfe};
+    g_assert_cmpuint(measure(&f, loope, sizeof loope, (regs){0}), ==, 1 + 8 + 7 + 3);
+    /* OR eax,1 / MOV ecx,2 pair (1, ZF = 0) / L: LOOPNE L -> 1 + 8 + 7 + 3 */
+    static const uint8_t loopne[] = {0x83, 0xc8, 0x01, 0xb9, 0x02, 0x00, 0x00, 0x00, 0xe0, 0xfe};
+    g_assert_cmpuint(measure(&f, loopne, sizeof loopne, (regs){0}), ==, 1 + 8 + 7 + 3);
+    fx_free(&f);
+}
+
+/* Runs `warm` + HLT, then puts `code` + HLT at the same address (its
+ * branch now goes elsewhere) and returns that run's clocks. */
+static uint64_t retarget(fx *f, const uint8_t *warm, size_t wn, const uint8_t *code, size_t n)
+{
+    static const uint8_t hlt = 0xf4;
+    load(f, CODE, warm, wn);
+    load(f, CODE + (uint32_t)wn, &hlt, 1);
+    run(f, CODE, (regs){0});
+    load(f, CODE, code, n);
+    load(f, CODE + (uint32_t)n, &hlt, 1);
+    return run(f, CODE, (regs){0});
+}
+
+/* A mispredicted direct JMP or CALL takes 3 clocks in either pipe [BB
+ * ch. 21: "mispredicted calls and unconditional jumps take 3 cycles in
+ * either pipe"] (a Jcc 4 in U, 5 in V: test_branches).  The BTB holds the
+ * old target (the next instruction); the new code jumps one byte further. */
+static void test_uncond_mispredict(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    /* JMP in U: 3. */
+    static const uint8_t j0[] = {0xeb, 0x00}, j1[] = {0xeb, 0x01, 0x90};
+    uint64_t m0 = stats(&f)->mispredicts;
+    g_assert_cmpuint(retarget(&f, j0, sizeof j0, j1, sizeof j1), ==, 3);
+    g_assert_cmpuint(stats(&f)->mispredicts - m0, ==, 2); /* warm-up (not in the BTB) + this */
+    /* NOP / JMP paired, the JMP in V: 1 + 2 = 3. */
+    static const uint8_t v0[] = {0x90, 0xeb, 0x00}, v1[] = {0x90, 0xeb, 0x01, 0x90};
+    g_assert_cmpuint(retarget(&f, v0, sizeof v0, v1, sizeof v1), ==, 3);
+    /* CALL rel32 in U: 3 (the return address goes to a write buffer). */
+    static const uint8_t c0[] = {0xe8, 0x00, 0x00, 0x00, 0x00};
+    static const uint8_t c1[] = {0xe8, 0x01, 0x00, 0x00, 0x00, 0x90};
+    g_assert_cmpuint(retarget(&f, c0, sizeof c0, c1, sizeof c1), ==, 3);
+    fx_free(&f);
+}
+
+/* ---------------------------------------------------------- breakdown */
+
+static uint64_t report_u64(const char *json, const char *key)
+{
+    char pat[64];
+    g_snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = strstr(json, pat);
+    g_assert_nonnull(p);
+    p = strchr(p + strlen(pat), ':');
+    g_assert_nonnull(p);
+    return g_ascii_strtoull(p + 1, NULL, 10);
+}
+
+/* The report's clocks_* add up (less clocks_pairing_saved) to the
+ * model's clocks, on a cold run that exercises most causes. */
+static void test_breakdown_sums(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t code[] = {
+        0x66, 0xbb, 0x02, 0x00,             /* mov bx,2  prefix (first: not hidden) */
+        0x83, 0xc0, 0x01, 0x83, 0xc3, 0x01, /* add eax,1; add ebx,1    pair */
+        0x83, 0xc6, 0x04, 0x8b, 0x06,       /* add esi,4; mov eax,[esi]  AGI, data fill */
+        0x8b, 0x46, 0x01,                   /* mov eax,[esi+1]          misaligned */
+        0x01, 0x06, 0x01, 0x5e, 0x08,       /* add [esi],eax; add [esi+8],ebx  RMW pair */
+        0x89, 0x07, 0x89, 0x47, 0x20,       /* mov [edi],eax; mov [edi+32],eax */
+        0x89, 0x47, 0x40,                   /* mov [edi+64],eax         write buffers full */
+        0xe6, 0xe0,                         /* out e0h,al               I/O, drain */
+        0x87, 0x0e,                         /* xchg [esi],ecx           locked */
+        0xeb, 0x00,                         /* jmp $+2                  mispredicted */
+    };
+    static const uint8_t hlt = 0xf4;
+    load(&f, CODE, code, sizeof code);
+    load(&f, CODE + sizeof code, &hlt, 1);
+    /* Cold (code and data fills), then warm (the OUT waits for the three
+     * buffered writes instead of a code fill). */
+    run(&f, CODE, (regs){.esi = DATA, .edi = DST2});
+    run(&f, CODE, (regs){.esi = DATA, .edi = DST2});
+    const nm_p5_stats *t = stats(&f);
+    uint64_t sum = t->c_table + t->c_io + t->c_int + t->c_rmw_pair + t->c_agi + t->c_bank +
+                   t->c_prefix + t->c_mispredict + t->c_code_fill + t->c_data_fill + t->c_wbuf +
+                   t->c_misaligned + t->c_locked + t->c_io_drain - t->c_pair_saved;
+    g_assert_cmpuint(sum, ==, t->cycles);
+    /* Per run: AGI 1 [MA 4.2], misaligned 3 [MA], RMW pair 2 [DB], OUT 9
+     * (CPL <= IOPL [NG]); the JMP mispredicted once, in U: 2 [BB]. */
+    g_assert_cmpuint(t->c_agi, ==, 2);
+    g_assert_cmpuint(t->c_misaligned, ==, 6);
+    g_assert_cmpuint(t->c_rmw_pair, ==, 4);
+    g_assert_cmpuint(t->c_io, ==, 18);
+    g_assert_cmpuint(t->c_mispredict, ==, 2);
+    g_assert_cmpuint(t->c_prefix, >=, 1); /* 66h [MA 4.4] */
+    g_assert_cmpuint(t->c_pair_saved, >=, 1);
+    g_assert_cmpuint(t->c_code_fill, >, 0);
+    g_assert_cmpuint(t->c_data_fill, >, 0);
+    g_assert_cmpuint(t->c_locked, >, 0);
+    g_assert_cmpuint(t->c_io_drain, >, 0);
+
+    /* Warm: four independent ADDs, 4 table clocks less 2 paired -> 2. */
+    static const uint8_t indep[] = {0x83, 0xc0, 0x01, 0x83, 0xc3, 0x01,
+                                    0x83, 0xc1, 0x01, 0x83, 0xc2, 0x01};
+    measure(&f, indep, sizeof indep, (regs){0});
+    uint64_t t0 = t->c_table, s0 = t->c_pair_saved, c0 = t->cycles;
+    run(&f, CODE, (regs){0});
+    g_assert_cmpuint(t->c_table - t0, ==, 4 + 1); /* and the HLT's row */
+    g_assert_cmpuint(t->c_pair_saved - s0, ==, 2);
+    g_assert_cmpuint(t->cycles - c0, ==, 2 + 1);
+
+    /* The same figures in the report (section cost-model-pentium). */
+    nm_report *r = nm_report_new();
+    nm_cost_model_pentium.report(f.st, r);
+    char *js = nm_report_json(r);
+    static const char *parts[] = {
+        "clocks_table",      "clocks_io_instructions", "clocks_interrupts",   "clocks_rmw_pairs",
+        "clocks_agi",        "clocks_bank_conflicts",  "clocks_prefixes",     "clocks_mispredicts",
+        "clocks_code_fills", "clocks_data_fills",      "clocks_write_buffer", "clocks_misaligned",
+        "clocks_locked",     "clocks_io_write_drain",
+    };
+    uint64_t rsum = 0;
+    for (size_t k = 0; k < G_N_ELEMENTS(parts); k++)
+        rsum += report_u64(js, parts[k]);
+    rsum -= report_u64(js, "clocks_pairing_saved");
+    g_assert_cmpuint(rsum, ==, report_u64(js, "clocks"));
+    g_assert_cmpuint(report_u64(js, "clocks"), ==, t->cycles);
+    g_free(js);
+    nm_report_free(r);
+    fx_free(&f);
+}
+
 static void test_registry(void)
 {
     /* The registry finds the model; it refuses a 486. */
@@ -520,6 +746,14 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/l2", test_l2);
     g_test_add_func("/timing/pentium/misaligned", test_misaligned);
     g_test_add_func("/timing/pentium/rep-movsd", test_rep_movsd);
+    g_test_add_func("/timing/pentium/xchg", test_xchg);
+    g_test_add_func("/timing/pentium/cmpxchg", test_cmpxchg);
+    g_test_add_func("/timing/pentium/shld", test_shld);
+    g_test_add_func("/timing/pentium/bts", test_bts);
+    g_test_add_func("/timing/pentium/pushf-popf", test_pushf_popf);
+    g_test_add_func("/timing/pentium/loop-clocks", test_loop_clocks);
+    g_test_add_func("/timing/pentium/uncond-mispredict", test_uncond_mispredict);
+    g_test_add_func("/timing/pentium/breakdown-sums", test_breakdown_sums);
     g_test_add_func("/timing/pentium/registry", test_registry);
     return g_test_run();
 }
