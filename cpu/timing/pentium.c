@@ -1170,7 +1170,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     }
     s->mode = after;
     account(s, i->op, d.clocks);
-    s->st.instructions++;
+    s->st.instructions += cpu_insn_retired(c, i);
     s->st.cycles += cost;
     return cost;
 }
