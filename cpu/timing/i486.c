@@ -13,11 +13,24 @@
  *   - +3 for a memory operand that crosses a dword boundary (misaligned);
  *   - the on-chip cache: 8 KB unified, 4-way, 16-byte lines, pseudo-LRU,
  *     write-through, no allocation on write misses (cache.h).  A read miss
- *     (code or data) stalls for the burst line fill from the board
- *     (membus.h nm_board: the L2 at 2-1-1-1 bus clocks, or DRAM at the
- *     dram-timing burst), converted to core clocks (nm_bus_to_core).  The
- *     fill goes on the bus after the buffered writes, except that it passes
- *     them when all of them were cache hits, once until the buffer has
+ *     (code or data) is a burst line fill from the board (membus.h
+ *     nm_board: the L2 at 2-1-1-1 bus clocks, or DRAM at the dram-timing
+ *     burst), converted to core clocks (nm_bus_to_core).  The burst
+ *     returns the requested dword first and the other three in the 486
+ *     order, dword index first ^ k for transfer k (0-4-8-C, 4-0-C-8,
+ *     8-C-0-4, C-8-4-0: Intel's US patent 5,131,083, Crawford and
+ *     Grochowski: "the original address is selected as the data item that
+ *     the user initially wants to access"; Cyrix's US 5,644,788: the
+ *     "conventional 486 burst ordering" is ascending or descending
+ *     "depending upon the position of the requested address (critical
+ *     Dword) within a cache line"); transfer k
+ *     arrives first + k*burst bus clocks after the fill starts.  A reader
+ *     waits only for the dwords it needs (the data read: its own dword,
+ *     the first transfer; a later access to a line still filling: the
+ *     transfer carrying its dword); the rest of the fill keeps the bus
+ *     busy, so the next bus cycle waits for it (fill_rec).  The fill goes
+ *     on the bus after the buffered writes, except that it passes them
+ *     when all of them were cache hits, once until the buffer has
  *     emptied (Intel486 data book / Embedded Intel486 Hardware Reference
  *     Manual, "write buffers": "a memory read will go onto the external bus
  *     before the memory writes pending in the buffer ... only if all writes
@@ -33,10 +46,35 @@ unit", p. 3-10: "Single I/O
  *     internal execution stops until all buffered writes and the I/O write
  *     are completed"; an I/O read is not cacheable, so it does not pass
  *     them either).  The I/O bus cycle itself is the bus model's.
- * Code fetch: the instruction's bytes are looked up line by line (every
- * 16-byte line it touches); the 32-byte prefetch queue is not modelled
- * beyond that.  I/O and MMIO wait states are charged by the bus models; an
- * MMIO access is neither cached nor buffered here. */
+ * Code fetch: the prefetch queue (32 bytes, fed 16-byte blocks from the
+ * cache: Abrash, Graphics Programming Black Book ch. 20, "the 486's
+ * 32-byte prefetch queue"; N. Juffa, comp.sys.intel 1993, "prefetch
+ * queue: 32 bytes", from Intel's i486 manuals) holds the block the
+ * decoder is in and at most one block beyond it (Embedded Intel486
+ * Hardware Reference Manual 3.4, p. 3-14: to keep prefetching from
+ * reading past an address, "instructions should come no closer to that
+ * address than one byte plus one aligned 16-byte block").  So when the
+ * next byte to decode enters block B, the prefetcher asks for B+16: a
+ * cache hit costs nothing, a miss is a line fill (dword 0 first) that
+ * runs while B executes.  The prefetcher has the lowest priority on the
+ * bus (ibid.: "the prefetch unit has the lowest priority for processor
+ * bus access"): its miss waits until the bus is free of the cycles asked
+ * for before it, and a data access asked for before that moment goes
+ * first; a flush drops a prefetch that has not started.  An instruction
+ * waits until the dwords holding its bytes are there: on a hit at once,
+ * during a fill when their transfers arrive (straight-line code runs
+ * while the rest of the burst comes in).
+ * A taken branch, an interrupt, a CS load or any jump in the physical
+ * address flushes the queue (ibid.: "flushed whenever the next
+ * instruction needed is not in numerical sequence"): the target's block
+ * is asked for when the target is to run, its dword first; a fill
+ * already on the bus completes (the line is cached) and delays it.  The
+ * queue does not cross a 4 KB page (the next page's translation is not
+ * known here).  Code is fetched before the instruction's data accesses:
+ * from the first memory or I/O hook of the instruction (its length is
+ * EIP - insn_eip while it executes), else from the insn hook.
+ * I/O and MMIO wait states are charged by the bus models; an MMIO access
+ * is neither cached nor buffered here. */
 #include <glib.h>
 
 #include "cpu/timing/cache.h"
@@ -166,11 +204,13 @@ static const str_row strings[] = {
     [NM_OP_STOS - NM_OP_MOVS] = {5, 7, 4},
 };
 
-/* I/O by nm_io_class (real, PM CPL<=IOPL, PM CPL>IOPL, V86).  IN imm8 is
- * 9/29 in protected mode, one more than IN DX; HelpPC 2.10 gives 8/28 for
- * both forms, which looks like a copy of the DX row: kept at 9/29 pending
- * the Intel486 book's IN page. */
-static const uint8_t in_imm[4] = {14, 9, 29, 27}, in_dx[4] = {14, 8, 28, 27};
+/* I/O by nm_io_class (real, PM CPL<=IOPL, PM CPL>IOPL, V86).  IN AL,imm8
+ * is 14 / 8 / 28 / 27 like IN AL,DX: HelpPC 2.10, IN (and the pages
+ * copied from it), the only figure found; the Intel486 book's IN page is
+ * not in the sources searched, and the 9 / 29 this model had (one more
+ * than the DX form, as OUT imm8 is) had no source.  OUT imm8 11 / 31 / 29,
+ * OUT DX 10 / 30 / 29 (HelpPC 2.10, OUT). */
+static const uint8_t in_imm[4] = {14, 8, 28, 27}, in_dx[4] = {14, 8, 28, 27};
 static const uint8_t out_imm[4] = {16, 11, 31, 29}, out_dx[4] = {16, 10, 30, 29};
 static const uint8_t ins_one[4] = {17, 10, 32, 30}, ins_rep[4] = {16, 10, 30, 29};   /* + 8n */
 static const uint8_t outs_one[4] = {17, 10, 32, 30}, outs_rep[4] = {17, 11, 31, 30}; /* + 5n */
@@ -193,6 +233,23 @@ static const uint16_t jmpf_d[6] = {17, 19, 32, 32, 32, 42 + TS},
 static const uint16_t retf_t[6] = {13, 18, 18, 33, 33, 33};
 
 #define LINE 16u
+/* The L2's burst in bus clocks: 2-1-1-1, the 486 bus's zero-wait-state
+ * burst (Intel486 data book, "burst cycles"; docs/cost-models.md "board"). */
+#define L2_FIRST 2u
+#define L2_BURST 1u
+/* Line fills remembered for their transfers' arrival times.  The bus does
+ * one fill at a time, so a fill older than the last NFILL has long ended. */
+#define NFILL 8u
+
+/* One burst line fill: it occupies the bus from `start`; transfer k (the
+ * dword first ^ k of the line) is in at start + off[k]. */
+typedef struct fill_rec {
+    uint32_t line; /* physical line address */
+    bool used;
+    uint8_t first; /* requested dword, 0..3 */
+    uint64_t start;
+    uint32_t off[4];
+} fill_rec;
 
 typedef struct i486_state {
     nm_cpu *cpu;
@@ -200,11 +257,31 @@ typedef struct i486_state {
     nm_cache *cache;
     nm_membus bus;
     nm_wbuf wbuf;
-    nm_board board; /* L2 and DRAM */
+    nm_board board;                  /* L2 and DRAM */
+    unsigned dram_first, dram_burst; /* the DRAM burst, bus clocks (dram-timing) */
     /* write-buffer reordering: a buffered write that missed the cache is
      * on the bus until miss_write_done; no second read passes before
      * ahead_blocked_until (the buffer empties) */
     uint64_t miss_write_done, ahead_blocked_until;
+    fill_rec fills[NFILL]; /* the last line fills, a ring */
+    unsigned fill_head;
+    /* the prefetch queue: holds the lines from the one of the next byte to
+     * decode up to pq_last (a physical line address; the line before the
+     * first one when empty), in it or coming; pq_next is the byte after
+     * the last instruction decoded */
+    bool pq_valid;
+    uint32_t pq_last, pq_next;
+    /* prefetch misses asked for but not on the bus yet (lowest priority:
+     * a data access asked for before the bus frees goes first); at most
+     * two, the queue's two 16-byte blocks */
+    uint32_t pf_line[2];
+    uint64_t pf_at[2];
+    unsigned pf_n;
+    /* this instruction's code: fetched for (lin, len) at phys; its bytes
+     * were all in at code_ready */
+    bool code_done;
+    uint32_t code_lin, code_len, code_phys;
+    uint64_t code_ready;
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
     uint32_t code_stall, data_stall, wb_stall, io_stall; /* parts of stall */
@@ -219,6 +296,7 @@ typedef struct i486_state {
     /* counters */
     uint64_t insns, clocks, agi, prefix_clocks, misaligned_count, fill_stall, wbuf_stall;
     uint64_t code_misses, data_misses, async_transfers, taken_transfers, reads_ahead;
+    uint64_t prefetch_fills, queue_flushes, fill_waits;
     /* where the clocks went (they sum to `clocks`) */
     uint64_t c_base, c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
     uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain;
@@ -234,15 +312,16 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->model = model;
     s->cache = cache;
     nm_wbuf_init(&s->wbuf, 4);
-    /* The L2: a 2-1-1-1 burst, the 486 bus's zero-wait-state burst (Intel486
-     * data book, "burst cycles"), and 2-clock single writes (the minimum
+    /* The L2: 2-1-1-1 bursts and 2-clock single writes (the minimum
      * non-burst cycle); docs/cost-models.md "board" for the sources. */
-    if (!nm_board_init(&s->board, model, p->l2_size, LINE, 2, 1, 2, p->dram_first_clocks,
-                       p->dram_burst_clocks, p->dram_single_clocks)) {
+    if (!nm_board_init(&s->board, model, p->l2_size, LINE, L2_FIRST, L2_BURST, 2,
+                       p->dram_first_clocks, p->dram_burst_clocks, p->dram_single_clocks)) {
         nm_cache_free(cache);
         g_free(s);
         return NULL;
     }
+    s->dram_first = p->dram_first_clocks;
+    s->dram_burst = p->dram_burst_clocks;
     s->prev = nm_x86_mode_now(cpu);
     s->last_written = NM_REG_NONE;
     return s;
@@ -255,6 +334,9 @@ static void i486_resume(void *st, nm_cpu *cpu)
     s->rep_continues = false;
     s->taken = false;
     s->last_written = NM_REG_NONE;
+    s->pq_valid = false; /* the CPU ran elsewhere meanwhile */
+    s->pf_n = 0;
+    s->code_done = false;
 }
 
 static void i486_destroy(void *st)
@@ -288,41 +370,240 @@ static inline void add_read_stall(i486_state *s, uint32_t st, bool code)
         s->data_stall += st;
 }
 
-/* A read of one line: hit, or a burst fill (after the queued writes unless
- * it may pass them). */
-static void read_line(i486_state *s, uint32_t phys, bool code)
+/* Arrival of each transfer of a fill that took `cost` core clocks on the
+ * bus: the L2's 2-1-1-1 or the DRAM's first-burst-burst-burst, cumulative
+ * bus clocks rounded up to core clocks (so off[3] == cost).  A fill of
+ * 2 x the DRAM burst wrote a dirty L2 victim back first (membus.h
+ * nm_board_line_read): its transfers come after that write.  (A DRAM
+ * burst as long as the L2's is 2-1-1-1 too: dram-timing clocks are >= 1.) */
+static void fill_offsets(const i486_state *s, uint32_t cost, uint32_t off[4])
 {
-    /* CR0.CD: the cache is neither filled nor used (NW is not modelled). */
-    if (s->cpu->cr0 & NM_CR0_CD) {
-        uint64_t now = now_of(s);
-        uint64_t done = nm_membus_use(&s->bus, now, nm_board_single_read(&s->board, phys));
-        add_read_stall(s, (uint32_t)(done - now), code);
-        return;
+    unsigned first = s->dram_first, burst = s->dram_burst;
+    uint32_t base = 0;
+    if (s->board.l2 && cost == s->board.l2_fill) {
+        first = L2_FIRST;
+        burst = L2_BURST;
+    } else if (cost > s->board.dram_fill) {
+        base = cost - s->board.dram_fill;
     }
-    if (nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT) return;
-    if (code)
-        s->code_misses++;
-    else
-        s->data_misses++;
-    uint64_t now = now_of(s);
-    uint32_t fill = nm_board_line_read(&s->board, phys);
+    for (unsigned k = 0; k < 4; k++)
+        off[k] = base + nm_bus_to_core(s->model, first + k * burst);
+}
+
+/* A burst fill of the line holding `phys`, its dword first, asked for at
+ * `now`: on the bus after the buffered writes unless it may pass them. */
+static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
+{
+    uint32_t cost = nm_board_line_read(&s->board, phys);
     uint64_t done;
     uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
     if (empty > now && s->miss_write_done <= now && s->ahead_blocked_until <= now) {
-        done = nm_wbuf_read_ahead(&s->wbuf, &s->bus, now, fill);
+        done = nm_wbuf_read_ahead(&s->wbuf, &s->bus, now, cost);
         s->ahead_blocked_until = nm_wbuf_empty_at(&s->wbuf, now);
         s->reads_ahead++;
     } else {
-        done = nm_membus_use(&s->bus, now, fill);
+        done = nm_membus_use(&s->bus, now, cost);
     }
-    add_read_stall(s, (uint32_t)(done - now), code);
+    fill_rec *f = &s->fills[s->fill_head++ % NFILL];
+    f->line = phys & ~(LINE - 1);
+    f->used = true;
+    f->first = (uint8_t)((phys >> 2) & 3);
+    f->start = done - cost;
+    fill_offsets(s, cost, f->off);
+}
+
+/* When dwords d0..d1 of `line` are all in: the latest of their transfers
+ * if the line's fill is on record, else 0 (cached long ago). */
+static uint64_t dwords_in(const i486_state *s, uint32_t line, unsigned d0, unsigned d1)
+{
+    for (unsigned k = 1; k <= NFILL; k++) {
+        const fill_rec *f = &s->fills[(s->fill_head - k) % NFILL];
+        if (!f->used || f->line != line) continue;
+        uint64_t t = 0;
+        for (unsigned d = d0; d <= d1; d++) {
+            uint64_t a = f->start + f->off[d ^ f->first];
+            if (a > t) t = a;
+        }
+        return t;
+    }
+    return 0;
+}
+
+static void settle_prefetch(i486_state *s, uint64_t t, bool all);
+
+/* A data read of `size` bytes at `phys` within one line: a hit waits only
+ * for a fill of the line still coming in; a miss starts a fill and waits
+ * for the dwords it needs (its own first). */
+static void read_line(i486_state *s, uint32_t phys, uint32_t size)
+{
+    uint64_t now = now_of(s);
+    settle_prefetch(s, now, false);
+    /* CR0.CD: the cache is neither filled nor used (NW is not modelled). */
+    if (s->cpu->cr0 & NM_CR0_CD) {
+        uint64_t done = nm_membus_use(&s->bus, now, nm_board_single_read(&s->board, phys));
+        add_read_stall(s, (uint32_t)(done - now), false);
+        return;
+    }
+    uint32_t line = phys & ~(LINE - 1);
+    unsigned d0 = (phys >> 2) & 3, d1 = ((phys + (size ? size - 1 : 0)) >> 2) & 3;
+    bool hit = nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT;
+    if (!hit) {
+        s->data_misses++;
+        start_fill(s, phys, now);
+    }
+    uint64_t in = dwords_in(s, line, d0, d1);
+    if (in > now) {
+        if (hit) s->fill_waits++;
+        add_read_stall(s, (uint32_t)(in - now), false);
+    }
+}
+
+/* The pending prefetches that would have had the bus by `t` (all of them
+ * when `all`) go on it now, in order: a line filled meanwhile is a hit. */
+static void settle_prefetch(i486_state *s, uint64_t t, bool all)
+{
+    while (s->pf_n) {
+        uint64_t start = s->pf_at[0] > s->bus.free_at ? s->pf_at[0] : s->bus.free_at;
+        if (!all && start > t) return;
+        uint32_t line = s->pf_line[0];
+        uint64_t at = s->pf_at[0];
+        s->pf_line[0] = s->pf_line[1];
+        s->pf_at[0] = s->pf_at[1];
+        s->pf_n--;
+        if (nm_cache_access(s->cache, line, false, NULL) & NM_CACHE_HIT) continue;
+        s->code_misses++;
+        s->prefetch_fills++;
+        start_fill(s, line, at);
+    }
+}
+
+/* A flush at `t`: a pending prefetch that had not won the bus by then is
+ * dropped, one already on it completes. */
+static void cancel_prefetch(i486_state *s, uint64_t t)
+{
+    settle_prefetch(s, t, false);
+    s->pf_n = 0;
+}
+
+/* The prefetcher asks for the line of `want` (that byte first) at `t`:
+ * a cache hit is in the queue at once; a miss is a line fill, at once on
+ * demand, else pending until the bus is free of data accesses. */
+static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
+{
+    if (ahead && !nm_cache_probe(s->cache, want)) {
+        if (s->pf_n == 2) settle_prefetch(s, t, true);
+        s->pf_line[s->pf_n] = want & ~(LINE - 1);
+        s->pf_at[s->pf_n++] = t;
+        return;
+    }
+    settle_prefetch(s, t, false);
+    if (nm_cache_access(s->cache, want, false, NULL) & NM_CACHE_HIT) return;
+    s->code_misses++;
+    start_fill(s, want, t);
+}
+
+/* The code of one instruction, `len` bytes at linear `lin`, physical
+ * `phys`: flush the queue if it does not follow the last instruction, ask
+ * for the lines it needs that are not queued yet, and wait until the
+ * dwords holding its bytes are in.  Done once per instruction (again only
+ * if the insn hook learns a longer length). */
+static void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
+{
+    bool again = s->code_done && s->code_lin == lin;
+    if (again && s->code_len >= len) {
+        s->code_len = len; /* the decoded length (from the insn hook) */
+        return;
+    }
+    uint64_t now = now_of(s);
+    uint32_t first = phys & ~(LINE - 1);
+    uint32_t lines = nm_cache_lines(nm_cache_get_config(s->cache), phys, len);
+    if (s->cpu->cr0 & NM_CR0_CD) {
+        /* No cache: a single transfer per line, the queue not modelled. */
+        s->pq_valid = false;
+        s->pf_n = 0;
+        if (!again) {
+            for (uint32_t k = 0; k < lines; k++) {
+                uint64_t t = now_of(s);
+                uint32_t a = first + k * LINE;
+                uint64_t done = nm_membus_use(&s->bus, t, nm_board_single_read(&s->board, a));
+                add_read_stall(s, (uint32_t)(done - t), true);
+            }
+        }
+    } else {
+        if (!again && !(s->pq_valid && phys == s->pq_next)) {
+            s->queue_flushes++;
+            cancel_prefetch(s, now);
+            s->pq_valid = true;
+            s->pq_last = first - LINE;
+        }
+        /* Lines this instruction needs that are still pending: on the bus. */
+        for (unsigned k = 0; k < s->pf_n; k++)
+            if (s->pf_line[k] - first < lines * LINE) settle_prefetch(s, now, true);
+        uint64_t ready = 0;
+        for (uint32_t k = 0; k < lines; k++) {
+            uint32_t line = first + k * LINE;
+            uint32_t lo = k ? line : phys, hi = phys + len - 1;
+            if (hi > line + LINE - 1) hi = line + LINE - 1;
+            if ((int32_t)(line - s->pq_last) > 0) {
+                queue_line(s, lo, now, false);
+                s->pq_last = line;
+            }
+            uint64_t in = dwords_in(s, line, (lo >> 2) & 3, (hi >> 2) & 3);
+            if (in > ready) ready = in;
+        }
+        if (ready > now) add_read_stall(s, (uint32_t)(ready - now), true);
+    }
+    s->code_done = true;
+    s->code_lin = lin;
+    s->code_len = len;
+    s->code_phys = phys;
+    s->code_ready = now_of(s);
+}
+
+/* After an instruction has made its bus requests: the decoder moves past
+ * it, the blocks before the next byte leave the queue, and the prefetcher
+ * asks for the block of the next byte and the one after it (not across a
+ * 4 KB page). */
+static void prefetch_ahead(i486_state *s)
+{
+    if (!s->pq_valid) return;
+    uint32_t next = s->code_phys + s->code_len;
+    uint32_t page_end = (s->code_phys | 0xfff) + 1;
+    s->pq_next = next;
+    if (next - (page_end - 0x1000) >= 0x1000) return; /* the next page */
+    uint32_t b = next & ~(LINE - 1);
+    uint32_t end = b + LINE == page_end ? b : b + LINE;
+    while ((int32_t)(end - s->pq_last) > 0) {
+        uint32_t line = s->pq_last + LINE;
+        queue_line(s, line, s->code_ready, true);
+        s->pq_last = line;
+    }
+}
+
+/* The code of the instruction now executing, from a memory or I/O hook:
+ * while it executes EIP is past it, so its length is EIP - insn_eip
+ * (outside an instruction, e.g. delivering an interrupt, EIP is still at
+ * insn_eip, and a transfer may already have moved it: then the insn hook
+ * does it). */
+static void code_early(i486_state *s)
+{
+    nm_cpu *c = s->cpu;
+    uint32_t len = c->eip - c->insn_eip;
+    if (!c->code32) len &= 0xffff;
+    if (len == 0 || len > 15) return;
+    uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
+    if (s->code_done && s->code_lin == lin) return;
+    uint32_t phys = c->fetch_phys | (lin & 0xfff);
+    if (is_mmio(c, phys)) return;
+    code_fetch(s, lin, phys, len);
 }
 
 static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
 {
     (void)linear;
     i486_state *s = opaque;
-    if (flags & NM_MEM_CODE) return; /* code lines are looked up in insn */
+    if (flags & NM_MEM_CODE) return; /* code is fetched in code_early / insn */
+    code_early(s);
     if (!(flags & NM_MEM_SYSTEM) && ((phys & 3) + size > 4)) s->misaligned++;
     if (!(flags & NM_MEM_WRITE)) s->last_read_phys = phys;
     if (is_mmio(s->cpu, phys)) return; /* uncached, timed by the bus model */
@@ -331,6 +612,7 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
         bool hit = !(s->cpu->cr0 & NM_CR0_CD) &&
                    (nm_cache_access(s->cache, phys, true, NULL) & NM_CACHE_HIT);
         uint64_t now = now_of(s);
+        settle_prefetch(s, now, false);
         uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now, nm_board_write(&s->board, phys));
         if (!hit) s->miss_write_done = nm_wbuf_empty_at(&s->wbuf, now + st);
         s->stall += st;
@@ -339,8 +621,13 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
         s->accesses++;
         return;
     }
-    read_line(s, phys, false);
-    if ((phys & (LINE - 1)) + size > LINE) read_line(s, (phys | (LINE - 1)) + 1, false);
+    uint32_t in_line = LINE - (phys & (LINE - 1));
+    if (size <= in_line) {
+        read_line(s, phys, size);
+    } else {
+        read_line(s, phys, in_line);
+        read_line(s, phys + in_line, size - in_line);
+    }
     s->accesses++;
 }
 
@@ -352,6 +639,7 @@ static void i486_io(void *opaque, uint16_t port, unsigned size, bool write)
     (void)size;
     (void)write;
     i486_state *s = opaque;
+    code_early(s);
     uint64_t now = now_of(s);
     uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
     if (empty > now) {
@@ -449,8 +737,11 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
     case NM_OP_IMUL:
     case NM_OP_IMUL2:
     case NM_OP_IMUL3: return mul_clocks(s, c, i);
-    case NM_OP_DIV: return i->opsize == 1 ? 16 : i->opsize == 2 ? 24 : 40;  /* DIV 16/24/40 */
-    case NM_OP_IDIV: return i->opsize == 1 ? 19 : i->opsize == 2 ? 27 : 43; /* IDIV 19/27/43 */
+    case NM_OP_DIV: return i->opsize == 1 ? 16 : i->opsize == 2 ? 24 : 40; /* DIV 16/24/40 */
+    case NM_OP_IDIV:
+        /* IDIV register 19/27/43, memory 20/28/44: HelpPC 2.10, IDIV, and
+         * the iAPx86 Norton Guide, IDIV, agree (DIV: memory = register) */
+        return (i->opsize == 1 ? 19u : i->opsize == 2 ? 27u : 43u) + (form != NM_FORM_R ? 1 : 0);
     case NM_OP_ROL:
     case NM_OP_ROR:
     case NM_OP_SHL:
@@ -590,13 +881,15 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->async_transfers++;
     }
 
-    /* Code: every 16-byte line the instruction touches. */
+    /* Code: fetched from the first data/I/O hook if there was one, else
+     * now (the same call learns the decoded length if it differs). */
     uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
-    if (!is_mmio(c, phys)) {
-        uint32_t lines = nm_cache_lines(nm_cache_get_config(s->cache), phys, i->len);
-        for (uint32_t k = 0; k < lines; k++)
-            read_line(s, (phys & ~(LINE - 1)) + k * LINE, true);
+    if (is_mmio(c, phys)) {
+        s->pq_valid = false; /* uncached code: the bus model times it */
+        s->code_done = false;
+    } else {
+        code_fetch(s, lin, phys, i->len);
     }
 
     uint32_t base = cost_of(s, c, i, &now);
@@ -647,7 +940,13 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     /* INVD/WBINVD empty the cache (write-through: nothing to write back). */
     if (i->op == NM_OP_INVD || i->op == NM_OP_WBINVD) nm_cache_invalidate_all(s->cache);
 
-    if ((nm_opcode_flags(i->op) & NM_OPF_BRANCH) && s->taken) s->taken_transfers++;
+    /* The prefetcher runs ahead of what was decoded; a taken transfer or a
+     * CS load then flushes the queue (the next instruction refetches). */
+    if (s->code_done) prefetch_ahead(s);
+    bool xfer = (nm_opcode_flags(i->op) & NM_OPF_BRANCH) && s->taken;
+    if (xfer) s->taken_transfers++;
+    if (xfer || nm_loads_cs(i)) s->pq_valid = false;
+    s->code_done = false;
     s->rep_continues = (nm_opcode_flags(i->op) & NM_OPF_STRING) &&
                        (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) && c->eip == c->insn_eip;
     s->last_written = written_reg(i);
@@ -657,7 +956,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->misaligned = 0;
     s->taken = false;
     s->prev = now;
-    s->insns++;
+    s->insns += cpu_insn_retired(c, i); /* a REP string once, however many steps */
     s->clocks += clocks;
     return clocks;
 }
@@ -684,6 +983,9 @@ static void i486_report(void *opaque, nm_report *r)
     nm_report_u64(r, "taken_transfers", s->taken_transfers);
     nm_report_u64(r, "interrupts_and_exceptions", s->async_transfers);
     nm_report_u64(r, "reads_ahead_of_writes", s->reads_ahead);
+    nm_report_u64(r, "prefetch_ahead_fills", s->prefetch_fills);
+    nm_report_u64(r, "prefetch_queue_flushes", s->queue_flushes);
+    nm_report_u64(r, "reads_waiting_for_a_fill", s->fill_waits);
     nm_report_u64(r, "line_fill_bus_clocks_l2", s->board.l2 ? s->board.l2_fill : 0);
     nm_report_u64(r, "line_fill_bus_clocks_dram", s->board.dram_fill);
     nm_report_u64(r, "l2_read_hits", s->board.l2_read_hits);
@@ -709,7 +1011,7 @@ static void i486_report(void *opaque, nm_report *r)
 const nm_cost_model_class nm_cost_model_486 = {
     .name = "486",
     .description = "Intel486: clock count summary, AGI, prefixes, 8 KB write-through cache, "
-                   "4-entry write buffer, burst fills",
+                   "4-entry write buffer, critical-word-first burst fills, 32-byte prefetch queue",
     .create = i486_create,
     .destroy = i486_destroy,
     .resume = i486_resume,

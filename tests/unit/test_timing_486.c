@@ -1,6 +1,9 @@
 /* The 486 cost model on a 486DX2-66 (33 MHz bus: 2 core clocks per bus
  * clock), DRAM 5-2-2-2 (single 5): a line fill is 11 bus clocks = 22 core
- * clocks, a buffered write 5 bus clocks = 10 core clocks.  Expected figures
+ * clocks, a buffered write 5 bus clocks = 10 core clocks.  The fill's four
+ * transfers arrive 5, 7, 9 and 11 bus clocks = 10, 14, 18 and 22 core
+ * clocks after it starts, the requested dword first, then the 486 burst
+ * order (dword first ^ k: 0-4-8-C, 4-0-C-8, 8-C-0-4, C-8-4-0).  Expected figures
  * are rows of the Intel486 Programmer's Reference Manual "Clock Count
  * Summary" plus the documented rules (cpu/timing/i486.c).  Most tests run
  * their code once to warm the cache, let the write buffer drain, then run
@@ -18,6 +21,9 @@
 #define CODE16 0x7c00u
 #define DATA   0x200000u
 #define FILL   22u /* (5 + 3*2) bus clocks x 2 */
+#define T0     10u /* the first transfer: 5 bus clocks x 2 */
+#define T1     14u /* the second: (5 + 2) x 2 */
+#define T2     18u /* the third: (5 + 2*2) x 2 */
 #define WRITE  10u /* 5 bus clocks x 2 */
 
 typedef struct {
@@ -84,17 +90,22 @@ static void set_regs(fx *f)
         nm_cpu_set_reg(f->c, r, f->regs[r]);
 }
 
-/* Runs the program to its HLT once (cache warm), lets 1000 clocks pass
- * (the write buffer drains), and restarts it. */
+/* Runs the program to its HLT twice (the code lines, the data it reads,
+ * and the line after the code, which the prefetcher asks for while the
+ * first pass runs, are all cached), lets 1000 clocks pass (the write
+ * buffer drains), and restarts it. */
 static void warm(fx *f)
 {
-    set_regs(f);
-    nm_cpu_run(f->c, 100000);
-    g_assert_true(f->m->stop_requested);
-    f->m->stop_requested = 0;
-    f->m->stop_reason = NM_STOP_NONE;
-    g_free(f->m->stop_detail);
-    f->m->stop_detail = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        set_regs(f);
+        nm_cpu_set_eip(f->c, entry_of(f));
+        nm_cpu_run(f->c, 100000);
+        g_assert_true(f->m->stop_requested);
+        f->m->stop_requested = 0;
+        f->m->stop_reason = NM_STOP_NONE;
+        g_free(f->m->stop_detail);
+        f->m->stop_detail = NULL;
+    }
     f->m->clock.cycles += 1000;
     set_regs(f);
     nm_cpu_set_eip(f->c, entry_of(f));
@@ -112,15 +123,18 @@ static uint64_t clocks_of(fx *f, uint64_t n)
 }
 
 /* ALU reg,reg 1, dependent or not (no interlock between ALU results);
- * HLT 4.  Cold: the first instruction waits for the code line fill. */
+ * HLT 4.  Cold: the first instruction (bytes 0-1) waits for the first
+ * transfer of the code line (dword 0, at 10); the second (bytes 2-3)
+ * starts at 11 with its dword there; the third (bytes 4-5, dword 1)
+ * starts at 12 and waits for the second transfer (at 14): 2 clocks. */
 static void test_alu_chains(void)
 {
     static const uint8_t code[] = {0x01, 0xd8, 0x01, 0xc0, 0x01, 0xca, 0xf4};
     fx f = {0};
     fx_init(&f, code, sizeof code);
     set_regs(&f);
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + FILL); /* cold code line */
-    g_assert_cmpuint(clocks_of(&f, 2), ==, 1 + 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + T0); /* cold code line */
+    g_assert_cmpuint(clocks_of(&f, 2), ==, 1 + 1 + (T1 - 12));
     g_assert_cmpuint(clocks_of(&f, 1), ==, 4);
     f.m->stop_requested = 0;
     warm(&f);
@@ -188,7 +202,12 @@ static void test_branches_misaligned(void)
 
 /* A load loop hitting one line, against one striding 16 bytes (a new line
  * each time, 16 KB > the 8 KB cache): MOV load 1, ADD 1, DEC 1, JNZ taken 3
- * = 6 per iteration; a miss adds the 22-clock line fill. */
+ * = 6 per iteration.  Striding, the load waits for its own dword only (the
+ * first transfer, 10) but the fill holds the bus for 22: a load starting at
+ * s, its fill at f (>= s), ends at f + 10 + 1, the next load comes 5 clocks
+ * later at f + 16 and its fill starts when the bus frees at f + 22.  So
+ * the loop runs at the bus's pace, one 22-clock fill per iteration
+ * (1 + 16 + 5), where waiting for whole fills cost 6 + 22 = 28. */
 static void test_cache_loop(void)
 {
     static const uint8_t code[] = {
@@ -206,7 +225,7 @@ static void test_cache_loop(void)
         f.regs[NM_ECX] = 1024;
         set_regs(&f);
         clocks_of(&f, 4 * 8); /* eight iterations: code and (stride 0) data warm */
-        g_assert_cmpuint(clocks_of(&f, 4 * 16), ==, 16 * (6 + (stride ? FILL : 0)));
+        g_assert_cmpuint(clocks_of(&f, 4 * 16), ==, 16 * (stride ? FILL : 6));
         fx_free(&f);
     }
 }
@@ -254,8 +273,8 @@ static void test_rep_movsd(void)
     fx_free(&f);
 }
 
-/* I/O in protected mode, CPL 0 <= IOPL: IN AL,imm8 9; OUT imm8,AL 11;
- * IN AL,DX 8; OUT DX,AL 10. */
+/* I/O in protected mode, CPL 0 <= IOPL (HelpPC 2.10, IN and OUT, 486
+ * column): IN AL,imm8 8; OUT imm8,AL 11; IN AL,DX 8; OUT DX,AL 10. */
 static void test_io_protected(void)
 {
     static const uint8_t code[] = {0xe4, 0x80, 0xe6, 0x80, 0xec, 0xee, 0xf4};
@@ -263,10 +282,42 @@ static void test_io_protected(void)
     fx_init(&f, code, sizeof code);
     f.regs[NM_EDX] = 0x80;
     warm(&f);
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 9);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 8);
     g_assert_cmpuint(clocks_of(&f, 1), ==, 11);
     g_assert_cmpuint(clocks_of(&f, 1), ==, 8);
     g_assert_cmpuint(clocks_of(&f, 1), ==, 10);
+    fx_free(&f);
+}
+
+/* IDIV by a register 19 / 27 / 43 and by memory 20 / 28 / 44 (byte, word,
+ * dword: HelpPC 2.10 and the iAPx86 Norton Guide, IDIV, 486 column); the
+ * word forms carry the operand-size prefix (+1).  EDX:EAX = 0 and a divisor
+ * of 7 keep every quotient 0 (the 486's IDIV time does not depend on the
+ * values).  The divisor's line was cached by warm(). */
+static void test_idiv(void)
+{
+    static const uint8_t code[] = {
+        0xf6, 0xfb,       /* idiv bl */
+        0x66, 0xf7, 0xfb, /* idiv bx */
+        0xf7, 0xfb,       /* idiv ebx */
+        0xf6, 0x3e,       /* idiv byte [esi] */
+        0x66, 0xf7, 0x3e, /* idiv word [esi] */
+        0xf7, 0x3e,       /* idiv dword [esi] */
+        0xf4,
+    };
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    static const uint8_t seven[4] = {7, 0, 0, 0};
+    memcpy(f.ram + DATA, seven, sizeof seven);
+    f.regs[NM_EBX] = 7;
+    f.regs[NM_ESI] = DATA;
+    warm(&f);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 19);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 27 + 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 43);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 20);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 28 + 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 44);
     fx_free(&f);
 }
 
@@ -277,8 +328,12 @@ static void test_io_protected(void)
 #define L2FILL 10u
 
 /* The strided load loop of test_cache_loop over 32 KB (4x the L1) with the
- * L2: the first pass misses the L2 too (the DRAM burst, 22); the second
- * pass misses the L1 but hits the L2: 6 + 10 per iteration. */
+ * L2: the first pass misses the L2 too and runs at the DRAM bursts' pace,
+ * 22 per iteration (test_cache_loop); the second pass misses the L1 but
+ * hits the L2: the first transfer comes 2 bus clocks = 4 core clocks after
+ * the fill starts, the fill holds the bus 10; a load at f ends at f + 5,
+ * the next load comes at f + 10, just as the bus frees: 1 + 4 + 5 = 10
+ * per iteration (against 6 + 10 waiting for whole fills). */
 static void test_l2_fill(void)
 {
     static const uint8_t code[] = {
@@ -295,10 +350,10 @@ static void test_l2_fill(void)
     f.regs[NM_ECX] = 2048;
     set_regs(&f);
     clocks_of(&f, 4 * 8);
-    g_assert_cmpuint(clocks_of(&f, 4 * 16), ==, 16 * (6 + FILL)); /* L2 cold: DRAM */
+    g_assert_cmpuint(clocks_of(&f, 4 * 16), ==, 16 * FILL); /* L2 cold: DRAM */
     warm(&f); /* runs the whole 32 KB pass, restarts at ESI = DATA */
     clocks_of(&f, 4 * 8);
-    g_assert_cmpuint(clocks_of(&f, 4 * 16), ==, 16 * (6 + L2FILL));
+    g_assert_cmpuint(clocks_of(&f, 4 * 16), ==, 16 * L2FILL);
     fx_free(&f);
 }
 
@@ -328,10 +383,11 @@ static void test_l2_write_buffer(void)
 
 /* A read miss passes buffered writes when all of them hit the cache
  * (Embedded Intel486 Hardware Reference Manual, "write buffers"), l2=none:
- * writes 10 clocks on the bus, a fill 22.  Two writes at t = 0 (bus 0-10)
- * and t = 1 (queued 10-20), then a load that misses at t = 2: with cache-hit
- * writes the fill runs 10-32 (1 + 30 clocks); with write misses it waits
- * for both writes, 20-42 (1 + 40 clocks). */
+ * writes 10 clocks on the bus, a fill 22, its first transfer 10 after it
+ * starts.  Two writes at t = 0 (bus 0-10) and t = 1 (queued 10-20), then a
+ * load that misses at t = 2: with cache-hit writes the fill runs 10-32 and
+ * the load has its dword at 20 (1 + 18 clocks); with write misses the fill
+ * waits for both writes, 20-42, its dword at 30 (1 + 28 clocks). */
 static void test_read_ahead_of_writes(void)
 {
     static const uint8_t code[] = {
@@ -351,7 +407,103 @@ static void test_read_ahead_of_writes(void)
         nm_cpu_set_reg(f.c, NM_ESI, DATA + 0x2000); /* a line not cached */
         g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
         g_assert_cmpuint(clocks_of(&f, 2), ==, 2);
-        g_assert_cmpuint(clocks_of(&f, 1), ==, hit ? 1 + 30 : 1 + 40);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, hit ? 1 + 18 : 1 + 28);
+        fx_free(&f);
+    }
+}
+
+/* Critical word first, l2=none: a load that misses waits for its own
+ * dword, the fill's first transfer (10), whichever dword of the line it
+ * is; the rest of the line comes in the 486 burst order.  For each
+ * requested dword f: mov eax,[X+4f] (1 + 10 = 11, ends at 11), then
+ * mov ebx,[X+0Ch] (the same line: dword 3 is transfer 3 ^ f, in at 22, 18,
+ * 14 or 10: 1 + 11, 1 + 7, 1 + 3, 1 + 0), then mov ecx,[X+100h] (another
+ * line, asked for at t = 23, 19, 15 or 12: its fill starts at t or when
+ * the first one leaves the bus at 22, whichever is later, and its dword is
+ * in 10 later: 1 + 10, 1 + 13, 1 + 17, 1 + 20). */
+static void test_data_miss_positions(void)
+{
+    static const uint8_t code[] = {
+        0x8b, 0x06,       /* mov eax, [esi] */
+        0x8b, 0x1f,       /* mov ebx, [edi] */
+        0x8b, 0x4d, 0x00, /* mov ecx, [ebp] */
+        0xf4,
+    };
+    static const unsigned third[4] = {FILL, T2, T1, T0}; /* dword 3's arrival */
+    for (unsigned first = 0; first < 4; first++) {
+        fx f = {0};
+        fx_init(&f, code, sizeof code);
+        f.regs[NM_ESI] = f.regs[NM_EDI] = f.regs[NM_EBP] = DATA;
+        warm(&f);
+        uint32_t x = DATA + 0x2000; /* not cached */
+        nm_cpu_set_reg(f.c, NM_ESI, x + 4 * first);
+        nm_cpu_set_reg(f.c, NM_EDI, x + 0xc);
+        nm_cpu_set_reg(f.c, NM_EBP, x + 0x100);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + T0);
+        uint64_t second = clocks_of(&f, 1);
+        g_assert_cmpuint(second, ==, 1 + (third[first] > 1 + T0 ? third[first] - (1 + T0) : 0));
+        uint64_t t = 1 + T0 + second, start = t > FILL ? t : FILL;
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + (start + T0 - t));
+        fx_free(&f);
+    }
+}
+
+/* The prefetch queue runs one 16-byte block ahead (Embedded Intel486
+ * Hardware Reference Manual 3.4: "one byte plus one aligned 16-byte
+ * block"), l2=none, code cold: AAM (15) at offset 0 waits for dword 0 of
+ * its line (10): 25.  Decoding it made room in the queue, so the
+ * prefetcher asked for the next line at 10; the bus frees at 22 and that
+ * fill runs 22-44.  Fourteen NOPs (bytes 2-15, all in by 22) take 14
+ * clocks, so the NOP at offset 16 starts at 39, after the next line's
+ * first transfer (32): 1 clock (a fetch on demand at 39 would have waited
+ * until 49).  HLT (offset 17, the same dword) 4. */
+static void test_code_prefetch_ahead(void)
+{
+    uint8_t code[18];
+    code[0] = 0xd4, code[1] = 0x0a; /* aam */
+    memset(code + 2, 0x90, 15);     /* nop x 15 */
+    code[17] = 0xf4;
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    set_regs(&f);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, T0 + 15);
+    g_assert_cmpuint(clocks_of(&f, 14), ==, 14);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 4);
+    fx_free(&f);
+}
+
+/* A taken branch to a line not cached, l2=none, code cold.  JMP short at
+ * offset 0: 3 + 10 (its dword, at 10).  The target, mov eax,1 at 4Ah
+ * (bytes Ah-Eh of its line: dwords 2 and 3), flushes the queue: the
+ * prefetch of the line after the JMP, asked for at 10, has not had the bus
+ * (busy until 22) and is dropped; the target's fill starts at 22 with
+ * dword 2 (in at 32), then dword 3 (at 36): the MOV, starting at 13, waits
+ * 23 clocks.  HLT at 4Fh (dword 3, in) 4.  With AAM (15) before the JMP,
+ * the prefetch of the next line has had the bus since 22 when the target
+ * is asked for (at 28): it completes (22-44), the target's fill runs
+ * 44-66, dwords 2 and 3 in at 54 and 58: the MOV waits 30. */
+static void test_branch_to_cold_line(void)
+{
+    for (int aam = 0; aam <= 1; aam++) {
+        uint8_t code[0x50] = {0};
+        unsigned at = 0;
+        if (aam) code[at++] = 0xd4, code[at++] = 0x0a;
+        code[at] = 0xeb, code[at + 1] = (uint8_t)(0x4a - (at + 2)); /* jmp short 4Ah */
+        static const uint8_t target[] = {0xb8, 0x01, 0x00, 0x00, 0x00, 0xf4};
+        memcpy(code + 0x4a, target, sizeof target);
+        fx f = {0};
+        fx_init(&f, code, sizeof code);
+        set_regs(&f);
+        if (aam) {
+            g_assert_cmpuint(clocks_of(&f, 1), ==, T0 + 15);
+            g_assert_cmpuint(clocks_of(&f, 1), ==, 3);
+            g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + (2 * FILL + T1) - 28);
+        } else {
+            g_assert_cmpuint(clocks_of(&f, 1), ==, 3 + T0);
+            g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + (FILL + T1) - 13);
+        }
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 4);
         fx_free(&f);
     }
 }
@@ -538,9 +690,13 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/write-buffer", test_write_buffer);
     g_test_add_func("/timing/486/rep-movsd", test_rep_movsd);
     g_test_add_func("/timing/486/io-protected", test_io_protected);
+    g_test_add_func("/timing/486/idiv", test_idiv);
     g_test_add_func("/timing/486/l2-fill", test_l2_fill);
     g_test_add_func("/timing/486/l2-write-buffer", test_l2_write_buffer);
     g_test_add_func("/timing/486/read-ahead-of-writes", test_read_ahead_of_writes);
+    g_test_add_func("/timing/486/data-miss-positions", test_data_miss_positions);
+    g_test_add_func("/timing/486/code-prefetch-ahead", test_code_prefetch_ahead);
+    g_test_add_func("/timing/486/branch-to-cold-line", test_branch_to_cold_line);
     g_test_add_func("/timing/486/out-drains-writes", test_out_drains_writes);
     g_test_add_func("/timing/486/breakdown-sums", test_breakdown_sums);
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
