@@ -127,7 +127,7 @@ void nm_cpu_reset(nm_cpu *c)
 void nm_cpu_enter_flat32(nm_cpu *c, uint32_t eip, uint32_t esp)
 {
     c->cr0 |= NM_CR0_PE;
-    c->cr0 &= ~NM_CR0_PG;
+    c->cr0 &= ~(NM_CR0_PG | NM_CR0_CD | NM_CR0_NW);
     c->eflags = 2;
     c->lf_op = LF_NONE;
     for (int s = 0; s < NM_SEG_COUNT; s++)

@@ -151,9 +151,10 @@ uint32_t nm_cpu_get_eflags(nm_cpu *c);
 void nm_cpu_set_eflags(nm_cpu *c, uint32_t eflags);
 const nm_segment *nm_cpu_get_segment(const nm_cpu *c, int seg);
 /* Enters 32-bit flat protected mode directly (ring 0, CS/DS/ES/SS/FS/GS base
- * 0 limit 4 GB, paging off, interrupts off): the bare-metal ELF loader's entry
- * state, like a Multiboot loader's.  The guest loads its own GDT before it
- * reloads a segment register. */
+ * 0 limit 4 GB, paging off, interrupts off, caches on - CR0.CD/NW clear, as
+ * firmware leaves them and as our boot ROM hands Linux over): the bare-metal
+ * ELF loader's entry state, like a Multiboot loader's.  The guest loads its
+ * own GDT before it reloads a segment register. */
 void nm_cpu_enter_flat32(nm_cpu *c, uint32_t eip, uint32_t esp);
 
 #endif

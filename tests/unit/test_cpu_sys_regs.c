@@ -116,6 +116,8 @@ static void test_control_registers(void)
     fx_free(&f);
 
     fx_init(&f, "486dx-33");
+    /* Reset has the cache off; the flat entry (the ELF loader's) turns it on. */
+    g_assert_cmphex(f.c->cr0, ==, NM_CR0_PE | NM_CR0_ET);
     g_assert_cmpint(CATCH(&f, cpu_write_cr(f.c, 4, NM_CR4_VME)), ==, -1);
     g_assert_cmpint(CATCH(&f, cpu_write_cr(f.c, 4, NM_CR4_PSE)), ==, NM_EXC_GP);
     g_assert_cmpint(CATCH(&f, cpu_write_cr(f.c, 0, NM_CR0_PG)), ==, NM_EXC_GP);
