@@ -56,6 +56,7 @@ void nm_config_free(nm_config *c)
     g_free(c->trace_range);
     g_free(c->trace_window);
     g_free(c->profile_from);
+    g_free(c->profile_stack_region);
     g_free(c->symbols);
     g_free(c->system_map);
     g_free(c->measure_nic);
@@ -196,6 +197,9 @@ static const machine_key machine_keys[] = {
      "functions in the profile table and report (implies --profile); default 20"},
     {"profile-from", KEY_STRING, FIELD(profile_from), "WHEN",
      "what the profile covers: marker (the measurement window) or boot; default marker"},
+    {"profile-stack-region", KEY_STRING, FIELD(profile_stack_region), "SIZE",
+     "the guest's kernel stack size and alignment (one shadow call stack per task); 0: one "
+     "shadow stack; default 8K (Linux i386)"},
     {"symbols", KEY_STRING, FIELD(symbols), "FILE[@ADDR],...",
      "ELF files whose function symbols the profiler uses (ADDR: where the file's first "
      "segment is loaded)"},

@@ -38,9 +38,10 @@ typedef struct nm_config {
     char *cost_model, *cost_from, *mem_wait_states, *dram_timing, *l2;
     /* Profiler (emu/profiler.h): symbols, when, what to print. */
     bool profile;
-    uint64_t profile_top; /* 0: default */
-    char *profile_from;   /* marker (default) or boot */
-    char *symbols;        /* FILE[@ADDR][,FILE[@ADDR]...] */
+    uint64_t profile_top;       /* 0: default */
+    char *profile_from;         /* marker (default) or boot */
+    char *profile_stack_region; /* kernel stack size (SIZE or 0); NULL: 8K */
+    char *symbols;              /* FILE[@ADDR][,FILE[@ADDR]...] */
     char *system_map;
     char *measure_nic;  /* the NIC whose frames count as packets */
     GPtrArray *devices; /* nm_devcfg* */

@@ -9,9 +9,15 @@
 #include "emu/machine.h"
 
 #define MAX_TABLES  64
-#define STACK_MAX   1024
+#define STACK_MAX   1024 /* frames per shadow stack */
+#define CTX_MAX     128  /* shadow stacks kept: tasks, IRQ stacks, address spaces */
+#define CHAIN_MAX   8    /* stacks running nested in one another */
 #define CR3_SLOTS   64
 #define DEFAULT_TOP 20
+
+/* Shadow-stack keys: a kernel stack region's base, or an address space. */
+#define KEY_USER ((uint64_t)1 << 32)
+#define KEY_NONE UINT64_MAX
 
 /* Pseudo-functions, ids 0.. */
 enum { FN_IDLE, FN_KERNEL_UNKNOWN, FN_USER_UNKNOWN, FN_PSEUDO_COUNT };
@@ -32,8 +38,33 @@ typedef struct frame {
     uint32_t target; /* CALL: the callee's address (resolved lazily) */
     int32_t fn;      /* -1: not known yet */
     uint8_t kind;
-    uint64_t at_clocks, at_insns;
+    uint64_t at_clocks, at_insns; /* its stack's own time (ctx_now) when it opened */
 } frame;
+
+typedef struct ctx_ref {
+    uint16_t slot;
+    uint32_t gen;
+} ctx_ref;
+
+/* One shadow stack: a task's kernel stack, an IRQ stack, or an address
+ * space's user mode (docs/profiler.md, "Per-task shadow stacks"). */
+typedef struct ctx {
+    uint64_t key; /* KEY_NONE: free slot */
+    uint32_t gen; /* bumped when the slot is reused (saved chains hold it) */
+    frame *frames;
+    unsigned depth, cap;
+    uint64_t stamp; /* last run: the least recent is evicted */
+    bool running;   /* in the chain: its frames count and are in fn_stats.active */
+    bool nested;    /* entered on top of the chain below it, not resumed */
+    unsigned entry_depth;
+    uint64_t enter_clocks, enter_insns; /* when it was nested */
+    uint64_t park_clocks, park_insns;   /* when it stopped running */
+    /* Time it was parked: its frames' inclusive time leaves it out. */
+    uint64_t off_clocks, off_insns;
+    /* The chain it switched away from (bottom first, itself last). */
+    unsigned n_saved;
+    ctx_ref saved[CHAIN_MAX];
+} ctx;
 
 typedef struct table {
     nm_symtab *tab;
@@ -64,8 +95,16 @@ struct nm_profiler {
     uint64_t last_end, last_bus; /* clock and bus-wait counter after the last instruction */
     bool prev_hlt;
     uint64_t tot_clocks, tot_insns;
-    frame stack[STACK_MAX];
-    unsigned depth;
+    /* Shadow stacks: the chain that runs (bottom first; the top takes
+     * CALLs) and the parked ones. */
+    uint32_t region;  /* kernel stack size and alignment; 0: one stack */
+    uint64_t cur_key; /* the top's key */
+    ctx *run;         /* the chain's top: CALLs push there */
+    ctx ctxs[CTX_MAX];
+    unsigned n_ctx; /* slots used so far */
+    uint16_t chain[CHAIN_MAX];
+    unsigned chain_len;
+    uint64_t stamp;
     bool call_pending;
     int int_pending; /* 2: the INT n's own insn call comes first; 1: next insn is the handler */
     uint32_t int_ret;
@@ -201,7 +240,26 @@ static void resolve(nm_profiler *p, uint32_t eip, uint8_t cpl, uint32_t cr3)
     p->cur_cr3 = cr3;
 }
 
-/* ======================================================= shadow stack */
+/* ======================================================= shadow stacks */
+
+/* The stack an instruction runs on: in user mode its address space; in
+ * kernel mode the `region`-aligned block ESP is in (a task's kernel stack,
+ * an IRQ stack).  ESP-1: an empty stack's ESP is its block's end (Linux
+ * loads the IRQ stack's top, then CALLs). */
+static inline uint64_t ctx_key(const nm_profiler *p, uint8_t cpl, uint32_t cr3, uint32_t esp)
+{
+    if (!p->region) return 0;
+    if (cpl == 3) return KEY_USER | cr3;
+    return (esp - 1u) & ~(p->region - 1u);
+}
+
+/* A stack's own time: the clock less the time it was parked; frozen while
+ * it is parked. */
+static void ctx_now(const nm_profiler *p, const ctx *c, uint64_t *clocks, uint64_t *insns)
+{
+    *clocks = (c->running ? p->tot_clocks : c->park_clocks) - c->off_clocks;
+    *insns = (c->running ? p->tot_insns : c->park_insns) - c->off_insns;
+}
 
 static void frame_enter(nm_profiler *p, frame *f, int32_t fn)
 {
@@ -211,46 +269,231 @@ static void frame_enter(nm_profiler *p, frame *f, int32_t fn)
     s->active++;
 }
 
-static void pop_one(nm_profiler *p)
+static void pop_one(nm_profiler *p, ctx *c)
 {
-    frame *f = &p->stack[--p->depth];
+    frame *f = &c->frames[--c->depth];
     if (f->fn < 0) return;
     fn_stats *s = &p->fn[f->fn];
     if (--s->active == 0) {
-        s->incl_clocks += p->tot_clocks - f->at_clocks;
-        s->incl_insns += p->tot_insns - f->at_insns;
+        uint64_t clocks, insns;
+        ctx_now(p, c, &clocks, &insns);
+        s->incl_clocks += clocks - f->at_clocks;
+        s->incl_insns += insns - f->at_insns;
     }
 }
 
-static frame *push(nm_profiler *p, uint32_t ret, uint8_t kind)
+static frame *push(nm_profiler *p, ctx *c, uint32_t ret, uint8_t kind)
 {
-    if (p->depth == STACK_MAX) {
+    if (c->depth == STACK_MAX) {
         /* Drop the oldest frame: it keeps no inclusive time. */
         p->ss.overflows++;
-        frame *old = &p->stack[0];
-        if (old->fn >= 0) p->fn[old->fn].active--;
-        memmove(&p->stack[0], &p->stack[1], sizeof(frame) * (STACK_MAX - 1));
-        p->depth--;
+        frame *old = &c->frames[0];
+        if (old->fn >= 0 && c->running) p->fn[old->fn].active--;
+        memmove(&c->frames[0], &c->frames[1], sizeof(frame) * (STACK_MAX - 1));
+        c->depth--;
     }
-    frame *f = &p->stack[p->depth++];
-    *f = (frame){
-        .ret = ret, .fn = -1, .kind = kind, .at_clocks = p->tot_clocks, .at_insns = p->tot_insns};
-    if (p->depth > p->ss.max_depth) p->ss.max_depth = p->depth;
+    if (c->depth == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 16;
+        c->frames = g_renew(frame, c->frames, c->cap);
+    }
+    frame *f = &c->frames[c->depth++];
+    *f = (frame){.ret = ret, .fn = -1, .kind = kind};
+    ctx_now(p, c, &f->at_clocks, &f->at_insns);
+    if (c->depth > p->ss.max_depth) p->ss.max_depth = c->depth;
     return f;
 }
 
-/* A RET or IRET to `to`: pops to the frame it returns from. */
-static void pop_to(nm_profiler *p, uint32_t to)
+/* A stack joins the running chain: the time it was parked leaves its
+ * frames' inclusive time. */
+static void activate(nm_profiler *p, uint16_t slot)
 {
-    for (unsigned k = p->depth; k-- > 0;) {
-        if (p->stack[k].ret == to) {
-            p->ss.unwound += p->depth - k - 1;
-            while (p->depth > k)
-                pop_one(p);
-            return;
+    ctx *c = &p->ctxs[slot];
+    c->running = true;
+    c->stamp = ++p->stamp;
+    c->off_clocks += p->tot_clocks - c->park_clocks;
+    c->off_insns += p->tot_insns - c->park_insns;
+    for (unsigned k = 0; k < c->depth; k++)
+        if (c->frames[k].fn >= 0) p->fn[c->frames[k].fn].active++;
+    p->chain[p->chain_len++] = slot;
+    p->run = c;
+}
+
+/* It leaves the chain (parked since `clocks`). */
+static void deactivate(nm_profiler *p, ctx *c, uint64_t clocks, uint64_t insns)
+{
+    for (unsigned k = 0; k < c->depth; k++)
+        if (c->frames[k].fn >= 0) p->fn[c->frames[k].fn].active--;
+    c->running = false;
+    c->nested = false;
+    c->park_clocks = clocks;
+    c->park_insns = insns;
+}
+
+/* Parks the chain; `save`: remembered by its top, which gets it back when
+ * it runs again (a task's user part, entry stack and kernel stack). */
+static void park_chain(nm_profiler *p, bool save)
+{
+    if (save && p->chain_len) {
+        ctx *t = p->run;
+        t->n_saved = p->chain_len;
+        for (unsigned i = 0; i < p->chain_len; i++)
+            t->saved[i] = (ctx_ref){p->chain[i], p->ctxs[p->chain[i]].gen};
+    }
+    for (unsigned i = 0; i < p->chain_len; i++)
+        deactivate(p, &p->ctxs[p->chain[i]], p->tot_clocks, p->tot_insns);
+    p->chain_len = 0;
+    p->run = NULL;
+}
+
+static uint16_t new_ctx(nm_profiler *p, uint64_t key)
+{
+    uint16_t slot;
+    if (p->n_ctx < CTX_MAX) {
+        slot = (uint16_t)p->n_ctx++;
+    } else {
+        /* The least recently run parked stack (stamps are unique). */
+        slot = UINT16_MAX;
+        for (unsigned k = 0; k < p->n_ctx; k++)
+            if (!p->ctxs[k].running &&
+                (slot == UINT16_MAX || p->ctxs[k].stamp < p->ctxs[slot].stamp))
+                slot = (uint16_t)k;
+        p->ss.evictions++;
+    }
+    ctx *c = &p->ctxs[slot];
+    uint32_t gen = c->gen + 1;
+    frame *frames = c->frames;
+    unsigned cap = c->cap;
+    *c = (ctx){.key = key,
+               .gen = gen,
+               .frames = frames,
+               .cap = cap,
+               .park_clocks = p->tot_clocks,
+               .park_insns = p->tot_insns};
+    p->ss.contexts++;
+    return slot;
+}
+
+/* ESP (or the address space) moved to the stack `key`:
+ * - a stack in the running chain: back from the stacks nested on it (an
+ *   IRQ stack's handler returned, the kernel returned to user mode);
+ * - a stack that switched away (it has a saved chain): a task switch — the
+ *   chain parks and that task's chain runs again;
+ * - user mode outside the chain: the chain ends there;
+ * - otherwise a stack nested on the chain (an IRQ stack, the entry stack,
+ *   a task's kernel stack entered from user mode) — or a task not seen
+ *   before, which pop_to finds out at its first return (unnest). */
+static void switch_to(nm_profiler *p, uint64_t key)
+{
+    p->cur_key = key;
+    int slot = -1;
+    for (unsigned k = 0; k < p->n_ctx; k++) {
+        if (p->ctxs[k].key == key) {
+            slot = (int)k;
+            break;
         }
     }
-    p->ss.resyncs++;
+    if (slot >= 0 && p->ctxs[slot].running) {
+        while (p->chain[p->chain_len - 1] != slot)
+            deactivate(p, &p->ctxs[p->chain[--p->chain_len]], p->tot_clocks, p->tot_insns);
+        p->run = &p->ctxs[slot];
+        return;
+    }
+    if (slot < 0) slot = new_ctx(p, key);
+    ctx *z = &p->ctxs[slot];
+    bool user = (key & KEY_USER) != 0;
+    if (user || z->n_saved || !p->chain_len) {
+        if (p->chain_len) p->ss.switches++;
+        park_chain(p, !user);
+        unsigned n = user ? 0 : z->n_saved;
+        z->n_saved = 0;
+        for (unsigned i = 0; i + 1 < n; i++) {
+            ctx_ref r = z->saved[i];
+            if (r.slot < p->n_ctx && p->ctxs[r.slot].gen == r.gen && !p->ctxs[r.slot].running &&
+                r.slot != slot)
+                activate(p, r.slot);
+        }
+        activate(p, (uint16_t)slot);
+        return;
+    }
+    if (p->chain_len == CHAIN_MAX) {
+        /* Too deep: the bottom stack parks. */
+        deactivate(p, &p->ctxs[p->chain[0]], p->tot_clocks, p->tot_insns);
+        memmove(&p->chain[0], &p->chain[1], sizeof p->chain[0] * (CHAIN_MAX - 1));
+        p->chain_len--;
+    }
+    p->ss.nested++;
+    z->nested = true;
+    z->entry_depth = z->depth;
+    z->enter_clocks = p->tot_clocks;
+    z->enter_insns = p->tot_insns;
+    activate(p, (uint16_t)slot);
+}
+
+/* The top stack, nested when it was entered, returns below where it was
+ * entered: it is a task that ran before the window (Linux: the first switch
+ * to it).  The stacks below it have been parked since it was entered. */
+static void unnest(nm_profiler *p)
+{
+    ctx *c = p->run;
+    unsigned below = p->chain_len - 1;
+    ctx *under = &p->ctxs[p->chain[below - 1]];
+    under->n_saved = below;
+    for (unsigned i = 0; i < below; i++) {
+        ctx *b = &p->ctxs[p->chain[i]];
+        under->saved[i] = (ctx_ref){p->chain[i], b->gen};
+        deactivate(p, b, c->enter_clocks, c->enter_insns);
+    }
+    p->chain[0] = p->chain[below];
+    p->chain_len = 1;
+    c->nested = false;
+    p->ss.switches++;
+}
+
+/* A RET or IRET to `to` on stack c: pops to the frame it returns from. */
+static void pop_to(nm_profiler *p, ctx *c, uint32_t to, bool ret)
+{
+    int k = (int)c->depth - 1;
+    while (k >= 0 && c->frames[k].ret != to)
+        k--;
+    /* Returning from below where a nested stack was entered: a task. */
+    if (ret && c->nested && c == p->run && p->chain_len > 1 &&
+        (k < 0 ? c->depth == c->entry_depth : (unsigned)k < c->entry_depth))
+        unnest(p);
+    if (k < 0) {
+        p->ss.resyncs++;
+        return;
+    }
+    p->ss.unwound += c->depth - (unsigned)k - 1;
+    while ((int)c->depth > k)
+        pop_one(p, c);
+}
+
+/* Closes every open frame (end of a window) and forgets the stacks. */
+static void close_stacks(nm_profiler *p)
+{
+    /* The running chain, top first: inner frames before outer ones. */
+    for (unsigned i = p->chain_len; i-- > 0;) {
+        ctx *c = &p->ctxs[p->chain[i]];
+        while (c->depth)
+            pop_one(p, c);
+    }
+    /* Parked stacks, each on its own, up to when it stopped running. */
+    for (unsigned k = 0; k < p->n_ctx; k++) {
+        ctx *c = &p->ctxs[k];
+        if (c->running) continue;
+        for (unsigned j = 0; j < c->depth; j++)
+            if (c->frames[j].fn >= 0) p->fn[c->frames[j].fn].active++;
+        while (c->depth)
+            pop_one(p, c);
+    }
+    for (unsigned k = 0; k < p->n_ctx; k++) {
+        p->ctxs[k].key = KEY_NONE;
+        p->ctxs[k].running = false;
+    }
+    p->n_ctx = 0;
+    p->chain_len = 0;
+    p->run = NULL;
+    p->cur_key = KEY_NONE;
 }
 
 /* ======================================================= observer */
@@ -276,12 +519,20 @@ static void obs_insn(void *opaque, const nm_insn *insn, const nm_timing_insn_inf
         p->tot_clocks += idle;
         d -= idle;
     }
-    /* The first instruction of an interrupt handler or of a callee. */
-    if (p->int_pending == 1) {
-        frame_enter(p, push(p, p->int_ret, FRAME_INT), fn);
-        p->int_pending = 0;
+    /* The first instruction of an interrupt handler or of a callee.  The
+     * interrupt's frame goes on the stack it interrupted; the handler's may
+     * be another (the stack an instruction starts on differs from where the
+     * last one left ESP only after an interrupt or exception). */
+    if (p->int_pending == 1 || !p->run) {
+        uint64_t key = ctx_key(p, info->cpl, info->cr3, info->esp);
+        if (!p->run) switch_to(p, key);
+        if (p->int_pending == 1) {
+            frame_enter(p, push(p, p->run, p->int_ret, FRAME_INT), fn);
+            p->int_pending = 0;
+        }
+        if (key != p->cur_key) switch_to(p, key);
     } else if (p->call_pending) {
-        frame_enter(p, &p->stack[p->depth - 1], fn);
+        frame_enter(p, &p->run->frames[p->run->depth - 1], fn);
         p->call_pending = false;
     }
     p->tot_clocks += d;
@@ -294,16 +545,31 @@ static void obs_insn(void *opaque, const nm_insn *insn, const nm_timing_insn_inf
     p->last_bus = clk->bus_wait_cycles;
     p->prev_hlt = insn->op == NM_OP_HLT;
 
+    /* The stack after it; INT n: at the handler's first instruction. */
+    uint64_t key =
+        p->int_pending == 2 ? p->cur_key : ctx_key(p, info->cpl_next, info->cr3, info->esp_next);
     switch (insn->op) {
     case NM_OP_CALL:
     case NM_OP_CALL_FAR:
-        push(p, eip + insn->len, FRAME_CALL)->target = info->next;
+        /* The frame goes where the return address went. */
+        if (key != p->cur_key) switch_to(p, key);
+        push(p, p->run, eip + insn->len, FRAME_CALL)->target = info->next;
         p->call_pending = true;
         break;
     case NM_OP_RET:
     case NM_OP_RET_FAR:
-    case NM_OP_IRET: pop_to(p, info->next); break;
-    default: break;
+        /* Popped from where the return address was. */
+        pop_to(p, p->run, info->next, true);
+        if (key != p->cur_key) switch_to(p, key);
+        break;
+    case NM_OP_IRET:
+        /* Back on the stack the interrupt came from, which has its frame. */
+        if (key != p->cur_key) switch_to(p, key);
+        pop_to(p, p->run, info->next, false);
+        break;
+    default:
+        if (key != p->cur_key) switch_to(p, key);
+        break;
     }
     if (p->int_pending == 2) p->int_pending = 1;
 }
@@ -315,7 +581,7 @@ static void obs_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t
     if (!p->active) return;
     if (p->call_pending) {
         /* Interrupted before the callee's first instruction. */
-        frame *f = &p->stack[p->depth - 1];
+        frame *f = &p->run->frames[p->run->depth - 1];
         resolve(p, f->target, p->cur_cpl, p->cur_cr3);
         frame_enter(p, f, p->cur_fn);
         p->call_pending = false;
@@ -332,6 +598,8 @@ nm_profiler *nm_profiler_new_bare(nm_clock *clock)
     p->clock = clock;
     p->cur_fn = FN_KERNEL_UNKNOWN;
     p->top = DEFAULT_TOP;
+    p->region = NM_PROFILER_STACK_REGION;
+    p->cur_key = KEY_NONE;
     p->obs = (nm_timing_observer){.opaque = p, .insn = obs_insn, .interrupt = obs_interrupt};
     return p;
 }
@@ -352,7 +620,10 @@ void nm_profiler_start(nm_profiler *p)
     p->cur_span = 0; /* look the first instruction up */
     p->cur_fn = FN_KERNEL_UNKNOWN;
     p->prev_hlt = false;
-    p->depth = 0;
+    p->n_ctx = 0;
+    p->chain_len = 0;
+    p->run = NULL;
+    p->cur_key = KEY_NONE;
     p->call_pending = false;
     p->int_pending = 0;
 }
@@ -372,8 +643,7 @@ void nm_profiler_stop(nm_profiler *p)
     p->fn[p->cur_fn].self_clocks += d;
     p->fn[p->cur_fn].self_bus += bus;
     if (p->call_pending) p->call_pending = false; /* its frame has fn -1 */
-    while (p->depth)
-        pop_one(p);
+    close_stacks(p);
     p->int_pending = 0;
     p->active = false;
 }
@@ -387,7 +657,14 @@ void nm_profiler_totals(nm_profiler *p, uint64_t *clocks, uint64_t *insns)
 void nm_profiler_stack_stats(nm_profiler *p, nm_profile_stack_stats *out)
 {
     *out = p->ss;
-    out->depth = p->depth;
+    out->depth = 0;
+    for (unsigned k = 0; k < p->n_ctx; k++)
+        out->depth += p->ctxs[k].depth;
+}
+
+void nm_profiler_set_stack_region(nm_profiler *p, uint32_t bytes)
+{
+    p->region = bytes;
 }
 
 static void fill_entry(const nm_profiler *p, uint32_t id, nm_profile_entry *out)
@@ -720,6 +997,18 @@ nm_profiler *nm_profiler_new(nm_machine *m, GError **err)
             goto fail;
         }
     }
+    if (cfg->profile_stack_region) {
+        uint64_t v;
+        if (!nm_parse_size(cfg->profile_stack_region, &v) ||
+            (v && (v < 1024 || v > (1u << 30) || (v & (v - 1))))) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "profile-stack-region: bad value '%s' (accepted: 0, or a power of two "
+                        "from 1K to 1G, e.g. 8K)",
+                        cfg->profile_stack_region);
+            goto fail;
+        }
+        p->region = (uint32_t)v;
+    }
     if (!find_nic(p, cfg->measure_nic, err)) goto fail;
     if (p->observing && !load_symbols(p, cfg, err)) goto fail;
     p->marker = nm_marker_of(m);
@@ -756,6 +1045,8 @@ void nm_profiler_free(nm_profiler *p)
     if (p->active && p->m && p->m->timing) nm_timing_set_observer(p->m->timing, NULL);
     for (unsigned k = 0; k < p->n_tables; k++)
         nm_symtab_free(p->tables[k].tab);
+    for (unsigned k = 0; k < CTX_MAX; k++)
+        g_free(p->ctxs[k].frames);
     g_free(p->fn);
     g_free(p);
 }
@@ -852,6 +1143,11 @@ void nm_profiler_report(nm_profiler *p, nm_report *r)
     nm_report_u64(r, "stack_resyncs", p->ss.resyncs);
     nm_report_u64(r, "stack_unwound", p->ss.unwound);
     nm_report_u64(r, "stack_overflows", p->ss.overflows);
+    nm_report_u64(r, "stack_region", p->region);
+    nm_report_u64(r, "stack_contexts", p->ss.contexts);
+    nm_report_u64(r, "stack_switches", p->ss.switches);
+    nm_report_u64(r, "stack_nested", p->ss.nested);
+    nm_report_u64(r, "stack_evictions", p->ss.evictions);
     GString *tabs = g_string_new(NULL);
     for (unsigned k = 0; k < p->n_tables; k++)
         g_string_append_printf(tabs, "%s%s(%u)", k ? "," : "", nm_symtab_label(p->tables[k].tab),
@@ -973,11 +1269,11 @@ void nm_profiler_print(nm_profiler *p, FILE *out)
         fprintf(out, "  %s%s%s%s\n", e.name, *e.where ? " [" : "", e.where, *e.where ? "]" : "");
     }
     g_array_free(a, TRUE);
-    if (p->ss.resyncs || p->ss.overflows)
+    if (p->ss.resyncs || p->ss.overflows || p->ss.switches)
         fprintf(out,
                 "  (shadow stack: %" G_GUINT64_FORMAT " unmatched returns, %" G_GUINT64_FORMAT
-                " overflows)\n",
-                p->ss.resyncs, p->ss.overflows);
+                " overflows; %" G_GUINT64_FORMAT " stacks, %" G_GUINT64_FORMAT " task switches)\n",
+                p->ss.resyncs, p->ss.overflows, p->ss.contexts, p->ss.switches);
     if (!p->nic.name) return;
     fprintf(out,
             "packets (%s, %s): %" G_GUINT64_FORMAT " sent, %" G_GUINT64_FORMAT

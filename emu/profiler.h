@@ -8,12 +8,16 @@
  * time after HLT (a pseudo-function "(idle)") are attributed too, and the
  * self times add up to the window's clocks exactly.
  *
- * Inclusive times come from a shadow call stack: CALL pushes, RET pops to
+ * Inclusive times come from shadow call stacks: CALL pushes, RET pops to
  * the frame whose return address it goes to (a RET that matches no frame is
  * counted as a resync and pops nothing); an interrupt or exception pushes a
- * frame that IRET pops.  A recursive function's inclusive time counts its
- * outermost frame only.  Functions already running when the window opens
- * get no inclusive time for that part.  docs/profiler.md has the details. */
+ * frame that IRET pops.  One shadow stack per kernel stack (ESP's
+ * `stack region`-aligned block: a task, an IRQ stack) and per address space
+ * in user mode, so a task switch parks the frames of the task it leaves:
+ * inclusive time is the time a function's task ran while it was open.  A
+ * recursive function's inclusive time counts its outermost frame only.
+ * Functions already running when the window opens get no inclusive time for
+ * that part.  docs/profiler.md has the details. */
 #ifndef NICEMU_PROFILER_H
 #define NICEMU_PROFILER_H
 
@@ -29,9 +33,14 @@
 typedef struct nm_machine nm_machine;
 typedef struct nm_profiler nm_profiler;
 
+/* Linux i386 THREAD_SIZE: kernel and IRQ stacks are this size and aligned
+ * to it (arch/x86/include/asm/page_32_types.h). */
+#define NM_PROFILER_STACK_REGION 8192u
+
 /* From the machine's configuration: symbols (--system-map or System.map
  * beside --kernel, --symbols, the programs beside each --initrd), profile
- * scope (--profile-from), the NIC under test (--measure-nic).  Profiling
+ * scope (--profile-from), the kernel stack size (--profile-stack-region),
+ * the NIC under test (--measure-nic).  Profiling
  * (the per-instruction observer) is on with --profile, --profile-top,
  * --symbols, --system-map or --profile-from; the per-packet figures are
  * always kept.  NULL and one clear error on bad input. */
@@ -50,6 +59,9 @@ void nm_profiler_print(nm_profiler *p, FILE *out);
 nm_profiler *nm_profiler_new_bare(nm_clock *clock);
 /* Adds a symbol table (taken over).  `kernel`: used at CPL 0-2 first. */
 void nm_profiler_add_symbols(nm_profiler *p, nm_symtab *t, bool kernel);
+/* The size and alignment of a kernel stack (a power of two; 0: one shadow
+ * stack for everything).  Before the first start. */
+void nm_profiler_set_stack_region(nm_profiler *p, uint32_t bytes);
 /* Starts / stops attributing (a measurement window). */
 void nm_profiler_start(nm_profiler *p);
 void nm_profiler_stop(nm_profiler *p);
@@ -68,10 +80,14 @@ bool nm_profiler_get(nm_profiler *p, const char *name, nm_profile_entry *out);
 void nm_profiler_totals(nm_profiler *p, uint64_t *clocks, uint64_t *insns);
 /* Shadow-stack statistics. */
 typedef struct nm_profile_stack_stats {
-    unsigned depth, max_depth;
-    uint64_t resyncs; /* RET/IRET matching no frame */
-    uint64_t unwound; /* frames popped without their own RET (a deeper match) */
+    unsigned depth, max_depth; /* frames open on all stacks; the deepest stack */
+    uint64_t resyncs;          /* RET/IRET matching no frame */
+    uint64_t unwound;          /* frames popped without their own RET (a deeper match) */
     uint64_t overflows;
+    uint64_t contexts;  /* shadow stacks started (tasks, IRQ stacks, address spaces) */
+    uint64_t switches;  /* task switches: the running stacks parked, others resumed */
+    uint64_t nested;    /* stacks entered on top of the running ones (IRQ stack…) */
+    uint64_t evictions; /* parked stacks forgotten (more than the profiler keeps) */
 } nm_profile_stack_stats;
 void nm_profiler_stack_stats(nm_profiler *p, nm_profile_stack_stats *out);
 

@@ -119,6 +119,8 @@ static uint32_t chain_insn(void *opaque, nm_cpu *cpu, const nm_insn *insn)
         .cr3 = cpu->cr3,
         .cpl = (uint8_t)(t->obs_cpl < 0 ? cpu->cpl : t->obs_cpl),
         .cpl_next = (uint8_t)cpu->cpl,
+        .esp = cpu->insn_esp,
+        .esp_next = cpu->gpr[NM_ESP],
     };
     t->obs_cpl = cpu->cpl;
     t->obs.insn(t->obs.opaque, insn, &info, cost);

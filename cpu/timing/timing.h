@@ -88,11 +88,13 @@ const nm_timing_params *nm_timing_get_params(const nm_timing *t);
  * hooks that calls the model, then the observer.  With no observer the
  * model's own hooks are installed (no extra call per instruction). */
 typedef struct nm_timing_insn_info {
-    uint32_t eip;     /* linear address of the instruction (CS base + EIP) */
-    uint32_t next;    /* linear address of what runs next (CS base + EIP after it) */
-    uint32_t cr3;     /* page directory: tells processes apart */
-    uint8_t cpl;      /* privilege level it ran at */
-    uint8_t cpl_next; /* privilege level after it (IRET to user: 3) */
+    uint32_t eip;      /* linear address of the instruction (CS base + EIP) */
+    uint32_t next;     /* linear address of what runs next (CS base + EIP after it) */
+    uint32_t cr3;      /* page directory: tells processes apart */
+    uint8_t cpl;       /* privilege level it ran at */
+    uint8_t cpl_next;  /* privilege level after it (IRET to user: 3) */
+    uint32_t esp;      /* ESP at its start: which stack (task) it ran on */
+    uint32_t esp_next; /* ESP after it (a stack switch: MOV/XCHG ESP, IRET) */
 } nm_timing_insn_info;
 
 typedef struct nm_timing_observer {

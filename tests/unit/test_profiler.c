@@ -1,6 +1,7 @@
 /* The profiler's parts: symbol tables (System.map, ELF), address lookup,
- * the shadow call stack (nested calls, interrupts, a mismatched RET), and
- * attribution totals equal to the clock's advance exactly. */
+ * the shadow call stacks (nested calls, interrupts, a mismatched RET; per
+ * task: switches, IRQ stacks, user mode), and attribution totals equal to
+ * the clock's advance exactly. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -132,6 +133,8 @@ static void feed_init(feed *f)
     nm_symtab_add(t, 0x2000, 0x100, "a", true);
     nm_symtab_add(t, 0x3000, 0x100, "b", true);
     nm_symtab_add(t, 0x4000, 0x100, "irq", true);
+    nm_symtab_add(t, 0x5000, 0x100, "sw", true);
+    nm_symtab_add(t, 0x6000, 0x100, "c", true);
     nm_symtab_finish(t);
     nm_profiler_add_symbols(f->p, t, true);
     f->obs = nm_profiler_observer(f->p);
@@ -153,6 +156,264 @@ static void step(feed *f, uint32_t eip, unsigned op, uint32_t next, uint32_t clo
 static void entry(feed *f, const char *name, nm_profile_entry *e)
 {
     g_assert_true(nm_profiler_get(f->p, name, e));
+}
+
+/* Where an instruction runs: privilege level, address space and ESP before
+ * and after it. */
+typedef struct at {
+    uint8_t cpl, cpl_next;
+    uint32_t cr3, esp, esp_next;
+} at;
+
+static void step_at(feed *f, uint32_t eip, unsigned op, uint32_t next, uint32_t clocks, at w)
+{
+    nm_insn i = {0};
+    i.op = (uint16_t)op;
+    i.len = op == NM_OP_CALL ? 5 : 1;
+    nm_timing_insn_info info = {.eip = eip,
+                                .next = next,
+                                .cr3 = w.cr3,
+                                .cpl = w.cpl,
+                                .cpl_next = w.cpl_next,
+                                .esp = w.esp,
+                                .esp_next = w.esp_next};
+    f->obs->insn(f->obs->opaque, &i, &info, clocks);
+    f->clock.cycles += clocks;
+}
+
+/* Kernel mode on the stack at `esp` (moving to `esp_next`). */
+static at kern(uint32_t esp, uint32_t esp_next)
+{
+    return (at){.esp = esp, .esp_next = esp_next};
+}
+
+static at in_user(uint32_t cr3)
+{
+    const uint32_t esp = 0xbffff000;
+    return (at){.cpl = 3, .cpl_next = 3, .cr3 = cr3, .esp = esp, .esp_next = esp};
+}
+
+static at in_kernel(uint32_t cr3, uint32_t esp, uint32_t esp_next)
+{
+    return (at){.cr3 = cr3, .esp = esp, .esp_next = esp_next};
+}
+
+static void assert_incl(feed *f, const char *name, uint64_t self, uint64_t incl, uint64_t calls)
+{
+    nm_profile_entry e;
+    entry(f, name, &e);
+    if (e.self_clocks != self || e.incl_clocks != incl || e.calls != calls)
+        g_error("%s: self/incl/calls %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                ", want %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT,
+                name, e.self_clocks, e.incl_clocks, e.calls, self, incl, calls);
+}
+
+/* Two tasks on their own kernel stacks (8K-aligned: A at 0x10000, B at
+ * 0x20000) switching like Linux's __switch_to_asm: save ESP, load the
+ * other's, RET on the other stack.  Instruction k costs k clocks.  B was
+ * never seen before: its first RET finds nothing, which shows it is a task
+ * resumed rather than a stack nested on A's. */
+static void task_switch_run(feed *f)
+{
+    nm_profiler_start(f->p);
+    const uint32_t a = 0x11f00, b = 0x21f00;
+    step_at(f, 0x1000, NM_OP_CALL, 0x2000, 1, kern(a, a - 4));     /* main -> a */
+    step_at(f, 0x2000, NM_OP_CALL, 0x5000, 2, kern(a - 4, a - 8)); /* a -> sw */
+    step_at(f, 0x5000, NM_OP_MOV, 0x5001, 3, kern(a - 8, a - 8));  /* save A's ESP */
+    step_at(f, 0x5001, NM_OP_MOV, 0x5002, 4, kern(a - 8, b - 4));  /* load B's */
+    step_at(f, 0x5002, NM_OP_RET, 0x3010, 5, kern(b - 4, b));      /* into b */
+    step_at(f, 0x3010, NM_OP_MOV, 0x3011, 6, kern(b, b));          /* b */
+    step_at(f, 0x3011, NM_OP_CALL, 0x6000, 7, kern(b, b - 4));     /* b -> c */
+    step_at(f, 0x6000, NM_OP_CALL, 0x5000, 8, kern(b - 4, b - 8)); /* c -> sw */
+    step_at(f, 0x5000, NM_OP_MOV, 0x5001, 9, kern(b - 8, b - 8));  /* save B's ESP */
+    step_at(f, 0x5001, NM_OP_MOV, 0x5002, 10, kern(b - 8, a - 8)); /* load A's */
+    step_at(f, 0x5002, NM_OP_RET, 0x2005, 11, kern(a - 8, a - 4)); /* back into a */
+    step_at(f, 0x2005, NM_OP_RET, 0x1005, 12, kern(a - 4, a));     /* back into main */
+    step_at(f, 0x1005, NM_OP_MOV, 0x1006, 13, kern(a, a));
+    nm_profiler_stop(f->p);
+}
+
+static void test_stack_task_switch(void)
+{
+    feed f;
+    feed_init(&f);
+    task_switch_run(&f);
+    /* a ran steps 2-4 and 11-12: B's time in between is not a's. */
+    assert_incl(&f, "a", 2 + 12, 2 + 3 + 4 + 11 + 12, 1);
+    /* Each task's sw frame: its own MOVs and the RET when it runs again; B's
+     * is closed at the end with the time B ran.  B's first RET (step 5) is in
+     * no frame. */
+    assert_incl(&f, "sw", 3 + 4 + 5 + 9 + 10 + 11, (3 + 4 + 11) + (9 + 10), 2);
+    assert_incl(&f, "c", 8, 8 + 9 + 10, 1);
+    assert_incl(&f, "b", 6 + 7, 0, 0);
+    assert_incl(&f, "main", 1 + 13, 0, 0);
+    uint64_t clocks, insns;
+    nm_profiler_totals(f.p, &clocks, &insns);
+    g_assert_cmpuint(clocks, ==, 91);
+    nm_profile_stack_stats ss;
+    nm_profiler_stack_stats(f.p, &ss);
+    g_assert_cmpuint(ss.resyncs, ==, 1);
+    g_assert_cmpuint(ss.unwound, ==, 0);
+    g_assert_cmpuint(ss.contexts, ==, 2);
+    g_assert_cmpuint(ss.nested, ==, 1);   /* B, until its first RET */
+    g_assert_cmpuint(ss.switches, ==, 2); /* A -> B found at that RET, B -> A */
+    g_assert_cmpuint(ss.depth, ==, 0);
+    nm_profiler_free(f.p);
+
+    /* One shadow stack (region 0): A's RET at step 11 unwinds B's frames
+     * and a gets B's time. */
+    feed_init(&f);
+    nm_profiler_set_stack_region(f.p, 0);
+    task_switch_run(&f);
+    assert_incl(&f, "a", 2 + 12, 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10 + 11 + 12, 1);
+    nm_profiler_stack_stats(f.p, &ss);
+    g_assert_cmpuint(ss.unwound, ==, 2);
+    g_assert_cmpuint(ss.contexts, ==, 1);
+    nm_profiler_free(f.p);
+}
+
+/* An interrupt from kernel mode whose handler moves to an IRQ stack (Linux
+ * i386 call_on_stack: ESP := the IRQ stack's top, CALL, ESP := back): the
+ * IRQ stack's frames nest in the interrupted task's, so its inclusive time
+ * counts for the interrupted functions.  Then a stack that grows across an
+ * 8K boundary: one logical stack. */
+static void test_stack_irq_stack(void)
+{
+    feed f;
+    feed_init(&f);
+    nm_profiler_start(f.p);
+    const uint32_t t = 0x11f00, irqtop = 0x32000;
+    step_at(&f, 0x1000, NM_OP_CALL, 0x2000, 1, kern(t, t - 4)); /* main -> a */
+    step_at(&f, 0x2000, NM_OP_MOV, 0x2001, 2, kern(t - 4, t - 4));
+    f.obs->interrupt(f.obs->opaque, 0x20, NM_INT_EXTERNAL, 0x2001);
+    step_at(&f, 0x4000, NM_OP_PUSH, 0x4001, 3, kern(t - 16, t - 20));
+    step_at(&f, 0x4001, NM_OP_XCHG, 0x4002, 4, kern(t - 20, irqtop));     /* to the IRQ stack */
+    step_at(&f, 0x4002, NM_OP_CALL, 0x3000, 5, kern(irqtop, irqtop - 4)); /* irq -> b */
+    step_at(&f, 0x3000, NM_OP_RET, 0x4007, 6, kern(irqtop - 4, irqtop));
+    step_at(&f, 0x4007, NM_OP_MOV, 0x4008, 7, kern(irqtop, t - 20)); /* back */
+    step_at(&f, 0x4008, NM_OP_IRET, 0x2001, 8, kern(t - 20, t - 4));
+    step_at(&f, 0x2001, NM_OP_RET, 0x1005, 9, kern(t - 4, t));
+    /* main's stack grows below its block (0x10000) and back. */
+    const uint32_t edge = 0x10004;
+    step_at(&f, 0x1005, NM_OP_SUB, 0x1006, 10, kern(t, edge));
+    step_at(&f, 0x1006, NM_OP_CALL, 0x6000, 11, kern(edge, edge - 4)); /* main -> c */
+    step_at(&f, 0x6000, NM_OP_CALL, 0x3000, 12, kern(edge - 4, edge - 8));
+    step_at(&f, 0x3000, NM_OP_RET, 0x6005, 13, kern(edge - 8, edge - 4)); /* b */
+    step_at(&f, 0x6005, NM_OP_RET, 0x100b, 14, kern(edge - 4, edge));
+    step_at(&f, 0x100b, NM_OP_ADD, 0x100c, 15, kern(edge, t));
+    nm_profiler_stop(f.p);
+
+    assert_incl(&f, "irq", 3 + 4 + 5 + 7 + 8, 3 + 4 + 5 + 6 + 7 + 8, 1);
+    assert_incl(&f, "b", 6 + 13, 6 + 13, 2);
+    assert_incl(&f, "a", 2 + 9, 2 + (3 + 4 + 5 + 6 + 7 + 8) + 9, 1);
+    assert_incl(&f, "c", 12 + 14, 12 + 13 + 14, 1);
+    nm_profile_stack_stats ss;
+    nm_profiler_stack_stats(f.p, &ss);
+    g_assert_cmpuint(ss.resyncs, ==, 0);
+    g_assert_cmpuint(ss.switches, ==, 0);
+    g_assert_cmpuint(ss.nested, ==, 2); /* the IRQ stack; the block below main's */
+    g_assert_cmpuint(ss.contexts, ==, 3);
+    nm_profiler_free(f.p);
+}
+
+/* User mode: two processes (CR3 0x1000 and 0x2000) entering the kernel with
+ * INT 0x80 through an entry stack (Linux 6.1 i386: the CPU loads TSS.sp0, a
+ * per-CPU stack; the entry code moves to the task's stack) and a task switch
+ * between their kernel stacks T1 and T2.  The INT frame goes on the user
+ * stack it interrupted; IRET to user pops it there. */
+static void test_stack_user(void)
+{
+    feed f;
+    feed_init(&f);
+    nm_symtab *u = nm_symtab_new("prog");
+    nm_symtab_add(u, 0x8000, 0x100, "umain", true);
+    nm_symtab_add(u, 0x8100, 0x100, "uf", true);
+    nm_symtab_finish(u);
+    nm_profiler_add_symbols(f.p, u, false);
+    nm_profiler_start(f.p);
+    const uint32_t p1 = 0x1000, p2 = 0x2000, ue = 0xbffff000, e = 0x41fe0, t1 = 0x11f00,
+                   t2 = 0x21f00;
+    /* P2 makes a system call. */
+    f.obs->interrupt(f.obs->opaque, 0x80, NM_INT_SOFTWARE, 0x8102);
+    step_at(&f, 0x8100, NM_OP_INT, 0x4000, 1,
+            (at){.cpl = 3, .cr3 = p2, .esp = ue, .esp_next = e});    /* uf */
+    step_at(&f, 0x4000, NM_OP_MOV, 0x4001, 2, in_kernel(p2, e, t2)); /* entry stack -> T2 */
+    step_at(&f, 0x4001, NM_OP_CALL, 0x2000, 3, in_kernel(p2, t2, t2 - 4));
+    step_at(&f, 0x2000, NM_OP_CALL, 0x5000, 4, in_kernel(p2, t2 - 4, t2 - 8));
+    step_at(&f, 0x5000, NM_OP_MOV, 0x5001, 5, in_kernel(p2, t2 - 8, t1 - 8)); /* switch to T1 */
+    /* T1 (not seen before) returns to user mode: P1. */
+    step_at(&f, 0x5001, NM_OP_RET, 0x6005, 6, in_kernel(p2, t1 - 8, t1 - 4));
+    step_at(&f, 0x6005, NM_OP_MOV, 0x6006, 7, in_kernel(p1, t1 - 4, e));
+    step_at(&f, 0x4010, NM_OP_IRET, 0x8005, 8,
+            (at){.cpl = 0, .cpl_next = 3, .cr3 = p1, .esp = e, .esp_next = ue});
+    /* P1 makes a system call and T1 switches back to T2. */
+    f.obs->interrupt(f.obs->opaque, 0x80, NM_INT_SOFTWARE, 0x8007);
+    step_at(&f, 0x8005, NM_OP_INT, 0x4000, 9,
+            (at){.cpl = 3, .cr3 = p1, .esp = ue, .esp_next = e}); /* umain */
+    step_at(&f, 0x4000, NM_OP_MOV, 0x4001, 10, in_kernel(p1, e, t1));
+    step_at(&f, 0x4001, NM_OP_CALL, 0x6000, 11, in_kernel(p1, t1, t1 - 4));
+    step_at(&f, 0x6000, NM_OP_CALL, 0x5000, 12, in_kernel(p1, t1 - 4, t1 - 8));
+    step_at(&f, 0x5000, NM_OP_MOV, 0x5001, 13, in_kernel(p1, t1 - 8, t2 - 8)); /* switch to T2 */
+    step_at(&f, 0x5001, NM_OP_RET, 0x2005, 14, in_kernel(p2, t2 - 8, t2 - 4));
+    step_at(&f, 0x2005, NM_OP_RET, 0x4006, 15, in_kernel(p2, t2 - 4, t2));
+    step_at(&f, 0x4006, NM_OP_MOV, 0x4007, 16, in_kernel(p2, t2, e)); /* T2 -> entry stack */
+    step_at(&f, 0x4007, NM_OP_IRET, 0x8102, 17,
+            (at){.cpl = 0, .cpl_next = 3, .cr3 = p2, .esp = e, .esp_next = ue});
+    step_at(&f, 0x8102, NM_OP_MOV, 0x8103, 18, in_user(p2));
+    nm_profiler_stop(f.p);
+
+    /* P2's system call: steps 2-5 and 14-17; P1's: 10-13, still open. */
+    assert_incl(&f, "irq", 2 + 3 + 8 + 10 + 11 + 16 + 17, (2 + 3 + 4 + 5 + 14 + 15 + 16 + 17) + 46,
+                2);
+    assert_incl(&f, "a", 4 + 15, 4 + 5 + 14 + 15, 1);
+    assert_incl(&f, "sw", 5 + 6 + 13 + 14, (5 + 14) + 13, 2);
+    assert_incl(&f, "c", 7 + 12, 12 + 13, 1);
+    assert_incl(&f, "uf", 1 + 18, 0, 0);
+    assert_incl(&f, "umain", 9, 0, 0);
+    nm_profile_stack_stats ss;
+    nm_profiler_stack_stats(f.p, &ss);
+    g_assert_cmpuint(ss.resyncs, ==, 2); /* T1's first RET; the IRET into P1 */
+    g_assert_cmpuint(ss.switches, ==, 3);
+    g_assert_cmpuint(ss.contexts, ==, 5); /* P2, the entry stack, T2, T1, P1 */
+    uint64_t clocks, insns;
+    nm_profiler_totals(f.p, &clocks, &insns);
+    g_assert_cmpuint(clocks, ==, 171);
+    nm_profiler_free(f.p);
+}
+
+/* More stacks than the profiler keeps: the least recently run go, the
+ * attribution stays exact, and two runs agree. */
+static void test_stack_evict(void)
+{
+    uint64_t incl[2];
+    for (int run = 0; run < 2; run++) {
+        feed f;
+        feed_init(&f);
+        nm_profiler_start(f.p);
+        uint32_t esp = 0x10000 + 0x1f00;
+        for (unsigned k = 0; k < 300; k++) {
+            /* A call on one of 200 stacks, then a move to the next. */
+            uint32_t next = 0x10000 + 0x2000 * ((k + 1) % 200) + 0x1f00;
+            step_at(&f, 0x1000, NM_OP_CALL, 0x2000, 1, kern(esp, esp - 4));
+            step_at(&f, 0x2000, NM_OP_MOV, 0x2001, 2, kern(esp - 4, next));
+            esp = next;
+        }
+        nm_profiler_stop(f.p);
+        nm_profile_stack_stats ss;
+        nm_profiler_stack_stats(f.p, &ss);
+        g_assert_cmpuint(ss.contexts, ==, 301); /* and the last move's */
+        g_assert_cmpuint(ss.evictions, ==, 301 - 128);
+        g_assert_cmpuint(ss.depth, ==, 0);
+        uint64_t clocks, insns;
+        nm_profiler_totals(f.p, &clocks, &insns);
+        g_assert_cmpuint(clocks, ==, 300 * 3);
+        nm_profile_entry e;
+        entry(&f, "a", &e);
+        g_assert_cmpuint(e.calls, ==, 300);
+        incl[run] = e.incl_clocks;
+        nm_profiler_free(f.p);
+    }
+    g_assert_cmpuint(incl[0], ==, incl[1]);
 }
 
 static void test_stack_nested(void)
@@ -319,6 +580,10 @@ int main(int argc, char **argv)
     g_test_add_func("/profiler/stack-interrupt", test_stack_interrupt);
     g_test_add_func("/profiler/stack-mismatch", test_stack_mismatch);
     g_test_add_func("/profiler/recursion", test_recursion);
+    g_test_add_func("/profiler/stack-task-switch", test_stack_task_switch);
+    g_test_add_func("/profiler/stack-irq-stack", test_stack_irq_stack);
+    g_test_add_func("/profiler/stack-user", test_stack_user);
+    g_test_add_func("/profiler/stack-evict", test_stack_evict);
     g_test_add_func("/profiler/function-sets", test_function_sets);
     g_test_add_func("/profiler/json-parse", test_json_parse);
     return g_test_run();
