@@ -538,9 +538,9 @@ static void obs_insn(void *opaque, const nm_insn *insn, const nm_timing_insn_inf
     p->tot_clocks += d;
     fn_stats *s = &p->fn[fn];
     s->self_clocks += d;
-    s->self_insns++;
+    s->self_insns += info->retired;
     s->self_bus += bus;
-    p->tot_insns++;
+    p->tot_insns += info->retired;
     p->last_end = now;
     p->last_bus = clk->bus_wait_cycles;
     p->prev_hlt = insn->op == NM_OP_HLT;

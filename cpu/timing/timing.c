@@ -121,6 +121,7 @@ static uint32_t chain_insn(void *opaque, nm_cpu *cpu, const nm_insn *insn)
         .cpl_next = (uint8_t)cpu->cpl,
         .esp = cpu->insn_esp,
         .esp_next = cpu->gpr[NM_ESP],
+        .retired = cpu_insn_retired(cpu, insn),
     };
     t->obs_cpl = cpu->cpl;
     t->obs.insn(t->obs.opaque, insn, &info, cost);

@@ -95,6 +95,7 @@ typedef struct nm_timing_insn_info {
     uint8_t cpl_next;  /* privilege level after it (IRET to user: 3) */
     uint32_t esp;      /* ESP at its start: which stack (task) it ran on */
     uint32_t esp_next; /* ESP after it (a stack switch: MOV/XCHG ESP, IRET) */
+    bool retired;      /* false for a REP string step that runs again (count it once) */
 } nm_timing_insn_info;
 
 typedef struct nm_timing_observer {

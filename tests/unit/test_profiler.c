@@ -148,7 +148,7 @@ static void step(feed *f, uint32_t eip, unsigned op, uint32_t next, uint32_t clo
     i.op = (uint16_t)op;
     i.len = op == NM_OP_CALL ? 5 : 1;
     nm_clock_charge_bus(&f->clock, bus);
-    nm_timing_insn_info info = {.eip = eip, .next = next, .cpl = 0, .cpl_next = 0};
+    nm_timing_insn_info info = {.eip = eip, .next = next, .cpl = 0, .cpl_next = 0, .retired = true};
     f->obs->insn(f->obs->opaque, &i, &info, clocks);
     f->clock.cycles += clocks;
 }
@@ -176,7 +176,8 @@ static void step_at(feed *f, uint32_t eip, unsigned op, uint32_t next, uint32_t 
                                 .cpl = w.cpl,
                                 .cpl_next = w.cpl_next,
                                 .esp = w.esp,
-                                .esp_next = w.esp_next};
+                                .esp_next = w.esp_next,
+                                .retired = true};
     f->obs->insn(f->obs->opaque, &i, &info, clocks);
     f->clock.cycles += clocks;
 }
