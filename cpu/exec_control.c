@@ -208,6 +208,11 @@ void h_iret(nm_cpu *c, const nm_insn *i)
 
 void h_int(nm_cpu *c, const nm_insn *i)
 {
+    /* INT n (CD ib, also CD 03) in virtual-8086 mode is IOPL-sensitive:
+     * #GP(0) with IOPL < 3 (SDM vol. 3A, 20.2.7 and 20.3.3; no VME).  INT3
+     * (CC) and INTO are not: "the virtual-8086 mode IOPL checks do not
+     * occur" (SDM vol. 2, INT n/INTO/INT3), they go through the IDT. */
+    if (c->vm86 && iopl(c) < 3) cpu_raise(c, NM_EXC_GP, 0);
     cpu_interrupt(c, i->imm & 0xff, NM_INT_SOFTWARE, false, 0, c->eip);
 }
 void h_int3(nm_cpu *c, const nm_insn *i)

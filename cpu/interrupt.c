@@ -30,11 +30,8 @@ static void interrupt_protected(nm_cpu *c, unsigned vector, unsigned kind, bool 
     uint32_t idt_err = vector * 8 + 2 + ext;
     unsigned cpl = (unsigned)c->cpl;
 
-    /* INT n/INT3/INTO in virtual-8086 mode are IOPL-sensitive (SDM vol. 3A,
-     * 20.3.3; no VME redirection). */
-    if (kind == NM_INT_SOFTWARE && c->vm86 && ((cpu_get_eflags(c) >> 12) & 3) < 3)
-        cpu_raise(c, NM_EXC_GP, 0);
-
+    /* The virtual-8086 IOPL check of INT n is in h_int: INT3 and INTO are
+     * not IOPL-sensitive. */
     if (vector * 8 + 7 > c->idtr.limit) cpu_raise(c, NM_EXC_GP, idt_err);
     nm_desc gate;
     gate.addr = c->idtr.base + vector * 8;

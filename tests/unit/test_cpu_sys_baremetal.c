@@ -22,6 +22,7 @@ typedef struct {
     const char *cpu;
     const char *must_contain; /* one line every run of it must print, or NULL */
     bool triple_fault;        /* must end in a triple fault (reset request) */
+    bool strict_isa;          /* --strict-isa (a 386 model: #UD on 486-only instructions) */
 } bm_case;
 
 static char *program_path(const char *program)
@@ -31,12 +32,17 @@ static char *program_path(const char *program)
 }
 
 /* Runs one program to its final HLT; returns the debug console text. */
-static char *run_program(const char *program, const char *cpu_name, nm_stop_reason *why)
+static char *run_program(const char *program, const char *cpu_name, bool strict_isa,
+                         nm_stop_reason *why)
 {
     GError *err = NULL;
     nm_config *cfg = nm_config_new();
     g_assert_true(nm_config_set(cfg, "test", "cpu", cpu_name, &err));
     g_assert_no_error(err);
+    if (strict_isa) {
+        g_assert_true(nm_config_set(cfg, "test", "strict-isa", "true", &err));
+        g_assert_no_error(err);
+    }
     g_assert_true(nm_config_add_device_spec(cfg, "--device", "debugcon,file=none", &err));
     nm_machine *m = nm_machine_new(cfg, &err);
     g_assert_no_error(err);
@@ -78,7 +84,7 @@ static void run_case(gconstpointer data)
     }
     g_free(path);
     nm_stop_reason why;
-    char *text = run_program(tc->program, tc->cpu, &why);
+    char *text = run_program(tc->program, tc->cpu, tc->strict_isa, &why);
     if (g_test_verbose()) g_test_message("%s on %s:\n%s", tc->program, tc->cpu, text);
     if (tc->triple_fault) {
         g_assert_cmpint(why, ==, NM_STOP_RESET);
@@ -97,26 +103,33 @@ static void run_case(gconstpointer data)
 }
 
 static const bm_case cases[] = {
-    {"pmode", "486dx2-66", "PASS ss_not_present_ss\n", false},
-    {"pmode", "pentium-100", "PASS jmp_short_tss_ts\n", false},
-    {"ring3", "486dx2-66", "PASS callgate_param1\n", false},
-    {"ring3", "pentium-60", "PASS int80_on_esp0_stack\n", false},
-    {"taskdf", "486dx2-66", "PASS df_task_ran\n", false},
-    {"taskdf", "pentium-100", "PASS task2_back_link\n", false},
-    {"paging", "486dx2-66", "SKIP pse_4mb", false},
-    {"paging", "pentium-100", "PASS pse_pde_dirty\n", false},
-    {"smc", "486dx2-66", "PASS smc_same_block\n", false},
-    {"smc", "pentium-100", "PASS smc_after_store\n", false},
-    {"triple", "486dx2-66", "triple fault next\n", true},
-    {"debugreg", "486dx2-66", "PASS rep_ecx_left\n", false},
-    {"debugreg", "pentium-100", "PASS exec_count\n", false},
+    {"pmode", "486dx2-66", "PASS ss_not_present_ss\n", false, false},
+    {"pmode", "pentium-100", "PASS jmp_short_tss_ts\n", false, false},
+    {"ring3", "486dx2-66", "PASS callgate_param1\n", false, false},
+    {"ring3", "pentium-60", "PASS int80_on_esp0_stack\n", false, false},
+    {"taskdf", "486dx2-66", "PASS df_task_ran\n", false, false},
+    {"taskdf", "pentium-100", "PASS task2_back_link\n", false, false},
+    {"paging", "486dx2-66", "SKIP pse_4mb", false, false},
+    {"paging", "pentium-100", "PASS pse_pde_dirty\n", false, false},
+    {"smc", "486dx2-66", "PASS smc_same_block\n", false, false},
+    {"smc", "pentium-100", "PASS smc_after_store\n", false, false},
+    {"triple", "486dx2-66", "triple fault next\n", true, false},
+    {"debugreg", "486dx2-66", "PASS rep_ecx_left\n", false, false},
+    {"debugreg", "pentium-100", "PASS exec_count\n", false, false},
+    {"v86", "486dx2-66", "PASS v86_monitor_flags_back\n", false, false},
+    {"v86", "pentium-100", "PASS v86_int3_iopl0\n", false, false},
+    {"v86", "386dx-33", "PASS v86_io_bitmap_iopl3\n", false, true},
+    {"gate16", "486dx2-66", "PASS tss16_gp_error_word\n", false, false},
+    {"gate16", "pentium-100", "PASS cg16_frame_params\n", false, false},
+    {"gate16", "386dx-33", "PASS intgate16_r3_flags_sp\n", false, true},
 };
 
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        char *name = g_strdup_printf("/cpu_sys/baremetal/%s/%s", cases[i].program, cases[i].cpu);
+        char *name = g_strdup_printf("/cpu_sys/baremetal/%s/%s%s", cases[i].program, cases[i].cpu,
+                                     cases[i].strict_isa ? "-strict" : "");
         g_test_add_data_func(name, &cases[i], run_case);
         g_free(name);
     }
