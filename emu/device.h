@@ -20,6 +20,9 @@ typedef struct nm_device_class {
     void (*reset)(void *dev);
     void (*destroy)(void *dev);
     void (*report)(void *dev, nm_report *r); /* may be NULL */
+    /* NICs: frames sent and received so far (the profiler's per-packet
+     * figures count them over the measurement window); NULL otherwise. */
+    void (*frames)(const void *dev, uint64_t *tx, uint64_t *rx);
 } nm_device_class;
 
 /* The classes a configuration may name (devices/registry.c). */

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "cpu/decode.h"
-#include "devices/net/dp8390.h"
 #include "devices/pc/marker.h"
 #include "emu/machine.h"
 
@@ -75,6 +74,7 @@ typedef struct table {
 
 typedef struct nic_ref {
     const char *model, *name;
+    const nm_device_class *cls; /* its frames() counts the packets */
     void *state;
 } nic_ref;
 
@@ -813,23 +813,9 @@ static bool set_is_driver(const char *nic_model, const char *set)
 static bool nic_frames(const nic_ref *n, uint64_t *tx, uint64_t *rx)
 {
     *tx = *rx = 0;
-    if (!n->state) return false;
-    const nm_dp8390_stats *st = NULL;
-    if (!strcmp(n->model, "ne2000"))
-        st = nm_dp8390_get_stats(nm_ne2000_nic(n->state));
-    else if (!strcmp(n->model, "wd8013"))
-        st = nm_dp8390_get_stats(nm_wd8013_nic(n->state));
-    if (!st) return false;
-    *tx = st->tx_frames;
-    *rx = st->rx_frames;
+    if (!n->state || !n->cls->frames) return false;
+    n->cls->frames(n->state, tx, rx);
     return true;
-}
-
-static bool is_nic_model(const char *model)
-{
-    for (size_t k = 0; k < G_N_ELEMENTS(nic_drivers); k++)
-        if (!strcmp(nic_drivers[k].model, model)) return true;
-    return false;
 }
 
 static void on_window(void *opaque, bool open)
@@ -963,10 +949,10 @@ static bool find_nic(nm_profiler *p, const char *want, GError **err)
         nm_device_instance *inst = p->m->devices->pdata[n];
         bool match =
             want ? (!strcmp(inst->name ? inst->name : "", want) || !strcmp(inst->cls->name, want))
-                 : is_nic_model(inst->cls->name);
+                 : inst->cls->frames != NULL;
         if (match) {
-            p->nic =
-                (nic_ref){inst->cls->name, inst->name ? inst->name : inst->cls->name, inst->state};
+            p->nic = (nic_ref){inst->cls->name, inst->name ? inst->name : inst->cls->name,
+                               inst->cls, inst->state};
             return true;
         }
     }

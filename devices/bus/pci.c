@@ -570,3 +570,56 @@ const nm_device_class nm_pci_host_class = {
     .destroy = pci_host_destroy,
     .report = pci_host_report,
 };
+
+/* ---- bus timing of target accesses (docs/pci.md "Bus timing") ---- */
+
+static void bus_timing_retime(nm_pci_bus_timing *t)
+{
+    uint64_t rd = nm_clock_duration_cycles(t->clock, (uint64_t)t->read_clocks * NM_PCI_CLOCK_NS);
+    uint64_t wr = nm_clock_duration_cycles(t->clock, (uint64_t)t->write_clocks * NM_PCI_CLOCK_NS);
+    if (wr > UINT32_MAX / 4) wr = UINT32_MAX / 4;
+    if (rd > UINT32_MAX / 4) rd = UINT32_MAX / 4;
+    /* Sub-dword accesses run one PCI transaction with byte enables, the
+     * same length as a dword one. */
+    t->cost.cycles[0] = t->cost.cycles[3] = 0;
+    t->cost.cycles[1] = t->cost.cycles[2] = t->cost.cycles[4] = (uint32_t)wr;
+    t->read_extra = rd > wr ? (uint32_t)(rd - wr) : 0;
+    t->cpu_num = t->clock->hz_num;
+    t->cpu_den = t->clock->hz_den;
+}
+
+static inline void bus_timing_check_clock(nm_pci_bus_timing *t)
+{
+    if (t->clock->hz_num != t->cpu_num || t->clock->hz_den != t->cpu_den) bus_timing_retime(t);
+}
+
+void nm_pci_bus_timing_init(nm_pci_bus_timing *t, nm_clock *clock, const char *name,
+                            unsigned read_clocks, unsigned write_clocks)
+{
+    memset(t, 0, sizeof *t);
+    t->clock = clock;
+    t->cost.name = name;
+    t->read_clocks = read_clocks;
+    t->write_clocks = write_clocks;
+    bus_timing_retime(t);
+}
+
+void nm_pci_bus_timing_read(nm_pci_bus_timing *t)
+{
+    bus_timing_check_clock(t);
+    t->reads++;
+    if (!t->read_extra) return;
+    t->cost.cycles_charged += t->read_extra;
+    nm_clock_charge_bus(t->clock, t->read_extra);
+}
+
+void nm_pci_bus_timing_write(nm_pci_bus_timing *t)
+{
+    bus_timing_check_clock(t);
+    t->writes++;
+}
+
+uint64_t nm_pci_dma_burst_ns(size_t bytes)
+{
+    return ((uint64_t)(bytes + 3) / 4 + 4) * NM_PCI_CLOCK_NS;
+}

@@ -193,4 +193,52 @@ static inline uint16_t nm_pci_command(const nm_pci_device *d)
 /* The base address the guest programmed into BAR n (type bits removed). */
 uint32_t nm_pci_bar_address(const nm_pci_device *d, unsigned n);
 
+/* ---- bus timing of the CPU's accesses to a device (target accesses) ---- */
+
+/* The PCI clock: 33 1/3 MHz, 30 ns a clock (PCI 2.1, 4.2.3.1 and 7.6.4.1:
+ * Tcyc 30 ns minimum). */
+#define NM_PCI_CLOCK_NS 30u
+/* Defaults, in PCI clocks, of what one CPU access to a device BAR costs the
+ * CPU (docs/pci.md "Bus timing" derives them):
+ *   read (non-posted): the host bridge claims the CPU cycle and starts a PCI
+ *     read (1), address phase (1), medium DEVSEL decode (2), the target's
+ *     initial wait states before TRDY# (4, within the 16-clock limit of
+ *     3.5.1.1), the data phase (1) and the bridge returning the data to
+ *     the CPU (1): 10 clocks, 300 ns;
+ *   write (posted): the bridge accepts the data into its posting buffer
+ *     (1 synchronisation + 1 address + 1 data) and the CPU goes on while the
+ *     PCI write runs: 3 clocks, 90 ns. */
+#define NM_PCI_READ_CLOCKS  10u
+#define NM_PCI_WRITE_CLOCKS 3u
+
+/* One device's BAR timing: hand `cost` to its BARs (the memory/port map
+ * charges it before the device sees any access: the posted-write cost),
+ * and call nm_pci_bus_timing_read() first thing in each BAR read callback:
+ * it charges what a read costs on top.  Costs follow the CPU clock (a model
+ * swap mid-run changes them at the next access). */
+typedef struct nm_pci_bus_timing {
+    nm_bus_cost cost;
+    nm_clock *clock;
+    unsigned read_clocks, write_clocks; /* PCI clocks */
+    uint32_t read_extra;                /* CPU cycles a read adds to cost */
+    uint64_t cpu_num, cpu_den;          /* the CPU clock the costs are for */
+    uint64_t reads, writes;
+} nm_pci_bus_timing;
+
+void nm_pci_bus_timing_init(nm_pci_bus_timing *t, nm_clock *clock, const char *name,
+                            unsigned read_clocks, unsigned write_clocks);
+/* Charges a read's extra wait and counts it (call from the read callback). */
+void nm_pci_bus_timing_read(nm_pci_bus_timing *t);
+/* Counts a write (its cost was charged by the map); rechecks the clock. */
+void nm_pci_bus_timing_write(nm_pci_bus_timing *t);
+/* CPU clocks charged so far for accesses through this timing. */
+static inline uint64_t nm_pci_bus_timing_wait_clocks(const nm_pci_bus_timing *t)
+{
+    return t->cost.cycles_charged;
+}
+/* Virtual time (ns) a bus-master burst of `bytes` occupies the bus: an
+ * address phase and 32 bits per data clock, plus arbitration and turnaround
+ * (4 clocks) - for devices that pace their DMA; the CPU is not charged. */
+uint64_t nm_pci_dma_burst_ns(size_t bytes);
+
 #endif

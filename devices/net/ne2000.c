@@ -210,6 +210,13 @@ nm_dp8390 *nm_ne2000_nic(void *dev)
     return ((ne2000 *)dev)->nic;
 }
 
+static void ne_frames(const void *opaque, uint64_t *tx, uint64_t *rx)
+{
+    const nm_dp8390_stats *st = nm_dp8390_get_stats(((const ne2000 *)opaque)->nic);
+    *tx = st->tx_frames;
+    *rx = st->rx_frames;
+}
+
 static const char *const ne_keys[] = {"io", "irq", "mac", "net", "capture", NULL};
 
 const nm_device_class nm_ne2000_class = {
@@ -220,4 +227,5 @@ const nm_device_class nm_ne2000_class = {
     .reset = ne_reset,
     .destroy = ne_destroy,
     .report = ne_report,
+    .frames = ne_frames,
 };

@@ -333,6 +333,13 @@ nm_dp8390 *nm_wd8013_nic(void *dev)
     return ((wd8013 *)dev)->nic;
 }
 
+static void wd_frames(const void *opaque, uint64_t *tx, uint64_t *rx)
+{
+    const nm_dp8390_stats *st = nm_dp8390_get_stats(((const wd8013 *)opaque)->nic);
+    *tx = st->tx_frames;
+    *rx = st->rx_frames;
+}
+
 static const char *const wd_keys[] = {"io", "irq", "mem", "mac", "net", "capture", NULL};
 
 const nm_device_class nm_wd8013_class = {
@@ -344,4 +351,5 @@ const nm_device_class nm_wd8013_class = {
     .reset = wd_reset,
     .destroy = wd_destroy,
     .report = wd_report,
+    .frames = wd_frames,
 };

@@ -208,6 +208,17 @@ int ifconfig(const char *ifname, u32 addr, u32 prefix, u32 gw)
 	ifr.u.flags |= IFF_UP | IFF_RUNNING;
 	if ((r = ioctl(fd, SIOCSIFFLAGS, &ifr)) < 0)
 		goto out;
+	/* A NIC whose driver reports its link from a watchdog (e1000) has no
+	 * carrier yet: until the kernel says RUNNING its queue drops what is
+	 * sent.  Wait for it (10 ms steps, at most 5 s); the ISA 8390 drivers
+	 * are RUNNING at once. */
+	for (int i = 0; i < 500; i++) {
+		if ((r = ioctl(fd, SIOCGIFFLAGS, &ifr)) < 0)
+			goto out;
+		if (ifr.u.flags & IFF_RUNNING)
+			break;
+		sleep_until_ns(now_ns() + 10000000u);
+	}
 	if (gw) {
 		struct rtentry rt;
 		memset(&rt, 0, sizeof(rt));
