@@ -7,6 +7,7 @@
 #define TAG_VALID 1u /* line addresses have their low bits clear: bit 0 marks valid */
 
 struct nm_cache {
+    nm_cache_head h; /* first: cache.h reads it through the nm_cache pointer */
     nm_cache_config cfg;
     uint32_t sets;
     uint32_t line_shift;
@@ -15,7 +16,6 @@ struct nm_cache {
     uint8_t *dirty; /* [set * ways + way] */
     uint8_t *rank;  /* LRU: [set * ways + way], 0 = most recently used */
     uint8_t *plru;  /* PLRU: [set], bits B0 B1 B2 */
-    nm_cache_stats stats;
 };
 
 static bool pow2(uint32_t v)
@@ -36,12 +36,13 @@ nm_cache *nm_cache_new(const nm_cache_config *cfg)
     c->sets = sets;
     c->line_shift = (uint32_t)__builtin_ctz(cfg->line_size);
     c->set_mask = sets - 1;
+    c->h.line_mask = ~(cfg->line_size - 1);
     c->tag = g_new0(uint32_t, (gsize)sets * cfg->ways);
     c->dirty = g_new0(uint8_t, (gsize)sets * cfg->ways);
     c->rank = g_new0(uint8_t, (gsize)sets * cfg->ways);
     c->plru = g_new0(uint8_t, sets);
     nm_cache_invalidate_all(c);
-    c->stats.flushes = 0;
+    c->h.stats.flushes = 0;
     return c;
 }
 
@@ -61,17 +62,18 @@ const nm_cache_config *nm_cache_get_config(const nm_cache *c)
 }
 const nm_cache_stats *nm_cache_get_stats(const nm_cache *c)
 {
-    return &c->stats;
+    return &c->h.stats;
 }
 void nm_cache_reset_stats(nm_cache *c)
 {
-    memset(&c->stats, 0, sizeof c->stats);
+    memset(&c->h.stats, 0, sizeof c->h.stats);
 }
 
 /* ---- replacement state ---- */
 
 static void touch(nm_cache *c, uint32_t set, uint32_t way)
 {
+    c->h.mru = c->tag[set * c->cfg.ways + way];
     if (c->cfg.replacement == NM_CACHE_PLRU) {
         uint8_t b = c->plru[set];
         /* B0 (bit 0): 1 after L0/L1; B1 (bit 1): 1 after L0, 0 after L1;
@@ -124,42 +126,42 @@ static unsigned do_fill(nm_cache *c, uint32_t set, uint32_t line, bool dirty, ui
     uint32_t idx = set * c->cfg.ways + way;
     unsigned res = NM_CACHE_FILL;
     if (c->tag[idx] & TAG_VALID) {
-        c->stats.evictions++;
+        c->h.stats.evictions++;
         if (c->dirty[idx]) {
-            c->stats.writebacks++;
+            c->h.stats.writebacks++;
             res |= NM_CACHE_WRITEBACK;
             if (victim) *victim = c->tag[idx] & ~TAG_VALID;
         }
     }
     c->tag[idx] = line | TAG_VALID;
     c->dirty[idx] = dirty;
-    c->stats.fills++;
+    c->h.stats.fills++;
     touch(c, set, way);
     return res;
 }
 
-unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
 {
     uint32_t line = phys & ~(c->cfg.line_size - 1);
     uint32_t set = (phys >> c->line_shift) & c->set_mask;
     int way = find_way(c, set, line | TAG_VALID);
     if (way >= 0) {
         if (write) {
-            c->stats.write_hits++;
+            c->h.stats.write_hits++;
             if (c->cfg.write_policy == NM_CACHE_WRITE_BACK)
                 c->dirty[set * c->cfg.ways + (uint32_t)way] = 1;
         } else {
-            c->stats.read_hits++;
+            c->h.stats.read_hits++;
         }
         touch(c, set, (uint32_t)way);
         return NM_CACHE_HIT;
     }
     if (write) {
-        c->stats.write_misses++;
+        c->h.stats.write_misses++;
         if (!c->cfg.write_allocate) return 0;
         return do_fill(c, set, line, c->cfg.write_policy == NM_CACHE_WRITE_BACK, victim);
     }
-    c->stats.read_misses++;
+    c->h.stats.read_misses++;
     return do_fill(c, set, line, false, victim);
 }
 
@@ -189,7 +191,8 @@ bool nm_cache_invalidate_line(nm_cache *c, uint32_t phys)
     bool was_dirty = c->dirty[idx];
     c->tag[idx] = 0;
     c->dirty[idx] = 0;
-    c->stats.line_invalidations++;
+    c->h.stats.line_invalidations++;
+    c->h.mru = 0;
     return was_dirty;
 }
 
@@ -206,7 +209,8 @@ static uint32_t drop_all(nm_cache *c)
             c->rank[s * c->cfg.ways + w] = (uint8_t)w;
         c->plru[s] = 0;
     }
-    c->stats.flushes++;
+    c->h.stats.flushes++;
+    c->h.mru = 0;
     return dirty;
 }
 
@@ -218,6 +222,6 @@ uint32_t nm_cache_invalidate_all(nm_cache *c)
 uint32_t nm_cache_writeback_invalidate(nm_cache *c)
 {
     uint32_t dirty = drop_all(c);
-    c->stats.writebacks += dirty;
+    c->h.stats.writebacks += dirty;
     return dirty;
 }

@@ -57,6 +57,18 @@ typedef struct nm_cache_stats {
 
 typedef struct nm_cache nm_cache;
 
+/* The start of every nm_cache (cache.c owns the rest): what the inline
+ * repeat-hit path of nm_cache_access needs. */
+typedef struct nm_cache_head {
+    /* The line last hit or filled, | 1 (0: none).  It is the most recently
+     * used of its set, so reading it again is a hit that changes nothing
+     * but the counter (LRU and the 486's PLRU bits both stay as they are);
+     * straight-line code and stack accesses read one line many times. */
+    uint32_t mru;
+    uint32_t line_mask; /* ~(line_size - 1) */
+    nm_cache_stats stats;
+} nm_cache_head;
+
 /* NULL (with nothing allocated) if the geometry is impossible: size not a
  * multiple of ways*line_size, not powers of two, PLRU with ways != 4. */
 nm_cache *nm_cache_new(const nm_cache_config *cfg);
@@ -69,7 +81,16 @@ const nm_cache_config *nm_cache_get_config(const nm_cache *c);
  * the line dirty; a write-allocating fill likewise.  Returns NM_CACHE_* bits;
  * when NM_CACHE_WRITEBACK is set, *victim (may be NULL) gets the line
  * address written back. */
-unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim);
+unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim);
+static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+{
+    nm_cache_head *h = (nm_cache_head *)(void *)c;
+    if (!write && ((phys & h->line_mask) | 1u) == h->mru) {
+        h->stats.read_hits++;
+        return NM_CACHE_HIT;
+    }
+    return nm_cache_access_slow(c, phys, write, victim);
+}
 /* Is the line present?  No state or counter changes. */
 bool nm_cache_probe(const nm_cache *c, uint32_t phys);
 /* Fills a line without counting an access (prefetch, the other pipe's

@@ -442,7 +442,8 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         }
     }
 
-    bool xfer = (nm_opcode_flags(i->op) & NM_OPF_BRANCH) && s->taken;
+    unsigned opf = nm_op_flags(i->op);
+    bool xfer = (opf & NM_OPF_BRANCH) && s->taken;
     if (xfer) {
         s->taken_transfers++;
         /* "+m" of the transfers that have it (not INT/IRET/task switches) */
@@ -453,12 +454,13 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     }
     /* A REP string that ran out of its step budget restarts itself: the next
      * step continues it (no start-up clocks again). */
-    s->rep_continues = (nm_opcode_flags(i->op) & NM_OPF_STRING) &&
-                       (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) && c->eip == c->insn_eip;
+    s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
+                       c->eip == c->insn_eip;
     s->data_cycles = s->walk_cycles = 0;
     s->taken = false;
     s->prev = now;
-    s->insns += cpu_insn_retired(c, i);
+    /* a REP string once, however many steps (any other instruction retires) */
+    s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;
     s->clocks += clocks;
     return clocks;
 }

@@ -282,6 +282,13 @@ typedef struct i486_state {
     bool code_done;
     uint32_t code_lin, code_len, code_phys;
     uint64_t code_ready;
+    /* what code_fetch last learned of a line: all its dwords were in by
+     * ready_at (0: no fill on record), true while no fill has started
+     * since (fill_head == ready_head).  Straight-line code asks for the
+     * same line several times; this spares the search of the fills. */
+    uint32_t ready_line;
+    unsigned ready_head;
+    uint64_t ready_at;
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
     uint32_t code_stall, data_stall, wb_stall, io_stall; /* parts of stall */
@@ -324,6 +331,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->dram_burst = p->dram_burst_clocks;
     s->prev = nm_x86_mode_now(cpu);
     s->last_written = NM_REG_NONE;
+    s->ready_at = UINT64_MAX; /* nothing learned yet */
     return s;
 }
 
@@ -429,6 +437,12 @@ static uint64_t dwords_in(const i486_state *s, uint32_t line, unsigned d0, unsig
     return 0;
 }
 
+/* When all four dwords of `line` are in (dwords_in of the whole line). */
+static uint64_t line_all_in(const i486_state *s, uint32_t line)
+{
+    return dwords_in(s, line, 0, 3);
+}
+
 static void settle_prefetch(i486_state *s, uint64_t t, bool all);
 
 /* A data read of `size` bytes at `phys` within one line: a hit waits only
@@ -507,16 +521,42 @@ static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
  * for the lines it needs that are not queued yet, and wait until the
  * dwords holding its bytes are in.  Done once per instruction (again only
  * if the insn hook learns a longer length). */
-static void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
+static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
+
+static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
 {
+    uint32_t first = phys & ~(LINE - 1);
+    /* Straight-line code within a line the queue already holds, no
+     * prefetch of it pending, and every dword of it in by now: the general
+     * path would ask for nothing and wait for nothing. */
+    if (!s->code_done && s->pq_valid && phys == s->pq_next && first == s->ready_line &&
+        s->fill_head == s->ready_head && ((phys ^ (phys + len - 1)) & ~(LINE - 1)) == 0 &&
+        (int32_t)(first - s->pq_last) <= 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
+        (s->pf_n < 1 || s->pf_line[0] != first) && (s->pf_n < 2 || s->pf_line[1] != first)) {
+        uint64_t now = now_of(s);
+        if (s->ready_at <= now) {
+            s->code_done = true;
+            s->code_lin = lin;
+            s->code_len = len;
+            s->code_phys = phys;
+            s->code_ready = now;
+            return;
+        }
+    }
+    code_fetch_slow(s, lin, phys, len);
+}
+
+static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
+{
+    uint32_t first = phys & ~(LINE - 1);
     bool again = s->code_done && s->code_lin == lin;
     if (again && s->code_len >= len) {
         s->code_len = len; /* the decoded length (from the insn hook) */
         return;
     }
     uint64_t now = now_of(s);
-    uint32_t first = phys & ~(LINE - 1);
-    uint32_t lines = nm_cache_lines(nm_cache_get_config(s->cache), phys, len);
+    /* nm_cache_lines with the line size known here (a shift, no call) */
+    uint32_t lines = (phys + (len ? len - 1 : 0)) / LINE - phys / LINE + 1;
     if (s->cpu->cr0 & NM_CR0_CD) {
         /* No cache: a single transfer per line, the queue not modelled. */
         s->pq_valid = false;
@@ -552,6 +592,11 @@ static void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
             if (in > ready) ready = in;
         }
         if (ready > now) add_read_stall(s, (uint32_t)(ready - now), true);
+        if (lines == 1) {
+            s->ready_line = first;
+            s->ready_head = s->fill_head;
+            s->ready_at = line_all_in(s, first);
+        }
     }
     s->code_done = true;
     s->code_lin = lin;
@@ -564,7 +609,7 @@ static void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
  * it, the blocks before the next byte leave the queue, and the prefetcher
  * asks for the block of the next byte and the one after it (not across a
  * 4 KB page). */
-static void prefetch_ahead(i486_state *s)
+static inline void prefetch_ahead(i486_state *s)
 {
     if (!s->pq_valid) return;
     uint32_t next = s->code_phys + s->code_len;
@@ -573,7 +618,7 @@ static void prefetch_ahead(i486_state *s)
     if (next - (page_end - 0x1000) >= 0x1000) return; /* the next page */
     uint32_t b = next & ~(LINE - 1);
     uint32_t end = b + LINE == page_end ? b : b + LINE;
-    while ((int32_t)(end - s->pq_last) > 0) {
+    while (unlikely((int32_t)(end - s->pq_last) > 0)) {
         uint32_t line = s->pq_last + LINE;
         queue_line(s, line, s->code_ready, true);
         s->pq_last = line;
@@ -684,8 +729,8 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
 {
     unsigned form = nm_insn_form(i);
     const nm_x86_mode *before = &s->prev;
-    unsigned ioc = nm_io_class(before);
-    unsigned xc = nm_xfer_class(before, now);
+    /* The I/O and transfer classes are worked out by the rows that use
+     * them (most instructions need neither). */
     bool real = !before->pe || before->vm86;
     bool rep = i->prefixes & (NM_PFX_REP | NM_PFX_REPNE);
     switch (i->op) {
@@ -698,22 +743,33 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
     case NM_OP_LOOPNE: return s->taken ? 9 : 6; /* LOOPcc 9 / 6 */
     case NM_OP_JCXZ: return s->taken ? 8 : 5;   /* JCXZ 8 / 5 */
     case NM_OP_JMP_FAR: {
-        unsigned k = nm_far_xfer_class(xc, form, i, now);
+        unsigned k = nm_far_xfer_class(nm_xfer_class(before, now), form, i, now);
         return form == NM_FORM_R ? jmpf_d[k] : jmpf_m[k];
     }
     case NM_OP_CALL_FAR: {
-        unsigned k = nm_far_xfer_class(xc, form, i, now);
+        unsigned k = nm_far_xfer_class(nm_xfer_class(before, now), form, i, now);
         return form == NM_FORM_R ? callf_d[k] : callf_m[k];
     }
-    case NM_OP_RET_FAR:
+    case NM_OP_RET_FAR: {
+        unsigned xc = nm_xfer_class(before, now);
         return retf_t[xc] + (i->src == NM_OPK_IMM && xc <= NM_XFER_GATE ? (real ? 1 : 0) : 0);
-    case NM_OP_IRET: return iret_t[xc];
+    }
+    case NM_OP_IRET: return iret_t[nm_xfer_class(before, now)];
     case NM_OP_INT:
     case NM_OP_INT3:
-    case NM_OP_ICEBP: return int_n[xc]; /* INT 3 = INT n */
-    case NM_OP_INTO: return s->taken ? (xc == NM_XFER_REAL ? 28 : int_n[xc]) : 3; /* 28 / 3 */
-    case NM_OP_IN: return i->src == NM_OPK_IMM ? in_imm[ioc] : in_dx[ioc];
-    case NM_OP_OUT: return i->dst == NM_OPK_IMM ? out_imm[ioc] : out_dx[ioc];
+    case NM_OP_ICEBP: return int_n[nm_xfer_class(before, now)]; /* INT 3 = INT n */
+    case NM_OP_INTO: {
+        unsigned xc = nm_xfer_class(before, now);
+        return s->taken ? (xc == NM_XFER_REAL ? 28 : int_n[xc]) : 3; /* 28 / 3 */
+    }
+    case NM_OP_IN: {
+        unsigned ioc = nm_io_class(before);
+        return i->src == NM_OPK_IMM ? in_imm[ioc] : in_dx[ioc];
+    }
+    case NM_OP_OUT: {
+        unsigned ioc = nm_io_class(before);
+        return i->dst == NM_OPK_IMM ? out_imm[ioc] : out_dx[ioc];
+    }
     case NM_OP_MOVS:
     case NM_OP_CMPS:
     case NM_OP_SCAS:
@@ -729,6 +785,7 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
     case NM_OP_INS:
     case NM_OP_OUTS: {
         bool ins = i->op == NM_OP_INS;
+        unsigned ioc = nm_io_class(before);
         if (!rep) return ins ? ins_one[ioc] : outs_one[ioc];
         unsigned base = s->rep_continues ? 0u : ins ? ins_rep[ioc] : outs_rep[ioc];
         return base + (ins ? 8u : 5u) * c->rep_iterations;
@@ -863,8 +920,7 @@ static uint8_t written_reg(const nm_insn *i)
 /* Prefixes: 1 clock each (REP is in the string rows). */
 static inline unsigned pfx_clocks_of(const nm_insn *i)
 {
-    return (unsigned)__builtin_popcount(i->prefixes &
-                                        (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG | NM_PFX_LOCK));
+    return nm_popcount8(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG | NM_PFX_LOCK));
 }
 
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
@@ -872,6 +928,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     i486_state *s = opaque;
     nm_x86_mode now = nm_x86_mode_now(c);
     uint32_t clocks = 0;
+    unsigned opf = nm_op_flags(i->op);
 
     if (c->insn_eip != s->prev.next_eip ||
         (!nm_loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
@@ -906,14 +963,14 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     case NM_OP_IRET: s->c_int += base; break;
     default: s->c_base += base; break;
     }
-    s->c_prefix += pfx_clocks_of(i);
     /* Prefixes: 1 clock each (REP is in the string rows). */
     unsigned pfx = pfx_clocks_of(i);
+    s->c_prefix += pfx;
     clocks += pfx;
     s->prefix_clocks += pfx;
     /* Address generation: an index register +1; AGI +1. */
-    bool mem = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) &&
-               !(nm_opcode_flags(i->op) & NM_OPF_STRING) && i->op != NM_OP_XLAT;
+    bool mem = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) && !(opf & NM_OPF_STRING) &&
+               i->op != NM_OP_XLAT;
     if (mem) {
         if (i->index != NM_REG_NONE) {
             clocks += 1;
@@ -943,12 +1000,12 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     /* The prefetcher runs ahead of what was decoded; a taken transfer or a
      * CS load then flushes the queue (the next instruction refetches). */
     if (s->code_done) prefetch_ahead(s);
-    bool xfer = (nm_opcode_flags(i->op) & NM_OPF_BRANCH) && s->taken;
+    bool xfer = (opf & NM_OPF_BRANCH) && s->taken;
     if (xfer) s->taken_transfers++;
     if (xfer || nm_loads_cs(i)) s->pq_valid = false;
     s->code_done = false;
-    s->rep_continues = (nm_opcode_flags(i->op) & NM_OPF_STRING) &&
-                       (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) && c->eip == c->insn_eip;
+    s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
+                       c->eip == c->insn_eip;
     s->last_written = written_reg(i);
     s->stall = 0;
     s->code_stall = s->data_stall = s->wb_stall = s->io_stall = 0;
@@ -956,7 +1013,9 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->misaligned = 0;
     s->taken = false;
     s->prev = now;
-    s->insns += cpu_insn_retired(c, i); /* a REP string once, however many steps */
+    /* a REP string once, however many steps (cpu_insn_retired; any other
+     * instruction retires) */
+    s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;
     s->clocks += clocks;
     return clocks;
 }

@@ -341,7 +341,7 @@ static void operands(const nm_insn *i, const p5_row *row, p5_desc *d)
     uint32_t G = gbit(i->reg, sz);
     uint32_t rd = 0, wr = 0, impl_wr = 0;
     uint32_t addr = 0;
-    if (mem && !(nm_opcode_flags(i->op) & NM_OPF_STRING) && i->op != NM_OP_XLAT) {
+    if (mem && !(nm_op_flags(i->op) & NM_OPF_STRING) && i->op != NM_OP_XLAT) {
         if (i->base != NM_REG_NONE) addr |= 1u << i->base;
         if (i->index != NM_REG_NONE) addr |= 1u << i->index;
     }
@@ -962,9 +962,8 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
 
 static unsigned prefix_bytes(const nm_insn *i)
 {
-    unsigned n =
-        (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG |
-                                                    NM_PFX_LOCK | NM_PFX_REP | NM_PFX_REPNE));
+    unsigned n = nm_popcount8(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG |
+                                             NM_PFX_LOCK | NM_PFX_REP | NM_PFX_REPNE));
     /* 0F is a prefix for the P5's decoder, except on a near Jcc [MA 4.4]. */
     if ((i->prefixes & NM_PFX_0F) && i->op != NM_OP_JCC) n++;
     return n;
@@ -1019,7 +1018,8 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     const p5_row *row = &rows[i->op < NM_OP_COUNT ? i->op : 0];
     nm_x86_mode before = s->mode;
     nm_x86_mode after = nm_x86_mode_now(c);
-    bool is_string = (nm_opcode_flags(i->op) & NM_OPF_STRING) != 0;
+    unsigned opf = nm_op_flags(i->op);
+    bool is_string = (opf & NM_OPF_STRING) != 0;
     bool is_rep = is_string && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE));
     bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
 
@@ -1144,7 +1144,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         /* Opens a V slot: pairable in U, not a branch, boundaries known
          * (code cache hit, or a one-byte instruction) [MA 4.1]. */
         s->u_open = (d.pair == P_UV || d.pair == P_PU) && !d.dispimm &&
-                    !(code_miss && i->len > 1) && !(nm_opcode_flags(i->op) & NM_OPF_BRANCH);
+                    !(code_miss && i->len > 1) && !(opf & NM_OPF_BRANCH);
         s->u = d;
         s->u_exec = exec;
         s->u_agi = agi != 0;
@@ -1170,7 +1170,8 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     }
     s->mode = after;
     account(s, i->op, d.clocks);
-    s->st.instructions += cpu_insn_retired(c, i);
+    /* a REP string once, however many steps (any other instruction retires) */
+    s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
     return cost;
 }

@@ -12,6 +12,28 @@
 #include "cpu/core.h"
 #include "cpu/decode.h"
 
+/* The opcode flags of cpu/opcodes.def (NM_OPF_*) as a table the models
+ * index inline: nm_opcode_flags() is a call into decode.c, and the models
+ * ask several times per instruction. */
+static const uint8_t nm_x86_op_flags[NM_OP_COUNT] = {
+#define NM_OPCODE(id, nm, fl) [NM_OP_##id] = (fl),
+#include "cpu/opcodes.def"
+#undef NM_OPCODE
+};
+static inline unsigned nm_op_flags(unsigned op)
+{
+    return op < NM_OP_COUNT ? nm_x86_op_flags[op] : 0;
+}
+
+/* Set bits of a byte (prefix masks): __builtin_popcount is a libgcc call
+ * on a baseline x86-64 target (no POPCNT). */
+static inline unsigned nm_popcount8(unsigned v)
+{
+    v = v - ((v >> 1) & 0x55u);
+    v = (v & 0x33u) + ((v >> 2) & 0x33u);
+    return (v + (v >> 4)) & 0x0fu;
+}
+
 /* Operand forms: the columns of a cost table row. */
 enum {
     NM_FORM_R = 0, /* no memory operand: reg, reg,reg, reg,imm, none */
@@ -133,9 +155,8 @@ static inline unsigned nm_mul_bits(uint32_t value, unsigned opsize, bool is_sign
  * immediate, never more than the length. */
 static inline unsigned nm_components(const nm_insn *i)
 {
-    unsigned n =
-        (unsigned)__builtin_popcount(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG |
-                                                    NM_PFX_LOCK | NM_PFX_REP | NM_PFX_REPNE));
+    unsigned n = nm_popcount8(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG |
+                                             NM_PFX_LOCK | NM_PFX_REP | NM_PFX_REPNE));
     n += (i->prefixes & NM_PFX_0F) ? 2 : 1;
     bool modrm = i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM || i->mod == 3;
     if (modrm) n++;
