@@ -1217,6 +1217,10 @@ void nm_profiler_report(nm_profiler *p, nm_report *r)
         nm_report_double(r, key, (double)e.incl_clocks / (double)pf.frames);
         g_snprintf(key, sizeof key, "%s.%s.calls", driver ? "driver" : "stack", e.name);
         nm_report_u64(r, key, e.calls);
+        /* Clocks per call of one handler: what a driver patch to it changes. */
+        g_snprintf(key, sizeof key, "%s.%s.incl_clocks_per_call", driver ? "driver" : "stack",
+                   e.name);
+        nm_report_double(r, key, e.calls ? (double)e.incl_clocks / (double)e.calls : 0.0);
     }
     g_array_free(a, TRUE);
     nm_report_double(r, "driver_self_clocks_per_frame", (double)drv / (double)pf.frames);
@@ -1280,11 +1284,12 @@ void nm_profiler_print(nm_profiler *p, FILE *out)
         const char *set = nm_profiler_function_set(e.name);
         if (!set || !set_is_driver(p->nic.model, set)) continue;
         if (!shown++)
-            fprintf(out, "%14s %14s %10s  %s\n", "self clk/frame", "incl clk/frame", "calls",
-                    "driver function");
-        fprintf(out, "%14.1f %14.1f %10" G_GUINT64_FORMAT "  %s\n",
+            fprintf(out, "%14s %14s %10s %14s  %s\n", "self clk/frame", "incl clk/frame", "calls",
+                    "incl clk/call", "driver function");
+        fprintf(out, "%14.1f %14.1f %10" G_GUINT64_FORMAT " %14.1f  %s\n",
                 (double)e.self_clocks / (double)pf.frames,
-                (double)e.incl_clocks / (double)pf.frames, e.calls, e.name);
+                (double)e.incl_clocks / (double)pf.frames, e.calls,
+                e.calls ? (double)e.incl_clocks / (double)e.calls : 0.0, e.name);
     }
     g_array_free(a, TRUE);
 }
