@@ -764,12 +764,18 @@ static void stat_add64(e1000 *s, unsigned lo, uint64_t v)
 static bool ring_ok(e1000 *s, uint32_t len_reg, uint32_t bah, bool *warned, const char *what)
 {
     uint32_t len = REG(s, len_reg);
-    if (len >= 128 && !(len & 127) && !REG(s, bah)) return true;
+    /* xDBAL is the register before xDBAH.  A ring that runs past 4 GB has
+     * its tail descriptors above 4 GB (64-bit addresses, SDM 3.2.6), where
+     * a 32-bit PC has nothing: refused like a ring above 4 GB, where the
+     * 32-bit `base + index * 16` once wrapped them to the bottom of RAM. */
+    uint64_t end = (uint64_t)REG(s, bah - 4) + len;
+    if (len >= 128 && !(len & 127) && !REG(s, bah) && end <= (1ull << 32)) return true;
     s->st.bad_ring_config++;
     if (!*warned)
         nm_warn(E1000, "%s: %s ring of %u bytes (base high 0x%08x) is not usable: %s", s->name,
                 what, len, REG(s, bah),
-                REG(s, bah) ? "above 4 GB" : "not a non-zero multiple of 128 bytes");
+                REG(s, bah) || end > (1ull << 32) ? "above 4 GB"
+                                                  : "not a non-zero multiple of 128 bytes");
     *warned = true;
     return false;
 }
@@ -969,7 +975,9 @@ static void tx_send_segmented(e1000 *s)
     size_t payload = total - hdr;
     if (payload != c->paylen)
         nm_debug(E1000, "%s: TSO PAYLEN %u but %zu bytes gathered", s->name, c->paylen, payload);
-    uint8_t *seg = g_malloc(hdr + c->mss + 32);
+    /* Room for a VLAN tag, PSP padding to 60 bytes and the FCS, as in
+     * tx_send_packet (a small HDRLEN + MSS once overran hdr + mss + 32). */
+    uint8_t *seg = g_malloc(MAX(hdr + c->mss, 60) + 32);
     uint16_t ip_id = rd16(s->tx_buf + c->ipcss + 4);
     uint32_t seq = (uint32_t)rd16(s->tx_buf + c->tucss + 4) << 16 | rd16(s->tx_buf + c->tucss + 6);
     bool tcp = c->tucmd & TUCMD_TCP, ipv4 = c->tucmd & TUCMD_IP;
@@ -996,7 +1004,10 @@ static void tx_send_segmented(e1000 *s)
         } else {
             wr16(seg + c->tucss + 4, (uint16_t)l4len);
         }
-        if (s->tx_ixsm && ipv4) {
+        /* IPCSO is the guest's byte offset (SDM 3.3.6); one at or past the
+         * segment's end names no field: nothing is inserted there, as
+         * insert_csum does (it was written unchecked, past the buffer). */
+        if (s->tx_ixsm && ipv4 && (size_t)c->ipcso + 2 <= len) {
             wr16(seg + c->ipcso, 0);
             insert_csum(seg, len, c->ipcss, c->ipcse ? c->ipcse : (unsigned)c->tucss - 1, c->ipcso,
                         0);
@@ -1027,7 +1038,10 @@ static void tx_send_packet(e1000 *s)
         tx_send_segmented(s);
         return;
     }
-    uint8_t *f = g_malloc(s->tx_len + 32);
+    /* Room for what tx_put_frame adds: a VLAN tag (4), TCTL.PSP padding
+     * of a short packet to 60 bytes (SDM 13.4.33) and the FCS (4) - a
+     * packet shorter than 28 bytes once overran a tx_len + 32 buffer. */
+    uint8_t *f = g_malloc(MAX(s->tx_len, 60) + 32);
     memcpy(f, s->tx_buf, s->tx_len);
     if (s->tx_legacy_ic) {
         insert_csum(f, s->tx_len, s->tx_css, 0, s->tx_cso, 0);

@@ -1,0 +1,153 @@
+/* Shared by the libFuzzer targets in tests/fuzz/ (docs/fuzzing.md): a reader
+ * that turns the fuzzer's bytes into a program of operations, virtual time
+ * advancing with a cap on events, the check that fails an input with a
+ * message libFuzzer reports as a crash, and quiet logging.
+ *
+ * Every input builds a fresh machine and frees it, so an input's outcome
+ * never depends on the inputs run before it (a crash reproduces from its
+ * artifact alone).  No host time: the only clock is the machine's. */
+#ifndef NICEMU_TESTS_FUZZ_COMMON_H
+#define NICEMU_TESTS_FUZZ_COMMON_H
+
+#include <glib.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu/clock.h"
+#include "emu/log.h"
+
+/* ---- the input as a stream ---------------------------------------------- */
+
+typedef struct fz_in {
+    const uint8_t *p;
+    size_t n;
+} fz_in;
+
+static inline bool fz_more(const fz_in *in)
+{
+    return in->n > 0;
+}
+
+/* Past the end every read gives zeros. */
+static inline uint8_t fz_u8(fz_in *in)
+{
+    if (!in->n) return 0;
+    in->n--;
+    return *in->p++;
+}
+
+static inline uint16_t fz_u16(fz_in *in)
+{
+    uint16_t lo = fz_u8(in);
+    return (uint16_t)(lo | fz_u8(in) << 8);
+}
+
+static inline uint32_t fz_u32(fz_in *in)
+{
+    uint32_t lo = fz_u16(in);
+    return lo | (uint32_t)fz_u16(in) << 16;
+}
+
+/* Up to `len` bytes into `out`; what the input lacks is filled with a
+ * pattern (so a long frame costs the fuzzer few bytes). */
+static inline void fz_bytes(fz_in *in, uint8_t *out, size_t len)
+{
+    size_t take = len < in->n ? len : in->n;
+    memcpy(out, in->p, take);
+    in->p += take;
+    in->n -= take;
+    for (size_t i = take; i < len; i++)
+        out[i] = (uint8_t)(i * 7 + 1);
+}
+
+/* 1, 2 or 4 from two bits. */
+static inline unsigned fz_size(uint8_t bits)
+{
+    static const unsigned sizes[4] = {1, 2, 4, 1};
+    return sizes[bits & 3];
+}
+
+/* ---- failing an input --------------------------------------------------- */
+
+/* An invariant the device broke: print why and abort, which libFuzzer
+ * reports as a crash and saves the input for. */
+static inline void __attribute__((noreturn, format(printf, 1, 2))) fz_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("\n*** nicemu fuzz invariant violated: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputs("\n", stderr);
+    va_end(ap);
+    fflush(stderr);
+    abort();
+}
+
+#define FZ_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond)) fz_fail(__VA_ARGS__);                                                         \
+    } while (0)
+
+/* ---- virtual time -------------------------------------------------------- */
+
+/* Events one advance may fire before the input counts as an event storm (a
+ * timer re-arming itself with no delay would hang the machine's run loop).
+ * The busiest honest case: PIT channel 0 at reload 1 (1.19 MHz) for the
+ * longest advance the targets ask for (~67 ms) is about 80 000. */
+#define FZ_MAX_EVENTS_PER_ADVANCE 2000000u
+
+/* Run the event queue for `ns` of virtual time, the CPU idle, as the run
+ * loop does between slices; then check the queue is consistent. */
+static inline void fz_run_ns(nm_clock *c, uint64_t ns)
+{
+    uint64_t end = nm_clock_cycles_from_ns(c, nm_clock_now_ns(c) + ns);
+    uint64_t before = c->events_fired;
+    while (c->deadline <= end) {
+        if (c->cycles < c->deadline) c->cycles = c->deadline;
+        nm_clock_run_due(c);
+        FZ_CHECK(c->events_fired - before <= FZ_MAX_EVENTS_PER_ADVANCE,
+                 "event storm: %llu events in one %llu ns advance",
+                 (unsigned long long)(c->events_fired - before), (unsigned long long)ns);
+    }
+    if (c->cycles < end) c->cycles = end;
+    /* Nothing is left due: the queue's head is in the future, and the
+     * deadline the CPU compares against is that head. */
+    FZ_CHECK(c->deadline > c->cycles, "an event is due at cycle %llu but the clock is at %llu",
+             (unsigned long long)c->deadline, (unsigned long long)c->cycles);
+    FZ_CHECK(c->head ? c->deadline == c->head->due : c->deadline == UINT64_MAX,
+             "clock deadline %llu does not match the queue head", (unsigned long long)c->deadline);
+}
+
+/* Fire whatever a register access made due "now" (the CPU would, after the
+ * instruction). */
+static inline void fz_settle(nm_clock *c)
+{
+    fz_run_ns(c, 0);
+}
+
+/* ---- logging ------------------------------------------------------------- */
+
+/* Quiet by default (a hostile guest makes the devices log a lot, and
+ * formatting costs).  NICEMU_FUZZ_LOG=1 turns every subsystem to trace into
+ * /dev/null, so the log calls' arguments are evaluated (and sanitized) too;
+ * NICEMU_FUZZ_LOG=stderr shows them. */
+static inline void fz_init_logging(void)
+{
+    const char *env = getenv("NICEMU_FUZZ_LOG");
+    if (!env || !*env || !strcmp(env, "0")) {
+        memset(nm_log_levels, NM_LOG_OFF, sizeof nm_log_levels);
+        return;
+    }
+    memset(nm_log_levels, NM_LOG_TRACE, sizeof nm_log_levels);
+    if (strcmp(env, "stderr")) {
+        FILE *null = fopen("/dev/null", "w");
+        if (null) nm_log_set_file(null);
+    }
+}
+
+#endif
