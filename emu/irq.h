@@ -15,6 +15,9 @@ typedef struct nm_irq_bus {
     nm_irq_listener_fn listener;
     void *listener_opaque;
     uint64_t raised_count[NM_IRQ_LINES]; /* low->high transitions, for the report */
+    /* Lines whose device holds a level until it is serviced (not a pulse):
+     * the board programs them level-triggered (the PC's ELCR, emu/pc.c). */
+    uint32_t level_lines;
 } nm_irq_bus;
 
 void nm_irq_init(nm_irq_bus *b);
@@ -22,6 +25,12 @@ void nm_irq_set_listener(nm_irq_bus *b, nm_irq_listener_fn fn, void *opaque);
 /* Only changes of level reach the listener.  Lines past NM_IRQ_LINES are
  * ignored (a configuration check refuses them earlier). */
 void nm_irq_set(nm_irq_bus *b, unsigned line, bool level);
+/* A device that drives `line` as a level interrupt says so when it is
+ * created, before the board sets the trigger modes. */
+static inline void nm_irq_declare_level(nm_irq_bus *b, unsigned line)
+{
+    if (line < NM_IRQ_LINES) b->level_lines |= 1u << line;
+}
 static inline void nm_irq_raise(nm_irq_bus *b, unsigned line)
 {
     nm_irq_set(b, line, true);

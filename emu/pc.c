@@ -77,11 +77,13 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
     }
     nm_machine_reset(m);
     nm_cpu_reset(m->cpu);
-    /* PCI interrupts are level-triggered: mark their PIC inputs in the ELCR
+    /* PCI interrupts are level-triggered, and so are the lines devices
+     * declared level (the KS8851's INTRN): mark their PIC inputs in the ELCR
      * (ports 0x4D0/0x4D1), as a BIOS would; Linux keeps what it finds. */
-    uint16_t pci_irqs = nm_pci_host_irq_mask(devs->pci);
-    nm_io_write(m->io, 0x4d0, pci_irqs & 0xff, 1);
-    nm_io_write(m->io, 0x4d1, pci_irqs >> 8, 1);
+    uint16_t level_irqs =
+        (uint16_t)(nm_pci_host_irq_mask(devs->pci) | (m->irq.level_lines & 0xffffu));
+    nm_io_write(m->io, 0x4d0, level_irqs & 0xff, 1);
+    nm_io_write(m->io, 0x4d1, level_irqs >> 8, 1);
 
     if (cfg->rom) {
         /* The CPU starts at the user's reset vector. */

@@ -714,6 +714,12 @@ static const struct {
     /* ks8851 */
     {"ks8851", "ks8851_*"},
     {"ks8851", "ks_*"},
+    /* the SPI controller's driver (spi-xilinx) and the SPI core the KS8851
+     * driver's register and FIFO accesses go through */
+    {"spi", "xilinx_spi_*"},
+    {"spi", "xspi_*"},
+    {"spi", "spi_*"},
+    {"spi", "__spi_*"},
     /* the network stack's hot path */
     {"stack", "dev_queue_xmit"},
     {"stack", "__dev_queue_xmit"},
@@ -787,7 +793,7 @@ static const struct {
     {"ne2000", {"8390", "ne"}},
     {"wd8013", {"8390", "wd"}},
     {"e1000", {"e1000", NULL}},
-    {"ks8851", {"ks8851", NULL}},
+    {"ks8851", {"ks8851", "spi"}},
 };
 
 const char *nm_profiler_function_set(const char *name)

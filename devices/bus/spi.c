@@ -53,7 +53,10 @@ nm_spi_bus *nm_spi_bus_new(nm_machine *m, const char *name, unsigned chip_select
     }
     nm_devcfg *cfg = g_new0(nm_devcfg, 1);
     cfg->origin = g_strdup(name);
-    cfg->name = g_strdup(name);
+    /* Its own report section beside the controller's ("dev0.spi"), as a
+     * NIC's link and peer have; nm_spi_bus_find still takes the
+     * controller's name. */
+    cfg->name = g_strdup_printf("%s.spi", name);
     cfg->model = g_strdup(nm_spi_bus_class.name);
     cfg->keys = g_ptr_array_new_with_free_func(g_free);
     cfg->values = g_ptr_array_new_with_free_func(g_free);

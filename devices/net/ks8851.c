@@ -898,6 +898,9 @@ static void *ks_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     s->m = m;
     s->name = g_strdup(cfg && cfg->name ? cfg->name : "ks8851");
     s->irq = irq;
+    /* INTRN stays asserted until ISR is acknowledged, and Linux requests it
+     * IRQF_TRIGGER_LOW: the board makes the line level-triggered (ELCR). */
+    nm_irq_declare_level(&m->irq, irq);
     s->eeprom = eeprom != 0;
     s->txf = g_new0(tx_frame, TXQ_FRAMES);
     if (cfg && !nm_devcfg_mac(cfg, "mac", defmac, s->mac, err)) goto fail;

@@ -576,6 +576,39 @@ static int split_args(char *s, char **argv, int max)
 	return argc;
 }
 
+/* nicemu.insmod=/path.ko[,param=value...]: loads a kernel module (a variant
+ * image's board glue, guest-images/board/) before the network is configured.
+ * Repeatable; the modules load in command-line order. */
+static int load_modules(void)
+{
+	static const char key[] = "nicemu.insmod=";
+	for (int i = 0; i < cmdline_ntok; i++) {
+		char spec[512], params[512] = "", *argv[MAX_ARGS + 1];
+		int argc, fd, r;
+		size_t n = 0;
+		if (strncmp(cmdline_tok[i], key, sizeof(key) - 1))
+			continue;
+		strlcpy(spec, cmdline_tok[i] + sizeof(key) - 1, sizeof(spec));
+		argc = split_args(spec, argv, MAX_ARGS);
+		for (int a = 1; a < argc && n + 1 < sizeof(params); a++)
+			n += (size_t)snprintf(params + n, sizeof(params) - n, "%s%s", a > 1 ? " " : "", argv[a]);
+		tcdrain(1); /* our lines out before the kernel's probe messages */
+		fd = open(argv[0], O_RDONLY, 0);
+		if (fd < 0) {
+			dprintf(2, "%s: error: nicemu.insmod: cannot open %s: error %d\n", tag, argv[0], -fd);
+			return -1;
+		}
+		r = finit_module(fd, params, 0);
+		close(fd);
+		if (r < 0) {
+			dprintf(2, "%s: error: nicemu.insmod: loading %s: error %d\n", tag, argv[0], -r);
+			return -1;
+		}
+		printf("%s: loaded %s%s%s\n", tag, argv[0], params[0] ? " " : "", params);
+	}
+	return 0;
+}
+
 /* nicemu.ip=ADDR/PREFIX [nicemu.gw=ADDR] [nicemu.if=eth0]. */
 static int configure_net(void)
 {
@@ -656,7 +689,7 @@ int main(int argc, char **argv, char **envp)
 	/* Port access for the measurement window now, so the ioperm() system
 	 * call does not fall inside the first window. */
 	window_init();
-	if (configure_net() < 0)
+	if (load_modules() < 0 || configure_net() < 0)
 		finish(1);
 	finish(run_sequence(wargc, wargv));
 }

@@ -6,6 +6,7 @@
  * causes, link status; then malformed SPI commands driven straight onto the
  * bus being survived and counted. */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
 #include "devices/bus/pci.h"
@@ -15,6 +16,8 @@
 #include "devices/netdev/netdev.h"
 #include "emu/config.h"
 #include "emu/machine.h"
+#include "emu/pc.h"
+#include "emu/report.h"
 
 #define BAR0 0xf0000000u
 #define IRQ  7
@@ -538,6 +541,60 @@ static void test_bad_config(void)
     nm_config_free(c);
 }
 
+/* The board makes the KS8851's line level-triggered (ELCR), as Linux's
+ * IRQF_TRIGGER_LOW expects, next to the PCI lines; the other lines stay edge.
+ * The machine is the whole PC (nm_pc_new) with a ROM that never runs. */
+static void test_board_elcr(void)
+{
+    GError *err = NULL;
+    g_autofree char *dir = g_dir_make_tmp("nicemu-ks8851-XXXXXX", &err);
+    g_assert_no_error(err);
+    g_autofree char *rom = g_build_filename(dir, "rom.bin", NULL);
+    uint8_t image[4096];
+    memset(image, 0xf4, sizeof image); /* hlt */
+    g_assert_true(g_file_set_contents(rom, (const char *)image, sizeof image, &err));
+    for (unsigned irq = 3; irq <= 12; irq++) {
+        if (irq == 5 || irq == 11) continue; /* PCI lines: level anyway */
+        nm_config *c = nm_config_new();
+        c->rom = g_strdup(rom);
+        g_autofree char *spec = g_strdup_printf("ks8851,irq=%u", irq);
+        g_assert_true(nm_config_add_device_spec(c, "device", "xilinx-spi", &err));
+        g_assert_true(nm_config_add_device_spec(c, "nic", spec, &err));
+        g_assert_no_error(err);
+        nm_machine *pcm = nm_pc_new(c, NULL, &err);
+        g_assert_no_error(err);
+        unsigned elcr = nm_io_read(pcm->io, 0x4d0, 1) | nm_io_read(pcm->io, 0x4d1, 1) << 8;
+        /* The ELCR has no bit for IRQ 8 (the RTC, edge on every PC). */
+        bool settable = irq != 8;
+        g_assert_cmphex(elcr & (1u << irq), ==, settable ? 1u << irq : 0);
+        g_assert_cmphex(elcr & ~(1u << irq) & ~0xc820u, ==, 0); /* PCI: 5, 11, 14, 15 */
+        g_assert_cmphex(elcr & 0xc820u, ==, 0xc820u);
+        nm_machine_free(pcm);
+        nm_config_free(c);
+    }
+    g_assert_cmpint(g_remove(rom), ==, 0);
+    g_assert_cmpint(g_rmdir(dir), ==, 0);
+}
+
+/* The SPI bus reports in a section of its own, beside the controller's
+ * (the two used to share one, with duplicate keys). */
+static void test_report_sections(void)
+{
+    setup();
+    nm_report *r = nm_report_new();
+    nm_machine_report(m, r);
+    g_autofree char *json = nm_report_json(r);
+    g_assert_nonnull(strstr(json, "\"spi0.spi\": {"));
+    g_assert_nonnull(strstr(json, "\"spi0\": {"));
+    const char *sec = strstr(json, "\"spi0\": {");
+    const char *end = strchr(sec, '}');
+    g_autofree char *body = g_strndup(sec, (gsize)(end - sec));
+    g_assert_nonnull(strstr(body, "\"model\": \"xilinx-spi\""));
+    g_assert_null(strstr(body, "spi-bus"));
+    nm_report_free(r);
+    teardown();
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -547,5 +604,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ks8851/auto-dequeue", test_auto_dequeue);
     g_test_add_func("/ks8851/hostile", test_hostile);
     g_test_add_func("/ks8851/bad-config", test_bad_config);
+    g_test_add_func("/ks8851/board-elcr", test_board_elcr);
+    g_test_add_func("/ks8851/report-sections", test_report_sections);
     return g_test_run();
 }

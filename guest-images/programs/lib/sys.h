@@ -36,6 +36,7 @@ typedef int ssize_t;
 #define SYS_wait4 114
 #define SYS_vfork 190
 #define SYS_exit_group 252
+#define SYS_finit_module 350
 #define SYS_clock_gettime64 403
 #define SYS_clock_nanosleep_time64 407
 
@@ -133,6 +134,11 @@ static inline int reboot(unsigned int cmd)
 	return sys4(SYS_reboot, LINUX_REBOOT_MAGIC1, LINUX_REBOOT_MAGIC2, cmd, 0);
 }
 static inline int pause(void) { return sys0(SYS_pause); }
+/* Loads the kernel module in file `fd` with parameters `params` ("a=1 b=2"). */
+static inline int finit_module(int fd, const char *params, int flags)
+{
+	return sys3(SYS_finit_module, fd, (long)params, flags);
+}
 static inline int getpid(void) { return sys0(SYS_getpid); }
 static inline int clock_gettime(int clk, struct timespec64 *ts) { return sys2(SYS_clock_gettime64, clk, (long)ts); }
 static inline __attribute__((noreturn)) void exit(int status)
