@@ -150,4 +150,15 @@ static inline void fz_init_logging(void)
     }
 }
 
+/* libFuzzer calls this once before the first input; every target (one per
+ * binary) gets it from here. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fz_init_logging();
+    return 0;
+}
+
 #endif

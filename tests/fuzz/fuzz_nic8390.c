@@ -221,15 +221,6 @@ static void mem_addr(fz8390 *f, fz_in *in, uint32_t *addr, unsigned *size)
     *addr = (sel & 1) ? WD_MEM + (fz_u16(in) & 0x3fff) : fz_u32(in) & 0xffffff;
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fz_init_logging();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -106,15 +106,6 @@ static void check_end(fzpc *f)
     FZ_CHECK(d == 0x80, "RTC register D reads 0x%02x: must be VRT alone", d);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fz_init_logging();
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
