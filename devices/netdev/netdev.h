@@ -91,21 +91,24 @@ typedef struct nm_net_dir_stats {
 enum { NM_NET_FROM_NIC = 0, NM_NET_TO_NIC = 1 };
 const nm_net_dir_stats *nm_net_link_stats(const nm_net_link *l, int direction);
 
-/* The built-in peer's counters (the report keys are the field names). */
-#define NM_NET_PEER_COUNTERS(X)                                                                    \
-    X(rx_frames)                                                                                   \
-    X(rx_bytes)                                                                                    \
-    X(tx_frames)                                                                                   \
-    X(tx_bytes) X(runts) X(oversize) X(bad_crc) X(not_for_us) X(unknown_ethertype) X(arp_requests) \
-        X(arp_replies) X(arp_other) X(ip_packets) X(ip_bad_header) X(ip_bad_checksum)              \
-            X(ip_not_for_us) X(ip_fragments) X(ip_unknown_protocol) X(icmp_bad_checksum)           \
-                X(icmp_echo_requests) X(icmp_echo_replies) X(icmp_other) X(udp_bad_header)         \
-                    X(udp_bad_checksum) X(udp_datagrams) X(udp_bytes) X(udp_echoed)                \
-                        X(tcp_bad_header) X(tcp_bad_checksum) X(tcp_segments) X(tcp_bytes)         \
-                            X(tcp_connections) X(tcp_closed) X(tcp_resets_received)                \
-                                X(tcp_resets_sent) X(tcp_acks_sent) X(tcp_delayed_acks)            \
-                                    X(tcp_out_of_order) X(tcp_duplicates) X(tcp_beyond_window)     \
-                                        X(tcp_table_full)
+/* The built-in peer's counters (the report keys are the field names), one
+ * line per protocol; clang-format reflows such X-lists differently each run. */
+// clang-format off
+#define NM_NET_PEER_COUNTERS(X) \
+    X(rx_frames) X(rx_bytes) X(tx_frames) X(tx_bytes) \
+    X(runts) X(oversize) X(bad_crc) X(not_for_us) \
+    X(unknown_ethertype) \
+    X(arp_requests) X(arp_replies) X(arp_other) \
+    X(ip_packets) X(ip_bad_header) X(ip_bad_checksum) X(ip_not_for_us) \
+    X(ip_fragments) X(ip_unknown_protocol) \
+    X(icmp_bad_checksum) X(icmp_echo_requests) X(icmp_echo_replies) X(icmp_other) \
+    X(udp_bad_header) X(udp_bad_checksum) X(udp_datagrams) X(udp_bytes) \
+    X(udp_echoed) \
+    X(tcp_bad_header) X(tcp_bad_checksum) X(tcp_segments) X(tcp_bytes) \
+    X(tcp_connections) X(tcp_closed) X(tcp_resets_received) X(tcp_resets_sent) \
+    X(tcp_acks_sent) X(tcp_delayed_acks) X(tcp_out_of_order) X(tcp_duplicates) \
+    X(tcp_beyond_window) X(tcp_table_full)
+// clang-format on
 
 typedef struct nm_net_peer_stats {
 #define NM_NET_PEER_FIELD(name) uint64_t name;
