@@ -1047,11 +1047,7 @@ static void i486_report(void *opaque, nm_report *r)
     nm_report_u64(r, "reads_waiting_for_a_fill", s->fill_waits);
     nm_report_u64(r, "line_fill_bus_clocks_l2", s->board.l2 ? s->board.l2_fill : 0);
     nm_report_u64(r, "line_fill_bus_clocks_dram", s->board.dram_fill);
-    nm_report_u64(r, "l2_read_hits", s->board.l2_read_hits);
-    nm_report_u64(r, "l2_read_misses", s->board.l2_read_misses);
-    nm_report_u64(r, "l2_write_hits", s->board.l2_write_hits);
-    nm_report_u64(r, "l2_write_misses", s->board.l2_write_misses);
-    nm_report_u64(r, "l2_writebacks", s->board.l2_writebacks);
+    nm_board_report(&s->board, r);
     /* Where the clocks went; the parts sum to `clocks`.  The I/O bus cycles
      * (ISA wait states) are not here: the window's bus_wait_cycles. */
     nm_report_u64(r, "clocks_table", s->c_base);

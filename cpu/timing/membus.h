@@ -11,6 +11,7 @@
 
 #include "cpu/models.h"
 #include "cpu/timing/cache.h"
+#include "emu/report.h"
 
 /* Core clocks for `bus_clocks` clocks of the external bus, rounded up
  * (a DX2-66 runs 2 core clocks per 33 MHz bus clock; a DX4-100, 3). */
@@ -160,6 +161,16 @@ static inline void nm_board_free(nm_board *b)
 {
     if (b->l2) nm_cache_free(b->l2);
     b->l2 = NULL;
+}
+
+/* The board cache's counters, into the model's report section. */
+static inline void nm_board_report(const nm_board *b, nm_report *r)
+{
+    nm_report_u64(r, "l2_read_hits", b->l2_read_hits);
+    nm_report_u64(r, "l2_read_misses", b->l2_read_misses);
+    nm_report_u64(r, "l2_write_hits", b->l2_write_hits);
+    nm_report_u64(r, "l2_write_misses", b->l2_write_misses);
+    nm_report_u64(r, "l2_writebacks", b->l2_writebacks);
 }
 
 /* Bus time (core clocks) of a line fill of `phys` for the CPU's cache. */

@@ -1269,11 +1269,7 @@ static void p5_report(void *state, nm_report *r)
     nm_report_u64(r, "line_fill_clocks", s->fill_clocks);
     nm_report_u64(r, "single_transfer_clocks", s->single_clocks);
     nm_report_u64(r, "line_fill_clocks_l2", s->board.l2 ? s->board.l2_fill : 0);
-    nm_report_u64(r, "l2_read_hits", s->board.l2_read_hits);
-    nm_report_u64(r, "l2_read_misses", s->board.l2_read_misses);
-    nm_report_u64(r, "l2_write_hits", s->board.l2_write_hits);
-    nm_report_u64(r, "l2_write_misses", s->board.l2_write_misses);
-    nm_report_u64(r, "l2_writebacks", s->board.l2_writebacks);
+    nm_board_report(&s->board, r);
     /* Where the clocks went: clocks == the clocks_* below added up, less
      * clocks_pairing_saved.  ISA/PCI wait states are the window's
      * bus_wait_cycles, not here. */
