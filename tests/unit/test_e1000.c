@@ -13,6 +13,7 @@
 #include "devices/netdev/netdev_internal.h"
 #include "emu/config.h"
 #include "emu/machine.h"
+#include "tests/unit/nic_peer_fixture.h"
 
 #define BAR0  0xf0000000u
 #define BAR1  0xc000u
@@ -108,20 +109,6 @@ static void put_desc(uint32_t ring, unsigned i, uint64_t addr, uint32_t lower, u
     put(ring + 16 * i, d, 16);
 }
 
-/* An ARP request for 10.0.0.1 from 10.0.0.2 (42 bytes). */
-static size_t arp_request(uint8_t *f)
-{
-    static const uint8_t tail[] = {0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x01};
-    memset(f, 0xff, 6);
-    memcpy(f + 6, nic_mac, 6);
-    memcpy(f + 12, tail, sizeof tail);
-    memcpy(f + 22, nic_mac, 6);
-    memcpy(f + 28, (uint8_t[]){10, 0, 0, 2}, 4);
-    memset(f + 32, 0, 6);
-    memcpy(f + 38, (uint8_t[]){10, 0, 0, 1}, 4);
-    return 42;
-}
-
 static void tx_ring_setup(void)
 {
     wr(0x3800, TXR); /* TDBAL */
@@ -142,13 +129,6 @@ static void rx_ring_setup(unsigned tail)
     wr(0x2810, 0);
     wr(0x2818, tail);
     wr(0x0100, (1u << 1) | (1u << 15)); /* RCTL: EN, BAM, 2 KB buffers, CRC kept */
-}
-
-static const nm_net_peer_stats *peer(void)
-{
-    const nm_net_peer_stats *p = nm_net_peer_find(m, 0);
-    g_assert_nonnull(p);
-    return p;
 }
 
 /* ---- tests ---- */
@@ -243,7 +223,7 @@ static void test_legacy_tx_and_rx(void)
     rx_ring_setup(NDESC - 1);
     wr(0xd0, 0x9d); /* IMS: RXT0, RXDMT0, LSC, TXDW */
     uint8_t f[64];
-    size_t n = arp_request(f);
+    size_t n = arp_request_to_peer(f, nic_mac);
     put(TXB, f, n);
     /* Legacy: length, CMD = EOP | IFCS | RS. */
     put_desc(TXR, 0, TXB, (uint32_t)n | (0x0bu << 24), 0);
@@ -253,7 +233,7 @@ static void test_legacy_tx_and_rx(void)
     get(TXR + 12, &sta, 1);
     g_assert_cmphex(sta & 1, ==, 1); /* DD */
     g_assert_cmpuint(rd(0x3810), ==, 1);
-    g_assert_cmpuint(peer()->arp_requests, ==, 1);
+    g_assert_cmpuint(peer_stats(m)->arp_requests, ==, 1);
     const nm_e1000_stats *st = nm_e1000_get_stats(dev);
     g_assert_cmpuint(st->tx_frames, ==, 1);
     g_assert_cmpuint(st->tx_bytes, ==, 64); /* padded to 60 + FCS */
@@ -286,12 +266,12 @@ static void test_rx_no_descriptors(void)
     tx_ring_setup();
     rx_ring_setup(0); /* RDH == RDT: no descriptor for the hardware */
     uint8_t f[64];
-    size_t n = arp_request(f);
+    size_t n = arp_request_to_peer(f, nic_mac);
     put(TXB, f, n);
     put_desc(TXR, 0, TXB, (uint32_t)n | (0x0bu << 24), 0);
     wr(0x3818, 1);
     run_ns(1000000);
-    g_assert_cmpuint(peer()->arp_replies, ==, 1);
+    g_assert_cmpuint(peer_stats(m)->arp_replies, ==, 1);
     g_assert_cmpuint(rd(0x4010), ==, 1); /* MPC */
     g_assert_cmpuint(rd(0x2810), ==, 0);
     g_assert_true(rd(0xc0) & (1u << 6)); /* RXO */
@@ -346,12 +326,13 @@ static void test_tso(void)
     g_assert_cmpuint(st->tx_frames, ==, 3);
     g_assert_cmpuint(st->tx_bytes, ==, 3 * (HDR + MSS + 4));
     /* The peer checked each IP header and TCP checksum. */
-    g_assert_cmpuint(peer()->ip_packets, ==, 3);
-    g_assert_cmpuint(peer()->ip_bad_checksum, ==, 0);
-    g_assert_cmpuint(peer()->tcp_bad_checksum, ==, 0);
-    g_assert_cmpuint(peer()->tcp_segments, ==, 3);
-    g_assert_cmpuint(peer()->tcp_bytes + peer()->tcp_out_of_order + peer()->tcp_beyond_window, >=,
-                     0);
+    g_assert_cmpuint(peer_stats(m)->ip_packets, ==, 3);
+    g_assert_cmpuint(peer_stats(m)->ip_bad_checksum, ==, 0);
+    g_assert_cmpuint(peer_stats(m)->tcp_bad_checksum, ==, 0);
+    g_assert_cmpuint(peer_stats(m)->tcp_segments, ==, 3);
+    g_assert_cmpuint(peer_stats(m)->tcp_bytes + peer_stats(m)->tcp_out_of_order +
+                         peer_stats(m)->tcp_beyond_window,
+                     >=, 0);
     uint8_t sta;
     get(TXR + 2 * 16 + 12, &sta, 1);
     g_assert_cmphex(sta & 1, ==, 1);
@@ -399,7 +380,7 @@ static void test_hostile(void)
     wr(0x3810, 0);
     wr(0x3818, 0);
     uint8_t f[64];
-    size_t n = arp_request(f);
+    size_t n = arp_request_to_peer(f, nic_mac);
     put(TXB, f, n);
     put_desc(TXR, 0, TXB, (uint32_t)n | (0x0bu << 24), 0);
     wr(0x3818, 1);

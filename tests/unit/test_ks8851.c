@@ -18,6 +18,7 @@
 #include "emu/machine.h"
 #include "emu/pc.h"
 #include "emu/report.h"
+#include "tests/unit/nic_peer_fixture.h"
 
 #define BAR0 0xf0000000u
 #define IRQ  7
@@ -253,26 +254,6 @@ static void net_open(void)
     wrreg(IER, STD_IRQ);
 }
 
-static size_t arp_request(uint8_t *f)
-{
-    static const uint8_t tail[] = {0x08, 0x06, 0x00, 0x01, 0x08, 0x00, 0x06, 0x04, 0x00, 0x01};
-    memset(f, 0xff, 6);
-    memcpy(f + 6, nic_mac, 6);
-    memcpy(f + 12, tail, sizeof tail);
-    memcpy(f + 22, nic_mac, 6);
-    memcpy(f + 28, (uint8_t[]){10, 0, 0, 2}, 4);
-    memset(f + 32, 0, 6);
-    memcpy(f + 38, (uint8_t[]){10, 0, 0, 1}, 4);
-    return 42;
-}
-
-static const nm_net_peer_stats *peer(void)
-{
-    const nm_net_peer_stats *p = nm_net_peer_find(m, 0);
-    g_assert_nonnull(p);
-    return p;
-}
-
 /* ---- tests ---- */
 
 static void test_probe(void)
@@ -344,14 +325,14 @@ static void test_tx_rx(void)
     g_assert_false(nm_irq_level(&m->irq, IRQ));
 
     uint8_t f[64];
-    size_t n = arp_request(f);
+    size_t n = arp_request_to_peer(f, nic_mac);
     transmit(f, n);
     /* The frame took 4 + 44 bytes of TXQ memory until it left. */
     uint16_t txmir = rdreg(TXMIR);
     g_assert_true(txmir == 6144 - 48 || txmir == 6144);
     run_ns(2000000);
     g_assert_cmpuint(rdreg(TXMIR), ==, 6144);
-    g_assert_cmpuint(peer()->arp_requests, ==, 1);
+    g_assert_cmpuint(peer_stats(m)->arp_requests, ==, 1);
     const nm_ks8851_stats *st = nm_ks8851_get_stats(ks);
     g_assert_cmpuint(st->tx_frames, ==, 1);
     g_assert_cmpuint(st->tx_bytes, ==, 64); /* padded to 60 + CRC */
@@ -423,7 +404,7 @@ static void test_auto_dequeue(void)
     wrreg(RXFCTR, 2);
     wrreg(RXQCR, 0x0020 | 0x0010); /* RXFCTE | ADRFE */
     uint8_t f[64];
-    size_t n = arp_request(f);
+    size_t n = arp_request_to_peer(f, nic_mac);
     transmit(f, n);
     run_ns(200000);
     g_assert_false(rdreg(ISR) & IRQ_RXI); /* one frame: below the threshold */
