@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/netdev/netdev.h"
 #include "emu/clock.h"
 #include "emu/log.h"
 
@@ -148,6 +149,27 @@ static inline void fz_init_logging(void)
         FILE *null = fopen("/dev/null", "w");
         if (null) nm_log_set_file(null);
     }
+}
+
+/* A frame from the wire to the NIC behind `ep`: the length, then flags (bit 0:
+ * append a good FCS; bit 1: to `mac`; bit 2: broadcast; bit 3: a long frame,
+ * up to `long_max` bytes, else up to `short_max`), then the bytes. */
+static inline void fz_wire_frame(fz_in *in, nm_net_endpoint *ep, const uint8_t mac[6],
+                                 size_t short_max, size_t long_max)
+{
+    uint8_t flags = fz_u8(in);
+    size_t len = fz_u16(in);
+    len = (flags & 8) ? len % long_max : len % short_max;
+    uint8_t *buf = g_malloc(len + 4);
+    fz_bytes(in, buf, len);
+    if (len >= 6 && (flags & 2)) memcpy(buf, mac, 6);
+    if (len >= 6 && (flags & 4)) memset(buf, 0xff, 6);
+    if (flags & 1) {
+        nm_eth_put_fcs(buf, len);
+        len += 4;
+    }
+    nm_net_send(ep, buf, len);
+    g_free(buf);
 }
 
 /* libFuzzer calls this once before the first input; every target (one per

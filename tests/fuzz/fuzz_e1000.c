@@ -176,23 +176,10 @@ static void check_end(void)
     check();
 }
 
-/* A frame from the wire (flags: bit 0 append a good FCS, bit 1 to our MAC,
- * bit 2 broadcast, bit 3 up to 64 KB long). */
+/* A frame from the wire: up to 2 KB, or 20,000 bytes long (fz_wire_frame). */
 static void frame_op(fz_in *in)
 {
-    uint8_t flags = fz_u8(in);
-    size_t len = fz_u16(in);
-    len = (flags & 8) ? len % 20000 : len % 2048;
-    uint8_t *buf = g_malloc(len + 4);
-    fz_bytes(in, buf, len);
-    if (len >= 6 && (flags & 2)) memcpy(buf, NIC_MAC, 6);
-    if (len >= 6 && (flags & 4)) memset(buf, 0xff, 6);
-    if (flags & 1) {
-        nm_eth_put_fcs(buf, len);
-        len += 4;
-    }
-    nm_net_send(&F.ep, buf, len);
-    g_free(buf);
+    fz_wire_frame(in, &F.ep, NIC_MAC, 2048, 20000);
 }
 
 /* Rings as a driver sets them up: TX at 0x10000, RX at 0x20000 with 2 KB

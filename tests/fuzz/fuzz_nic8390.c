@@ -191,24 +191,12 @@ static void init_macro(fz8390 *f, fz_in *in)
     outp(f, nic + 0x0c, rcr, 1);
 }
 
-/* A frame from the wire: length, flags (bit 0: append a good FCS; bit 1:
- * to our MAC; bit 2: broadcast; bit 3: the length's high byte too). */
+/* A frame from the wire: up to 1600 bytes, or any 16-bit length
+ * (fz_wire_frame). */
 static void frame_op(fz8390 *f, fz_in *in)
 {
-    uint8_t flags = fz_u8(in);
-    size_t len = fz_u16(in);
-    len = (flags & 8) ? len : len % 1600;
-    uint8_t *buf = g_malloc(len + 4);
-    fz_bytes(in, buf, len);
-    if (len >= 6 && (flags & 2)) memcpy(buf, NIC_MAC, 6);
-    if (len >= 6 && (flags & 4)) memset(buf, 0xff, 6);
-    if (flags & 1) {
-        nm_eth_put_fcs(buf, len);
-        len += 4;
-    }
-    nm_net_send(&f->ep, buf, len);
+    fz_wire_frame(in, &f->ep, NIC_MAC, 1600, 65536);
     f->frames_sent++;
-    g_free(buf);
 }
 
 static void mem_addr(fz8390 *f, fz_in *in, uint32_t *addr, unsigned *size)
