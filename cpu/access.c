@@ -89,6 +89,15 @@ static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
     return e;
 }
 
+void cpu_probe_write(nm_cpu *c, int seg, uint32_t off, unsigned size)
+{
+    uint32_t lin = seg_lin(c, seg, off, size, true);
+    bool user = c->cpl == 3;
+    (void)tlb_translate(c, lin, NM_ACC_WRITE | (user ? NM_ACC_USER : 0));
+    if ((lin & 0xfff) > 0x1000 - size)
+        (void)tlb_translate(c, (lin | 0xfff) + 1, NM_ACC_WRITE | (user ? NM_ACC_USER : 0));
+}
+
 uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin)
 {
     nm_tlb_entry *e = tlb_translate(c, lin, NM_ACC_FETCH | (c->cpl == 3 ? NM_ACC_USER : 0));

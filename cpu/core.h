@@ -148,6 +148,9 @@ static inline uint32_t insn_ea(nm_cpu *c, const nm_insn *i)
 uint32_t access_read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user);
 void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user);
 uint32_t seg_check_slow(nm_cpu *c, int seg, uint32_t off, unsigned size, bool write);
+/* Faults (#GP/#SS, #PF) as a write of `size` bytes at seg:off would, without
+ * writing: the checks instructions make of an address they write later. */
+void cpu_probe_write(nm_cpu *c, int seg, uint32_t off, unsigned size);
 
 static inline nm_tlb_entry *tlb_entry(nm_cpu *c, uint32_t lin)
 {

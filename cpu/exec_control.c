@@ -41,8 +41,15 @@ void h_push_sreg(nm_cpu *c, const nm_insn *i)
 void h_pop_sreg(nm_cpu *c, const nm_insn *i)
 {
     uint32_t v = stack_peek(c, 0, i->opsize);
+    /* ESP moves by the stack size in force at the pop, not the size of an
+     * SS the pop loads (SDM vol. 2B, POP: the increment uses the
+     * StackAddrSize of the pop itself). */
+    bool stack32 = c->stack32;
     cpu_load_sreg(c, i->reg, (uint16_t)v);
-    esp_add(c, i->opsize);
+    if (stack32)
+        c->gpr[NM_ESP] += i->opsize;
+    else
+        c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] + i->opsize) & 0xffff);
     if (i->reg == NM_SS) { /* POP SS: no interrupt before the next instruction */
         c->inhibit_irq = true;
         c->inhibit_fresh = true;
@@ -106,11 +113,14 @@ void h_enter(nm_cpu *c, const nm_insn *i)
         }
         push(c, frame, sz);
     }
+    uint32_t esp = c->stack32 ? c->gpr[NM_ESP] - i->imm
+                              : (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] - i->imm) & 0xffff);
+    /* The final stack pointer must be writable before anything changes:
+     * #SS beyond the limit, #PF where a write there would fault (SDM
+     * vol. 2A, ENTER, protected-mode exceptions). */
+    cpu_probe_write(c, NM_SS, c->stack32 ? esp : esp & 0xffff, 1);
     reg_set(c, NM_EBP, sz, frame);
-    if (c->stack32)
-        c->gpr[NM_ESP] -= i->imm;
-    else
-        c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] - i->imm) & 0xffff);
+    c->gpr[NM_ESP] = esp;
 }
 
 void h_leave(nm_cpu *c, const nm_insn *i)

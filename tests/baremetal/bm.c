@@ -5,6 +5,7 @@ uint64_t gdt[GDT_ENTRIES] __attribute__((aligned(8)));
 uint64_t idt[256] __attribute__((aligned(8)));
 struct tss main_tss __attribute__((aligned(16)));
 volatile uint32_t last_vector, last_err, last_cr2, last_eip, last_cs, exc_count;
+volatile uint32_t last_frame_esp, last_frame_ebp;
 volatile uint32_t catch_active, recover_esp;
 void (*volatile user_fn)(void);
 volatile uint32_t user_ds_seen, user_es_seen;
@@ -92,6 +93,8 @@ void exc_c(struct frame *f)
     last_err = f->err;
     last_eip = f->eip;
     last_cs = f->cs;
+    last_frame_ebp = f->ebp;
+    last_frame_esp = (f->cs & 3) ? f->esp : 0;
     exc_count++;
     if (f->vector == 14) __asm__ volatile("mov %%cr2,%0" : "=r"(last_cr2));
     if (catch_active) {

@@ -44,6 +44,8 @@ extern uint64_t idt[256];
 extern struct tss main_tss;
 extern volatile uint32_t last_vector, last_err, last_cr2, last_eip, last_cs;
 extern volatile uint32_t exc_count;
+/* EBP and (from ring 3) ESP of the code the last exception stopped. */
+extern volatile uint32_t last_frame_esp, last_frame_ebp;
 extern void (*volatile user_fn)(void);
 extern volatile uint32_t user_ds_seen, user_es_seen;
 extern uint8_t kstack[8192], user_stack[8192];

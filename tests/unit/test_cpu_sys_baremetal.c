@@ -122,6 +122,9 @@ static const bm_case cases[] = {
     {"gate16", "486dx2-66", "PASS tss16_gp_error_word\n", false, false},
     {"gate16", "pentium-100", "PASS cg16_frame_params\n", false, false},
     {"gate16", "386dx-33", "PASS intgate16_r3_flags_sp\n", false, true},
+    {"stackseg", "486dx2-66", "PASS enter_user_page_ok_esp\n", false, false},
+    {"stackseg", "pentium-100", "PASS enter_user_page_ok_esp\n", false, false},
+    {"stackseg", "386dx-33", "PASS enter_user_page_ok_esp\n", false, true},
 };
 
 int main(int argc, char **argv)
