@@ -143,6 +143,7 @@ typedef struct run {
     bool ok;    /* report read */
     double mhz;
     uint64_t clocks, insns, bus, frames, tx, rx, windows, idle;
+    uint64_t console_bytes, console_clocks, window_clocks; /* serial output in the window */
     top_fn top[PROFILE_TOP];
     unsigned n_top;
 } run;
@@ -166,6 +167,9 @@ static bool read_run(run *r)
                                                               : get_u64(h, "window/clocks");
     r->idle = get_u64(h, "packets/idle_clocks");
     r->insns = get_u64(h, "window/instructions");
+    r->window_clocks = get_u64(h, "window/clocks");
+    r->console_bytes = get_u64(h, "window/console_bytes");
+    r->console_clocks = get_u64(h, "window/console_clocks");
     r->bus = get_u64(h, "window/bus_wait_cycles");
     r->tx = get_u64(h, "packets/tx_frames");
     r->rx = get_u64(h, "packets/rx_frames");
@@ -690,7 +694,33 @@ int nm_compare_main(int argc, char **argv)
                 a->mhz, fa.clocks, fb.clocks, delta, pct, fa.insns, fb.insns, a->frames, b->frames);
         }
     }
-    g_string_append(js, "\n  ]\n}\n");
+    g_string_append(js, "\n  ]");
+    /* Runs whose window holds serial output: the figures include it. */
+    bool console_header = false;
+    for (unsigned k = 0; k < n_runs; k++) {
+        run *r = &runs[k];
+        if (!r->ok || !r->console_bytes) continue;
+        double share =
+            r->window_clocks ? 100.0 * (double)r->console_clocks / (double)r->window_clocks : 0.0;
+        g_string_append_printf(tab,
+                               "warning: run %s%s wrote %" G_GUINT64_FORMAT
+                               " bytes to the serial console inside the window: %" G_GUINT64_FORMAT
+                               " clocks of transmit time (%.1f%% of the window); boot with quiet "
+                               "and console=ttyS0,115200\n",
+                               ab ? (r->variant == 'A' ? "A " : "B ") : "", r->cpu,
+                               r->console_bytes, r->console_clocks, share);
+        g_string_append_printf(
+            js, "%s\n    {\"cpu\": ", console_header ? "," : ",\n  \"console_in_window\": [");
+        console_header = true;
+        json_str(js, r->cpu);
+        g_string_append_printf(js,
+                               ", \"variant\": \"%s\", \"console_bytes\": %" G_GUINT64_FORMAT
+                               ", \"console_clocks\": %" G_GUINT64_FORMAT "}",
+                               ab ? (r->variant == 'A' ? "A" : "B") : "", r->console_bytes,
+                               r->console_clocks);
+    }
+    if (console_header) g_string_append(js, "\n  ]");
+    g_string_append(js, "\n}\n");
     if (!per_packet)
         g_string_append(tab, "(no frames moved in every run's measurement window: figures are "
                              "for the whole window)\n");

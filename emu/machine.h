@@ -64,6 +64,10 @@ struct nm_machine {
     void (*a20_listener)(void *opaque, bool enabled);
     void *a20_listener_opaque;
     GPtrArray *devices; /* nm_device_instance*, in creation order */
+    /* Serial output so far (every UART counts; COM1 is the console): bytes
+     * put on the line and their transmit time.  The measurement window warns
+     * when the guest printed inside it (docs/cost-models.md). */
+    uint64_t console_tx_bytes, console_tx_ns;
     /* Called by the run loop between CPU slices (nm_machine_run_pollers). */
     GArray *pollers; /* nm_machine_poller */
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
 #include "emu/compare.h"
 #include "emu/config.h"
@@ -55,6 +56,25 @@ static void print_network_report(nm_machine *m, FILE *out)
                             : 0.0);
 }
 
+/* A measurement window the guest printed in: the serial console's
+ * characters cost the CPU their transmit time (Linux's console polls with
+ * interrupts off), and at 9600 baud timer ticks are lost. */
+static void warn_console_in_window(nm_machine *m, FILE *out)
+{
+    void *mk = nm_marker_of(m);
+    if (!mk) return;
+    nm_marker_window w;
+    nm_marker_window_totals(mk, &w);
+    if (!w.console_bytes) return;
+    fprintf(out,
+            "nicemu: warning: the guest wrote %" G_GUINT64_FORMAT
+            " bytes to the serial port inside the measurement window: %" G_GUINT64_FORMAT
+            " clocks of transmit time (%.1f%% of the window's clocks); boot with quiet and "
+            "console=ttyS0,115200, print after the window closes\n",
+            w.console_bytes, w.console_clocks,
+            w.clocks ? 100.0 * (double)w.console_clocks / (double)w.clocks : 0.0);
+}
+
 static bool write_report(nm_machine *m, nm_profiler *prof, const nm_run_result *r, const char *path,
                          GError **err)
 {
@@ -102,6 +122,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     nm_run_print_summary(m, &r, stderr);
     print_network_report(m, stderr);
+    warn_console_in_window(m, stderr);
     nm_profiler_print(prof, stderr);
     if (cfg->rom) print_rom_summary(&devs);
     int status = nm_run_exit_status(&r);

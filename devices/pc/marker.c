@@ -32,7 +32,7 @@ typedef struct marker {
     nm_cost_from from;
     bool open;
     /* at the window's start */
-    uint64_t start_cycles, start_insns, start_bus, start_ns;
+    uint64_t start_cycles, start_insns, start_bus, start_ns, start_con_bytes, start_con_ns;
     nm_marker_window total;
     struct {
         uint32_t value;
@@ -58,6 +58,8 @@ static void window_start(marker *k)
     k->start_insns = insns_now(k);
     k->start_bus = clk->bus_wait_cycles;
     k->start_ns = nm_clock_now_ns(clk);
+    k->start_con_bytes = k->machine->console_tx_bytes;
+    k->start_con_ns = k->machine->console_tx_ns;
     k->total.windows++;
     for (unsigned n = 0; n < k->n_listeners; n++)
         k->listeners[n].fn(k->listeners[n].opaque, true);
@@ -70,6 +72,8 @@ static void window_add(const marker *k, nm_marker_window *w)
     w->instructions += insns_now(k) - k->start_insns;
     w->bus_wait_cycles += clk->bus_wait_cycles - k->start_bus;
     w->virtual_ns += nm_clock_now_ns(clk) - k->start_ns;
+    w->console_bytes += k->machine->console_tx_bytes - k->start_con_bytes;
+    w->console_clocks += nm_clock_duration_cycles(clk, k->machine->console_tx_ns - k->start_con_ns);
 }
 
 static void window_stop(marker *k)
@@ -155,12 +159,14 @@ static void marker_report(void *opaque, nm_report *r)
     marker *k = opaque;
     nm_report_u64(r, "user_markers", k->mark_count);
     uint64_t n = k->mark_count < NM_MARKER_KEPT ? k->mark_count : NM_MARKER_KEPT;
-    for (uint64_t j = 0; j < n && j < 16; j++) {
+    for (uint64_t j = 0; j < n; j++) {
         char key[32], val[64];
         g_snprintf(key, sizeof key, "marker_%u", (unsigned)j);
         g_snprintf(val, sizeof val, "0x%x@%" G_GUINT64_FORMAT, k->marks[j].value,
                    k->marks[j].cycles);
         nm_report_str(r, key, val);
+        g_snprintf(key, sizeof key, "marker_%u_ns", (unsigned)j);
+        nm_report_u64(r, key, nm_clock_ns_from_cycles(&k->machine->clock, k->marks[j].cycles));
     }
     nm_marker_window w;
     nm_marker_window_totals(k, &w);
@@ -172,6 +178,8 @@ static void marker_report(void *opaque, nm_report *r)
     nm_report_double(r, "cpi", w.instructions ? (double)w.clocks / (double)w.instructions : 0.0);
     nm_report_u64(r, "bus_wait_cycles", w.bus_wait_cycles);
     nm_report_u64(r, "virtual_ns", w.virtual_ns);
+    nm_report_u64(r, "console_bytes", w.console_bytes);
+    nm_report_u64(r, "console_clocks", w.console_clocks);
     nm_timing_report(k->timing, r);
 }
 

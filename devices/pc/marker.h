@@ -29,6 +29,11 @@ bool nm_marker_window_open(void *dev);
 typedef struct nm_marker_window {
     uint64_t windows; /* windows opened */
     uint64_t clocks, instructions, bus_wait_cycles, virtual_ns;
+    /* Serial output that began inside the windows: bytes and their
+     * transmit time (CPU clocks).  A kernel console line in a window is a
+     * measurement error: Linux's serial console polls with interrupts off
+     * for every character (lost timer ticks at 9600 baud). */
+    uint64_t console_bytes, console_clocks;
 } nm_marker_window;
 void nm_marker_window_totals(void *dev, nm_marker_window *out);
 

@@ -192,7 +192,12 @@ static void tx_start_next(uart *u, bool back_to_back)
     u->tsr_busy = true;
     if (!u->tx.count) u->thre_interrupt = true; /* THR/FIFO just emptied */
     uint64_t start = back_to_back ? u->tx_end_ns : nm_clock_now_ns(&u->machine->clock);
-    u->tx_end_ns = start + char_time_ns(u);
+    uint64_t char_ns = char_time_ns(u);
+    u->tx_end_ns = start + char_ns;
+    /* Serial output the measurement window reports (a console line in a
+     * window is a measurement error worth a warning, emu/machine.h). */
+    u->machine->console_tx_bytes++;
+    u->machine->console_tx_ns += char_ns;
     nm_timer_at_ns(&u->machine->clock, &u->tx_timer, u->tx_end_ns);
 }
 

@@ -502,6 +502,148 @@ static int run_csum(int argc, char **argv)
 	return 0;
 }
 
+/* ---- timebase --------------------------------------------------------------
+ * For `seconds=` of CLOCK_MONOTONIC time inside the window the program spins
+ * in user space (interrupts on), then prints what the guest's clocks saw
+ * between the two ends: timer interrupts (IRQ 0 in /proc/interrupts: the
+ * jiffies of this periodic-tick kernel), the PIT (channel 0's latched count
+ * with those ticks), CLOCK_MONOTONIC, and the TSC where the CPU has one.
+ * The emulator's window gives the virtual time they should all match.
+ * `kmsg=N` writes N lines to /dev/kmsg inside the window at a level the
+ * console prints even with `quiet`: kernel console output while measuring
+ * (the kernel passes at most 10 such lines per 5 s: printk.devkmsg). */
+
+#define PIT_HZ 1193182u
+
+static u32 irq0_count(void)
+{
+	static char buf[2048];
+	if (read_file("/proc/interrupts", buf, sizeof(buf)) < 0)
+		return 0;
+	const char *p = buf;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (p[0] == '0' && p[1] == ':') {
+			u32 v = 0;
+			p += 2;
+			while (*p == ' ')
+				p++;
+			while (*p >= '0' && *p <= '9')
+				v = v * 10 + (u32)(*p++ - '0');
+			return v;
+		}
+		while (*p && *p != '\n')
+			p++;
+		if (*p)
+			p++;
+	}
+	return 0;
+}
+
+/* Channel 0's count and the tick count it belongs to, re-read if a tick
+ * came in between (the tick's handler may read the PIT itself; Linux 6.1
+ * gives user space no CLI to keep it out).  Reading /proc/interrupts takes
+ * the kernel a while (milliseconds on a 386), so user markers bracket the
+ * sample for the emulator: `mark` at each attempt, `mark + 1` after the
+ * one that was kept. */
+static void pit_sample(u32 *ticks, u32 *count, u32 mark)
+{
+	for (;;) {
+		window_mark(mark);
+		u32 a = irq0_count();
+		outb(0x00, 0x43); /* latch channel 0 */
+		u32 lo = inb(0x40);
+		u32 hi = inb(0x40);
+		u32 b = irq0_count();
+		if (a == b) {
+			window_mark(mark + 1);
+			*ticks = a;
+			*count = lo | hi << 8;
+			return;
+		}
+	}
+}
+
+static __attribute__((noinline)) u64 timebase_rdtsc(void)
+{
+	u32 lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (u64)hi << 32 | lo;
+}
+
+static int cpu_has_tsc(void)
+{
+	static char buf[2048];
+	if (read_file("/proc/cpuinfo", buf, sizeof(buf)) < 0)
+		return 0;
+	for (const char *p = buf; *p; p++)
+		if (!strncmp(p, " tsc", 4) && (p[4] == ' ' || p[4] == '\n'))
+			return 1;
+	return 0;
+}
+
+static int run_timebase(int argc, char **argv)
+{
+	static const char w[] = "timebase";
+	u64 seconds_ns, t0, t1, tsc0 = 0, tsc1 = 0;
+	u32 kmsg, latch, ticks0, ticks1, c0, c1;
+	char a[24], b[24], line[96];
+	int tsc = cpu_has_tsc(), fd = -1;
+
+	if (arg_duration(argc, argv, w, "seconds", 5000000000ull, &seconds_ns) < 0 ||
+	    arg_u32(argc, argv, w, "kmsg", 0, 0, 1000, &kmsg) < 0)
+		return 2;
+	if (ioperm(0x40, 4, 1) < 0) {
+		dprintf(2, "nicemu-timebase: error: ioperm(0x40) failed\n");
+		return 1;
+	}
+	if (kmsg && (fd = open("/dev/kmsg", O_WRONLY, 0)) < 0) {
+		dprintf(2, "nicemu-timebase: error: cannot open /dev/kmsg\n");
+		return 1;
+	}
+	/* The interval the kernel programmed (its LATCH: reload value). */
+	latch = (PIT_HZ + 125) / 250;
+	printf("nicemu-timebase: %s s, tsc %s, kmsg lines %u\n",
+	       fmt_fixed(a, sizeof(a), seconds_ns, 9, 3), tsc ? "yes" : "no", kmsg);
+	tcdrain(1); /* our own line out before the window opens */
+	window_open();
+	pit_sample(&ticks0, &c0, 0x10);
+	window_mark(2); /* the emulator's time of the interval's start... */
+	t0 = now_ns();
+	if (tsc)
+		tsc0 = timebase_rdtsc();
+	for (u32 k = 0; k < kmsg; k++) {
+		int n = snprintf(line, sizeof(line),
+				 "<2>nicemu-timebase: console line %u inside the measurement window\n", k);
+		write_all(fd, line, (size_t)n);
+	}
+	while (now_ns() - t0 < seconds_ns)
+		;
+	if (tsc)
+		tsc1 = timebase_rdtsc();
+	t1 = now_ns();
+	window_mark(3); /* ...and of its end */
+	pit_sample(&ticks1, &c1, 0x12);
+	window_close();
+	if (fd >= 0)
+		close(fd);
+	{
+		/* PIT clocks: whole ticks, plus how far the down-counter moved. */
+		u64 pit_clocks = (u64)(ticks1 - ticks0) * latch + c0 - c1;
+		u32 rem;
+		u64 pit_ns = divmod_u64_u32(pit_clocks * 1000000ull, PIT_HZ, &rem) * 1000ull;
+		printf("nicemu-timebase: monotonic_ns=%llu ticks=%u tick_ns=4000000 pit_ns=%llu tsc=%llu\n",
+		       (unsigned long long)(t1 - t0), ticks1 - ticks0, (unsigned long long)pit_ns,
+		       (unsigned long long)(tsc1 - tsc0));
+		printf("nicemu-timebase: monotonic %s s, jiffies %s s, pit %s s\n",
+		       fmt_fixed(a, sizeof(a), t1 - t0, 9, 6),
+		       fmt_fixed(b, sizeof(b), (u64)(ticks1 - ticks0) * 4000000ull, 9, 6),
+		       fmt_fixed(line, sizeof(line), pit_ns, 9, 6));
+	}
+	return 0;
+}
+
 struct workload {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -519,6 +661,8 @@ static const struct workload workloads[] = {
 	  "UDP at a fixed rate: dst=, port=9, size=512, rate=1000000 (payload bit/s) or pps=N, seconds=1" },
 	{ "csum", run_csum, "mode size count span",
 	  "copy and checksum: mode=fused|separate, size=1500, count=1000, span=65536" },
+	{ "timebase", run_timebase, "seconds kmsg",
+	  "the guest's clocks over a busy window: seconds=5, kmsg=0 (console lines inside it)" },
 	{ "exec", run_exec, NULL, "exec,/path/prog[,arg...]: run a program, report its status" },
 };
 

@@ -598,6 +598,56 @@ static void test_int_iret_protected(void)
     fx_free(&f);
 }
 
+/* Exceptions are delivered like INT n through an interrupt gate ("INT n,
+ * protected mode, same privilege 44", Intel486 clock count summary: the
+ * table gives no separate figure for exceptions), charged at the
+ * handler's first instruction, which the model sees arrive out of
+ * sequence; the faulting instruction does not complete and costs the one
+ * clock of the run loop's fault delivery (cpu/cpu.c).  Handlers: add
+ * dword [esp],2 (3: "ADD mem,imm 3") to step over the 2-byte faulting
+ * instruction, then IRETD (20).  #GP and #PF push an error code, popped
+ * first with add esp,4 (1). */
+enum { FAULT_PLAIN, FAULT_EM };
+static void fault_case(uint8_t vector, const uint8_t *insn, bool error_code, uint32_t eax,
+                       int setup)
+{
+    uint8_t code[0x48] = {0};
+    memcpy(code, insn, 2);
+    code[2] = 0xf4;
+    static const uint8_t pop_err[] = {0x83, 0xc4, 0x04};
+    static const uint8_t skip[] = {0x83, 0x04, 0x24, 0x02, 0xcf};
+    size_t at = 0x40;
+    if (error_code) {
+        memcpy(code + at, pop_err, sizeof pop_err);
+        at += sizeof pop_err;
+    }
+    memcpy(code + at, skip, sizeof skip);
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    pm_tables(&f, CODE32 + 0x40);
+    put_desc(f.ram + PM_IDT + vector * 8u, (0x08u << 16) | ((CODE32 + 0x40) & 0xffff),
+             ((CODE32 + 0x40) & 0xffff0000u) | 0x8e00);
+    f.regs[NM_EAX] = eax;
+    if (setup == FAULT_EM) cpu_write_cr(f.c, 0, f.c->cr0 | NM_CR0_EM);
+    warm(&f);
+    uint64_t b = f.m->clock.cycles;
+    g_assert_cmpuint(nm_cpu_run(f.c, 1), ==, 0); /* the fault: no instruction completes */
+    g_assert_cmpuint(f.m->clock.cycles - b, ==, 1);
+    g_assert_cmpuint(f.c->eip, ==, CODE32 + 0x40);
+    uint64_t first = clocks_of(&f, 1);
+    g_test_message("vector %u: handler's first instruction %" G_GUINT64_FORMAT, vector, first);
+    g_assert_cmpuint(first, ==, 44 + (error_code ? 1 : 3));
+    fx_free(&f);
+}
+
+static void test_fault_delivery(void)
+{
+    static const uint8_t ud2[] = {0x0f, 0x0b}, mov_ds[] = {0x8e, 0xd8}, fld1[] = {0xd9, 0xe8};
+    fault_case(6, ud2, false, 0, FAULT_PLAIN);       /* #UD */
+    fault_case(13, mov_ds, true, 0x40, FAULT_PLAIN); /* #GP(0x40): beyond the GDT limit */
+    fault_case(7, fld1, false, 0, FAULT_EM);         /* #NM: ESC with CR0.EM */
+}
+
 /* Real mode: "IN AL,imm8 real 14", "OUT imm8,AL real 16", "IN AL,DX real
  * 14", "OUT DX,AL real 16"; "INT n, real mode 26"; "IRET, real mode 15".
  * No buffered writes are pending at the I/O instructions (warm() lets the
@@ -702,5 +752,6 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
     g_test_add_func("/timing/486/real-mode-io-int", test_real_mode_io_int);
+    g_test_add_func("/timing/486/fault-delivery", test_fault_delivery);
     return g_test_run();
 }

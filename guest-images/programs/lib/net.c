@@ -75,6 +75,7 @@ static void marker_write(u32 v)
 
 void window_open(void) { marker_write(1); }
 void window_close(void) { marker_write(0); }
+void window_mark(u32 value) { marker_write(value); }
 
 int parse_ipv4(const char *s, u32 *addr)
 {

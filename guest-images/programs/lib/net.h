@@ -133,6 +133,8 @@ char *fmt_fixed(char *buf, size_t size, u64 v, unsigned scale_digits, unsigned d
 void window_init(void);
 void window_open(void);
 void window_close(void);
+/* A user marker (any value but 0 and 1): the emulator keeps its virtual time. */
+void window_mark(u32 value);
 
 /* ---- addresses and arguments ------------------------------------------ */
 
