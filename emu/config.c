@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu/models.h"
+#include "cpu/timing/boards.h"
 #include "emu/device.h"
 #include "emu/log.h"
 
@@ -52,6 +53,7 @@ void nm_config_free(nm_config *c)
     g_free(c->cost_from);
     g_free(c->mem_wait_states);
     g_free(c->dram_timing);
+    g_free(c->board);
     g_free(c->l2);
     g_free(c->trace_range);
     g_free(c->trace_window);
@@ -186,11 +188,14 @@ static const machine_key machine_keys[] = {
     {"mem-wait-states", KEY_STRING, FIELD(mem_wait_states), "N",
      "386: wait states per DRAM bus cycle (default 2 at 33/40 MHz, 1 at 25 MHz)"},
     {"dram-timing", KEY_STRING, FIELD(dram_timing), "F-B-B-B[/S]",
-     "486/Pentium: DRAM burst timing in bus clocks (default 5-2-2-2 on a 486, 7-3-3-3 on a "
-     "Pentium; S: single transfer, default F)"},
+     "486/Pentium: DRAM burst timing (page hit) in bus clocks, overriding the board's (S: "
+     "single transfer, default F)"},
+    {"board", KEY_STRING, FIELD(board), "NAME",
+     "the motherboard class under the CPU: its L2, DRAM and write path as data "
+     "(docs/boards.md); --board help lists them; default: the CPU model's own"},
     {"l2", KEY_STRING, FIELD(l2), "SIZE|none",
-     "486/Pentium: the board's external (second-level) cache, direct-mapped write-back; "
-     "default 256K"},
+     "486/Pentium: the board's external (second-level) cache size, overriding the board's "
+     "(direct-mapped; its policy is the board's)"},
     {"profile", KEY_BOOL, FIELD(profile), NULL,
      "print the profile (clocks per guest function) at the end of the run"},
     {"profile-top", KEY_COUNT, FIELD(profile_top), "N",
@@ -526,7 +531,7 @@ typedef struct {
     GPtrArray *keys, *values; /* [machine] keys in command-line order */
     GPtrArray *device_specs;  /* "--nic", spec pairs */
     char *config_file;
-    bool list_cpus;
+    bool list_cpus, list_boards;
     bool list_debug;
 } cli_state;
 
@@ -539,6 +544,10 @@ static gboolean on_machine_option(const gchar *option, const gchar *value, gpoin
     if (!strcmp(option, "-d")) name = "debug";
     if (!strcmp(name, "cpu") && !strcmp(value, "help")) {
         st->list_cpus = true;
+        return TRUE;
+    }
+    if (!strcmp(name, "board") && !strcmp(value, "help")) {
+        st->list_boards = true;
         return TRUE;
     }
     if (!strcmp(name, "debug") && !strcmp(value, "help")) {
@@ -630,8 +639,17 @@ bool nm_config_parse_args(nm_config *c, int *argc, char ***argv, bool *exit_now,
     if (ok && st.list_cpus) {
         size_t n;
         const nm_cpu_model *m = nm_cpu_model_list(&n);
+        for (size_t i = 0; i < n; i++) {
+            const nm_board_preset *b = nm_board_preset_default(&m[i]);
+            printf("%-12s %s (board %s)\n", m[i].name, m[i].description, b ? b->name : "-");
+        }
+        *exit_now = true;
+    } else if (ok && st.list_boards) {
+        size_t n;
+        const nm_board_preset *b = nm_board_preset_list(&n);
         for (size_t i = 0; i < n; i++)
-            printf("%-12s %s\n", m[i].name, m[i].description);
+            printf("%-17s %s%s%s\n", b[i].name, b[i].description,
+                   b[i].default_for[0] ? "; default for " : "", b[i].default_for);
         *exit_now = true;
     } else if (ok && st.list_debug) {
         printf("subsystems: all,%s\nform: -d cpu,ne2000=trace (levels: "

@@ -35,7 +35,7 @@ typedef struct nm_config {
     uint64_t rtc_epoch; /* seconds since 1970 the RTC starts at */
     /* Cost model (cpu/timing/timing.h; NULL: the default, checked when the
      * machine is built). */
-    char *cost_model, *cost_from, *mem_wait_states, *dram_timing, *l2;
+    char *cost_model, *cost_from, *mem_wait_states, *dram_timing, *l2, *board;
     /* Profiler (emu/profiler.h): symbols, when, what to print. */
     bool profile;
     uint64_t profile_top;       /* 0: default */

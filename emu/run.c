@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "cpu/cpu.h"
+#include "cpu/timing/timing.h"
 #include "emu/log.h"
 
 /* The machine a signal should stop.  Only the signal handler reads it. */
@@ -94,9 +95,10 @@ void nm_run_print_summary(const nm_machine *m, const nm_run_result *r, FILE *out
     if (r->reason == NM_STOP_EXIT_PORT) fprintf(out, " (status %d)", r->guest_status);
     if (m->stop_detail) fprintf(out, ": %s", m->stop_detail);
     fprintf(out,
-            "\nnicemu: cpu %s, %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
+            "\nnicemu: cpu %s, board %s, %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
             " clocks, virtual time %.9f s, wall time %.3f s\n",
-            m->model->name, r->instructions, r->cycles, (double)r->virtual_ns / 1e9,
+            m->model->name, nm_timing_board(m->timing) ? nm_timing_board(m->timing) : "none",
+            r->instructions, r->cycles, (double)r->virtual_ns / 1e9,
             r->wall_seconds);
 }
 

@@ -127,10 +127,11 @@ static unsigned do_fill(nm_cache *c, uint32_t set, uint32_t line, bool dirty, ui
     unsigned res = NM_CACHE_FILL;
     if (c->tag[idx] & TAG_VALID) {
         c->h.stats.evictions++;
+        res |= NM_CACHE_EVICTED;
+        if (victim) *victim = c->tag[idx] & ~TAG_VALID;
         if (c->dirty[idx]) {
             c->h.stats.writebacks++;
             res |= NM_CACHE_WRITEBACK;
-            if (victim) *victim = c->tag[idx] & ~TAG_VALID;
         }
     }
     c->tag[idx] = line | TAG_VALID;

@@ -54,6 +54,7 @@ typedef struct nm_cache_stats {
 #define NM_CACHE_HIT       1u /* the line was present */
 #define NM_CACHE_FILL      2u /* a miss that allocated the line (a line fill follows) */
 #define NM_CACHE_WRITEBACK 4u /* the fill evicted a dirty line (*victim = its address) */
+#define NM_CACHE_EVICTED   8u /* the fill replaced a valid line (*victim = its address) */
 
 typedef struct nm_cache nm_cache;
 

@@ -321,8 +321,8 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     nm_wbuf_init(&s->wbuf, 4);
     /* The L2: 2-1-1-1 bursts and 2-clock single writes (the minimum
      * non-burst cycle); docs/cost-models.md "board" for the sources. */
-    if (!nm_board_init(&s->board, model, p->l2_size, LINE, L2_FIRST, L2_BURST, 2,
-                       p->dram_first_clocks, p->dram_burst_clocks, p->dram_single_clocks)) {
+    nm_board_timing bt = nm_board_timing_of(p, L2_FIRST, L2_BURST, 2);
+    if (!nm_board_init(&s->board, model, &bt, LINE)) {
         nm_cache_free(cache);
         g_free(s);
         return NULL;
@@ -386,14 +386,9 @@ static inline void add_read_stall(i486_state *s, uint32_t st, bool code)
  * burst as long as the L2's is 2-1-1-1 too: dram-timing clocks are >= 1.) */
 static void fill_offsets(const i486_state *s, uint32_t cost, uint32_t off[4])
 {
-    unsigned first = s->dram_first, burst = s->dram_burst;
-    uint32_t base = 0;
-    if (s->board.l2 && cost == s->board.l2_fill) {
-        first = L2_FIRST;
-        burst = L2_BURST;
-    } else if (cost > s->board.dram_fill) {
-        base = cost - s->board.dram_fill;
-    }
+    (void)cost;
+    unsigned first = s->board.last_first, burst = s->board.last_burst;
+    uint32_t base = s->board.last_before;
     for (unsigned k = 0; k < 4; k++)
         off[k] = base + nm_bus_to_core(s->model, first + k * burst);
 }
@@ -402,7 +397,7 @@ static void fill_offsets(const i486_state *s, uint32_t cost, uint32_t off[4])
  * `now`: on the bus after the buffered writes unless it may pass them. */
 static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
 {
-    uint32_t cost = nm_board_line_read(&s->board, phys);
+    uint32_t cost = nm_board_line_read(&s->board, phys, nm_membus_start(&s->bus, now));
     uint64_t done;
     uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
     if (empty > now && s->miss_write_done <= now && s->ahead_blocked_until <= now) {
@@ -454,7 +449,8 @@ static void read_line(i486_state *s, uint32_t phys, uint32_t size)
     settle_prefetch(s, now, false);
     /* CR0.CD: the cache is neither filled nor used (NW is not modelled). */
     if (s->cpu->cr0 & NM_CR0_CD) {
-        uint64_t done = nm_membus_use(&s->bus, now, nm_board_single_read(&s->board, phys));
+        uint64_t done = nm_membus_use(
+            &s->bus, now, nm_board_single_read(&s->board, phys, nm_membus_start(&s->bus, now)));
         add_read_stall(s, (uint32_t)(done - now), false);
         return;
     }
@@ -565,7 +561,8 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
             for (uint32_t k = 0; k < lines; k++) {
                 uint64_t t = now_of(s);
                 uint32_t a = first + k * LINE;
-                uint64_t done = nm_membus_use(&s->bus, t, nm_board_single_read(&s->board, a));
+                uint64_t done = nm_membus_use(
+                    &s->bus, t, nm_board_single_read(&s->board, a, nm_membus_start(&s->bus, t)));
                 add_read_stall(s, (uint32_t)(done - t), true);
             }
         }
@@ -658,7 +655,8 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
                    (nm_cache_access(s->cache, phys, true, NULL) & NM_CACHE_HIT);
         uint64_t now = now_of(s);
         settle_prefetch(s, now, false);
-        uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now, nm_board_write(&s->board, phys));
+        uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now,
+                                    nm_board_write(&s->board, phys, nm_membus_start(&s->bus, now)));
         if (!hit) s->miss_write_done = nm_wbuf_empty_at(&s->wbuf, now + st);
         s->stall += st;
         s->wbuf_stall += st;

@@ -11,6 +11,7 @@
 
 #include "cpu/models.h"
 #include "cpu/timing/cache.h"
+#include "cpu/timing/timing.h"
 #include "emu/report.h"
 
 /* Core clocks for `bus_clocks` clocks of the external bus, rounded up
@@ -28,6 +29,12 @@ typedef struct nm_membus {
     uint64_t free_at;
     uint64_t busy_cycles; /* counter: core cycles the bus was in use */
 } nm_membus;
+
+/* When a transfer asked for at `now` can start. */
+static inline uint64_t nm_membus_start(const nm_membus *b, uint64_t now)
+{
+    return b->free_at > now ? b->free_at : now;
+}
 
 /* Occupies the bus for `cycles` from `now` or when it frees up; returns the
  * cycle the transfer ends. */
@@ -123,36 +130,70 @@ static inline uint64_t nm_wbuf_read_ahead(nm_wbuf *w, nm_membus *bus, uint64_t n
 
 /* ---- the board: an optional external (second-level) cache before DRAM ----
  * What one line read or one single write costs on the bus behind the CPU's
- * own caches, in core clocks.  With no L2 every line comes from DRAM at the
- * dram-timing burst and every write takes the DRAM single transfer.  With an
- * L2 (docs/cost-models.md, "board"): direct-mapped, write-back, allocated on
- * read misses only, line size = the CPU's line size; a read hit is an L2
- * burst (486: 2-1-1-1, Pentium: 3-1-1-1 bus clocks), a read miss the DRAM
- * burst (plus a DRAM burst write first when the victim is dirty: no
- * write-back buffer), a write hit the L2 single write (marks the line
- * dirty), a write miss a DRAM single write.  Tags only; deterministic. */
+ * own caches, in core clocks, for a board preset (cpu/timing/boards.c,
+ * docs/boards.md).  The pieces, each off when its parameter is 0:
+ *
+ * L2: direct-mapped, line size = the CPU's line, allocated on read misses
+ *   only (no write allocation on the 486/Pentium boards of the period).
+ *   Policies: write-back with a dirty tag (a victim is written back only when
+ *   dirty), write-back "always dirty" (no dirty tag: every valid victim is
+ *   written back), write-through (write hits update the L2 and go to DRAM).
+ *   A read hit is the L2 burst (e.g. 2-1-1-1), a write hit the L2 single
+ *   write; a read miss is a DRAM burst, after the victim's write-back when
+ *   there is one (no write-back buffer).
+ * DRAM pages: the open row of one bank; an access in it is a page hit (the
+ *   first/single clocks), another row costs `miss` more bus clocks (RAS
+ *   precharge and RAS-to-CAS).  0 bytes: every access is timed as a hit.
+ * Posted writes: a chipset buffer of `posted` entries accepts a DRAM write in
+ *   `posted_accept` bus clocks and writes it to DRAM behind the CPU; a full
+ *   buffer makes the CPU wait for its oldest entry; a DRAM read waits until
+ *   the buffer has drained (the chipset keeps reads behind writes).
+ * Tags and times only; deterministic (absolute core cycles). */
+/* nm_l2_policy and nm_board_timing (the preset's data): timing.h. */
+
 typedef struct nm_board {
-    nm_cache *l2;               /* NULL: no external cache */
-    uint32_t l2_fill, l2_write; /* core clocks: line burst / single write on an L2 hit */
-    uint32_t dram_fill, dram_single;
+    const nm_cpu_model *model;
+    nm_board_timing t;
+    nm_cache *l2; /* NULL: no external cache */
+    /* Core clocks of the fixed parts. */
+    uint32_t l2_fill, l2_write, dram_fill, dram_single, dram_miss, posted_accept;
+    uint32_t open_page; /* DRAM row open (page number), UINT32_MAX: none */
+    nm_membus dram;     /* the DRAM behind the chipset's write buffer */
+    nm_wbuf posted;     /* the chipset's posted writes */
+    /* The last line read: its burst in bus clocks and the core clocks spent
+     * before its first transfer (a victim's write-back, a page miss, the
+     * posted writes draining): the 486's critical-word-first timing. */
+    unsigned last_first, last_burst;
+    uint32_t last_before;
     uint64_t l2_read_hits, l2_read_misses, l2_write_hits, l2_write_misses, l2_writebacks;
+    uint64_t dram_page_hits, dram_page_misses, posted_writes, posted_full_stalls;
 } nm_board;
 
-/* Sets up the board: `l2_size` bytes of L2 (0: none) with `line`-byte
- * lines; L2 timings and DRAM timings in bus clocks.  False if the L2
- * geometry is impossible (not a power of two). */
-static inline bool nm_board_init(nm_board *b, const nm_cpu_model *m, uint32_t l2_size,
-                                 uint32_t line, unsigned l2_first, unsigned l2_burst,
-                                 unsigned l2_write, unsigned dram_first, unsigned dram_burst,
-                                 unsigned dram_single)
+/* Sets up the board for `t` (bus clocks) with `line`-byte lines.  False if
+ * the L2 geometry is impossible (not a power of two). */
+static inline bool nm_board_init(nm_board *b, const nm_cpu_model *m, const nm_board_timing *t,
+                                 uint32_t line)
 {
     *b = (nm_board){0};
-    b->dram_fill = nm_bus_to_core(m, dram_first + 3 * dram_burst);
-    b->dram_single = nm_bus_to_core(m, dram_single);
-    b->l2_fill = nm_bus_to_core(m, l2_first + 3 * l2_burst);
-    b->l2_write = nm_bus_to_core(m, l2_write);
-    if (!l2_size) return true;
-    nm_cache_config cc = {"l2", l2_size, 1, line, NM_CACHE_WRITE_BACK, false, NM_CACHE_LRU};
+    b->model = m;
+    b->t = *t;
+    b->dram_fill = nm_bus_to_core(m, t->dram_first + 3 * t->dram_burst);
+    b->dram_single = nm_bus_to_core(m, t->dram_single);
+    b->dram_miss = nm_bus_to_core(m, t->dram_miss);
+    b->l2_fill = nm_bus_to_core(m, t->l2_first + 3 * t->l2_burst);
+    b->l2_write = nm_bus_to_core(m, t->l2_write);
+    b->posted_accept = nm_bus_to_core(m, t->posted_accept);
+    b->open_page = UINT32_MAX;
+    nm_wbuf_init(&b->posted, t->posted ? t->posted : 1);
+    if (!t->l2_size) return true;
+    nm_cache_config cc = {"l2",
+                          t->l2_size,
+                          1,
+                          line,
+                          t->l2_policy == NM_L2_WRITE_THROUGH ? NM_CACHE_WRITE_THROUGH
+                                                              : NM_CACHE_WRITE_BACK,
+                          false,
+                          NM_CACHE_LRU};
     b->l2 = nm_cache_new(&cc);
     return b->l2 != NULL;
 }
@@ -163,7 +204,7 @@ static inline void nm_board_free(nm_board *b)
     b->l2 = NULL;
 }
 
-/* The board cache's counters, into the model's report section. */
+/* The board's counters, into the model's report section. */
 static inline void nm_board_report(const nm_board *b, nm_report *r)
 {
     nm_report_u64(r, "l2_read_hits", b->l2_read_hits);
@@ -171,56 +212,113 @@ static inline void nm_board_report(const nm_board *b, nm_report *r)
     nm_report_u64(r, "l2_write_hits", b->l2_write_hits);
     nm_report_u64(r, "l2_write_misses", b->l2_write_misses);
     nm_report_u64(r, "l2_writebacks", b->l2_writebacks);
+    nm_report_u64(r, "dram_page_hits", b->dram_page_hits);
+    nm_report_u64(r, "dram_page_misses", b->dram_page_misses);
+    nm_report_u64(r, "posted_writes", b->posted_writes);
+    nm_report_u64(r, "posted_full_stalls", b->posted_full_stalls);
 }
 
-/* Bus time (core clocks) of a line fill of `phys` for the CPU's cache. */
-static inline uint32_t nm_board_line_read(nm_board *b, uint32_t phys)
+/* Core clocks a page miss adds for an access to `phys` (and the row it
+ * leaves open). */
+static inline uint32_t nm_board_page(nm_board *b, uint32_t phys)
 {
-    if (!b->l2) return b->dram_fill;
-    uint32_t victim;
-    unsigned r = nm_cache_access(b->l2, phys, false, &victim);
-    if (r & NM_CACHE_HIT) {
-        b->l2_read_hits++;
-        return b->l2_fill;
+    if (!b->t.dram_page_bytes) return 0;
+    uint32_t page = phys / b->t.dram_page_bytes;
+    if (page == b->open_page) {
+        b->dram_page_hits++;
+        return 0;
     }
-    b->l2_read_misses++;
-    if (r & NM_CACHE_WRITEBACK) {
-        b->l2_writebacks++;
-        return 2 * b->dram_fill;
-    }
-    return b->dram_fill;
+    b->open_page = page;
+    b->dram_page_misses++;
+    return b->dram_miss;
 }
 
-/* Bus time of a single (non-burst) read: an uncached read with CR0.CD set
- * is still served by the L2 when it holds the line (no allocation). */
-static inline uint32_t nm_board_single_read(nm_board *b, uint32_t phys)
+/* Core clocks from `now` until the DRAM is free for a read (posted writes
+ * drained, the DRAM idle). */
+static inline uint32_t nm_board_dram_wait(nm_board *b, uint64_t now)
+{
+    if (!b->t.posted) return 0;
+    uint64_t t = nm_wbuf_empty_at(&b->posted, now);
+    if (b->dram.free_at > t) t = b->dram.free_at;
+    return (uint32_t)(t - now);
+}
+
+/* A DRAM write of `clocks` (core, page hit) to `phys` asked for at `now`:
+ * the CPU bus time it takes (posted: the accept time, plus any wait for a
+ * free entry). */
+static inline uint32_t nm_board_dram_write(nm_board *b, uint32_t phys, uint64_t now,
+                                           uint32_t clocks)
+{
+    uint32_t miss = nm_board_page(b, phys);
+    if (!b->t.posted) return clocks + miss;
+    b->posted_writes++;
+    nm_wbuf_retire(&b->posted, now);
+    if (b->posted.count >= b->posted.depth) b->posted_full_stalls++;
+    uint32_t stall = nm_wbuf_write(&b->posted, &b->dram, now + b->posted_accept, clocks + miss);
+    return b->posted_accept + stall;
+}
+
+/* Bus time (core clocks) of a line fill of `phys` for the CPU's cache,
+ * asked for at `now`. */
+static inline uint32_t nm_board_line_read(nm_board *b, uint32_t phys, uint64_t now)
+{
+    b->last_before = 0;
+    if (b->l2) {
+        uint32_t victim = 0;
+        unsigned r = nm_cache_access(b->l2, phys, false, &victim);
+        if (r & NM_CACHE_HIT) {
+            b->l2_read_hits++;
+            b->last_first = b->t.l2_first;
+            b->last_burst = b->t.l2_burst;
+            return b->l2_fill;
+        }
+        b->l2_read_misses++;
+        bool wb = (r & NM_CACHE_WRITEBACK) ||
+                  (b->t.l2_policy == NM_L2_WRITE_BACK_ALWAYS_DIRTY && (r & NM_CACHE_EVICTED));
+        if (wb) {
+            b->l2_writebacks++;
+            b->last_before += nm_board_dram_wait(b, now);
+            b->last_before += b->dram_fill + nm_board_page(b, victim);
+        }
+    }
+    if (!b->last_before) b->last_before = nm_board_dram_wait(b, now);
+    b->last_before += nm_board_page(b, phys);
+    b->last_first = b->t.dram_first;
+    b->last_burst = b->t.dram_burst;
+    return b->last_before + b->dram_fill;
+}
+
+/* Bus time of a single (non-burst) read at `now`: an uncached read with
+ * CR0.CD set is still served by the L2 when it holds the line (no
+ * allocation). */
+static inline uint32_t nm_board_single_read(nm_board *b, uint32_t phys, uint64_t now)
 {
     if (b->l2 && nm_cache_probe(b->l2, phys)) return b->l2_write;
-    return b->dram_single;
+    return nm_board_dram_wait(b, now) + nm_board_page(b, phys) + b->dram_single;
 }
 
-/* Bus time of a single write (the write buffer's entry). */
-static inline uint32_t nm_board_write(nm_board *b, uint32_t phys)
+/* Bus time of a single write (the CPU write buffer's entry) at `now`. */
+static inline uint32_t nm_board_write(nm_board *b, uint32_t phys, uint64_t now)
 {
-    if (!b->l2) return b->dram_single;
-    if (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT) {
+    if (b->l2 && (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT)) {
         b->l2_write_hits++;
-        return b->l2_write;
+        if (b->t.l2_policy != NM_L2_WRITE_THROUGH) return b->l2_write;
+    } else if (b->l2) {
+        b->l2_write_misses++;
     }
-    b->l2_write_misses++;
-    return b->dram_single;
+    return nm_board_dram_write(b, phys, now, b->dram_single);
 }
 
-/* Bus time of a whole-line write (a write-back cache's victim). */
-static inline uint32_t nm_board_line_write(nm_board *b, uint32_t phys)
+/* Bus time of a whole-line write (a write-back cache's victim) at `now`. */
+static inline uint32_t nm_board_line_write(nm_board *b, uint32_t phys, uint64_t now)
 {
-    if (!b->l2) return b->dram_fill;
-    if (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT) {
+    if (b->l2 && (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT)) {
         b->l2_write_hits++;
-        return b->l2_fill;
+        if (b->t.l2_policy != NM_L2_WRITE_THROUGH) return b->l2_fill;
+    } else if (b->l2) {
+        b->l2_write_misses++;
     }
-    b->l2_write_misses++;
-    return b->dram_fill;
+    return nm_board_dram_write(b, phys, now, b->dram_fill);
 }
 
 #endif

@@ -760,11 +760,13 @@ static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, b
             s->st.data_misses++;
         /* Burst line fill: reads do not pass buffered writes (strong
          * ordering), so it starts when the bus is free [DB]. */
-        uint64_t done = nm_membus_use(&s->bus, now, nm_board_line_read(&s->board, phys));
+        uint64_t done = nm_membus_use(
+            &s->bus, now, nm_board_line_read(&s->board, phys, nm_membus_start(&s->bus, now)));
         s->st.line_fills++;
         if (r & NM_CACHE_WRITEBACK) {
             /* The victim goes out through the write-back buffer after the fill. */
-            nm_membus_use(&s->bus, done, nm_board_line_write(&s->board, victim));
+            nm_membus_use(&s->bus, done,
+                          nm_board_line_write(&s->board, victim, nm_membus_start(&s->bus, done)));
             s->st.writebacks++;
         }
         s->st.mem_stall_cycles += done - now;
@@ -776,7 +778,9 @@ static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, b
         s->st.data_misses++;
     s->st.uncached_reads++;
     uint64_t done = nm_membus_use(
-        &s->bus, now, cacheable ? nm_board_single_read(&s->board, phys) : s->board.dram_single);
+        &s->bus, now,
+        cacheable ? nm_board_single_read(&s->board, phys, nm_membus_start(&s->bus, now))
+                  : s->board.dram_single);
     s->st.mem_stall_cycles += done - now;
     return (uint32_t)(done - now);
 }
@@ -793,8 +797,10 @@ static uint32_t write_line(p5 *s, uint32_t phys, uint64_t now)
         return 0;
     }
     if (cacheable) s->st.data_misses++;
-    uint32_t stall = nm_wbuf_write(
-        &s->wbuf, &s->bus, now, cacheable ? nm_board_write(&s->board, phys) : s->board.dram_single);
+    uint32_t stall =
+        nm_wbuf_write(&s->wbuf, &s->bus, now,
+                      cacheable ? nm_board_write(&s->board, phys, nm_membus_start(&s->bus, now))
+                                : s->board.dram_single);
     s->st.wbuf_writes++;
     if (stall) {
         s->st.wbuf_stalls++;
@@ -1049,8 +1055,8 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
     if ((i->prefixes & NM_PFX_LOCK) || (i->op == NM_OP_XCHG && form != NM_FORM_R)) {
         uint64_t now = c->clock->cycles + stall;
-        uint32_t one =
-            has_data ? nm_board_single_read(&s->board, first_data) : s->board.dram_single;
+        uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
+                                : s->board.dram_single;
         uint64_t done = nm_membus_use(&s->bus, now, 2 * one);
         stall += (uint32_t)(done - now);
         s->st.mem_stall_cycles += done - now;
@@ -1206,7 +1212,11 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->single_clocks = nm_bus_to_core(model, single);
     /* The L2: pipeline-burst SRAM, 3-1-1-1 bus clocks a line, 3 for a
      * single write (docs/cost-models.md, "board"). */
-    if (!nm_board_init(&s->board, model, p.l2_size, 32, 3, 1, 3, first, burst, single)) {
+    p.dram_first_clocks = first;
+    p.dram_burst_clocks = burst;
+    p.dram_single_clocks = single;
+    nm_board_timing bt = nm_board_timing_of(&p, 3, 1, 3);
+    if (!nm_board_init(&s->board, model, &bt, 32)) {
         nm_cache_free(s->code);
         nm_cache_free(s->data);
         g_free(s->log);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu/cpu_internal.h"
+#include "cpu/timing/boards.h"
 #include "emu/machine.h"
 
 extern const nm_cost_model_class nm_cost_model_386;     /* cpu/timing/i386.c */
@@ -232,10 +233,16 @@ const nm_timing_params *nm_timing_get_params(const nm_timing *t)
     return &t->params;
 }
 
+const char *nm_timing_board(const nm_timing *t)
+{
+    return t && t->params.board ? t->params.board : NULL;
+}
+
 void nm_timing_report(nm_timing *t, nm_report *r)
 {
     nm_report_section(r, "timing");
     nm_report_str(r, "cost_model", t->current ? t->current->name : "none");
+    nm_report_str(r, "board", t->params.board ? t->params.board : "none");
     nm_report_u64(r, "model_switches", t->switches);
     nm_report_u64(r, "mem_wait_states", t->params.mem_wait_states);
     char dram[64];
@@ -244,6 +251,12 @@ void nm_timing_report(nm_timing *t, nm_report *r)
                t->params.dram_burst_clocks, t->params.dram_single_clocks);
     nm_report_str(r, "dram_timing", dram);
     nm_report_u64(r, "l2_size", t->params.l2_size);
+    static const char *const policies[] = {"write-back", "write-back-always-dirty",
+                                           "write-through"};
+    nm_report_str(r, "l2_policy", policies[t->params.l2_policy]);
+    nm_report_u64(r, "dram_page_miss_clocks", t->params.dram_miss_clocks);
+    nm_report_u64(r, "dram_page_bytes", t->params.dram_page_bytes);
+    nm_report_u64(r, "posted_writes", t->params.posted_writes);
     for (size_t k = 0; k < MAX_INSTANCES; k++) {
         if (!t->inst[k].cls || !t->inst[k].cls->report) continue;
         char name[64];
@@ -330,6 +343,20 @@ bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
                            GError **err)
 {
     nm_timing_default_params(model, p);
+    const nm_board_preset *board = NULL;
+    if (cfg->board) {
+        board = nm_board_preset_find(cfg->board);
+        if (!board) return bad(err, "board", cfg->board, nm_board_preset_names());
+        if (!nm_board_preset_fits(board, model)) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "board: '%s' is not a board for the %s (see --board help)", cfg->board,
+                        model->name);
+            return false;
+        }
+    } else {
+        board = nm_board_preset_default(model);
+    }
+    if (board) nm_board_preset_apply(board, p);
     const char *name = cfg->cost_model ? cfg->cost_model : "auto";
     if (!strcmp(name, "auto")) {
         *cls = nm_cost_model_for_cpu(model);

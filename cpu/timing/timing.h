@@ -36,16 +36,63 @@
 
 typedef struct nm_machine nm_machine;
 
+/* The board's L2 write policy (membus.h, docs/boards.md). */
+typedef enum {
+    NM_L2_WRITE_BACK,              /* dirty tag: a victim is written back when dirty */
+    NM_L2_WRITE_BACK_ALWAYS_DIRTY, /* no dirty tag: every valid victim is written back */
+    NM_L2_WRITE_THROUGH,           /* write hits update the L2 and go to DRAM */
+} nm_l2_policy;
+
+/* A board's memory timings in bus clocks, as the models' board takes them
+ * (membus.h nm_board). */
+typedef struct nm_board_timing {
+    uint32_t l2_size; /* bytes, 0: no L2 */
+    nm_l2_policy l2_policy;
+    unsigned l2_first, l2_burst, l2_write; /* read hit burst F-B-B-B, single write hit */
+    unsigned dram_first, dram_burst;       /* burst read on a page hit */
+    unsigned dram_single;                  /* single read or write on a page hit */
+    unsigned dram_miss;                    /* added on a page miss */
+    uint32_t dram_page_bytes;              /* 0: no page model */
+    unsigned posted, posted_accept;        /* chipset write buffer: entries, accept clocks */
+} nm_board_timing;
+
 /* Memory-system parameters a model needs beyond the CPU model itself; from
- * the machine configuration (defaults per model, documented in
- * docs/cost-models.md). */
+ * the machine configuration: the board preset (cpu/timing/boards.c,
+ * docs/boards.md), then the single keys that override it. */
 typedef struct nm_timing_params {
+    const char *board;           /* the preset's name (static), NULL: the model's defaults */
     unsigned mem_wait_states;    /* 386: wait states per non-pipelined DRAM bus cycle */
     unsigned dram_first_clocks;  /* 486/P5: bus clocks for the first transfer of a burst */
     unsigned dram_burst_clocks;  /* and for each following transfer (e.g. 5-2-2-2) */
     unsigned dram_single_clocks; /* a single non-burst read or write */
     unsigned l2_size;            /* 486/P5: external cache bytes, 0: none (key l2) */
+    nm_l2_policy l2_policy;
+    unsigned l2_first, l2_burst, l2_write; /* 0: the model's (486 2-1-1-1/2, P5 3-1-1-1/3) */
+    unsigned dram_miss_clocks;             /* page miss: added bus clocks */
+    uint32_t dram_page_bytes;              /* 0: no DRAM page model */
+    unsigned posted_writes, posted_accept; /* chipset posted-write buffer */
 } nm_timing_params;
+
+/* The board timing a model runs with: `p`, with the model's own L2 burst
+ * and write clocks where the parameters leave them 0. */
+static inline nm_board_timing nm_board_timing_of(const nm_timing_params *p, unsigned l2_first,
+                                                 unsigned l2_burst, unsigned l2_write)
+{
+    return (nm_board_timing){
+        .l2_size = p->l2_size,
+        .l2_policy = p->l2_policy,
+        .l2_first = p->l2_first ? p->l2_first : l2_first,
+        .l2_burst = p->l2_burst ? p->l2_burst : l2_burst,
+        .l2_write = p->l2_write ? p->l2_write : l2_write,
+        .dram_first = p->dram_first_clocks,
+        .dram_burst = p->dram_burst_clocks,
+        .dram_single = p->dram_single_clocks ? p->dram_single_clocks : p->dram_first_clocks,
+        .dram_miss = p->dram_miss_clocks,
+        .dram_page_bytes = p->dram_page_bytes,
+        .posted = p->posted_writes,
+        .posted_accept = p->posted_accept,
+    };
+}
 
 typedef struct nm_cost_model_class {
     const char *name; /* "386", "486", "pentium" */
@@ -79,6 +126,8 @@ void nm_timing_free(nm_timing *t);
 void nm_timing_select(nm_timing *t, const nm_cost_model_class *cls);
 const nm_cost_model_class *nm_timing_current(const nm_timing *t);
 void nm_timing_report(nm_timing *t, nm_report *r);
+/* The board preset's name (NULL: none). */
+const char *nm_timing_board(const nm_timing *t);
 const nm_timing_params *nm_timing_get_params(const nm_timing *t);
 
 /* ---- observers (the profiler, emu/profiler.h) ----
