@@ -1115,6 +1115,27 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     return clocks;
 }
 
+/* Bus-master DMA: the 486 snoops its cache when another master drives the
+ * bus (AHOLD/EADS#: "the Intel486 processor will invalidate the cache
+ * line if the address hits", Embedded Intel486 Hardware Reference Manual,
+ * "cache invalidation"); a write-through cache holds nothing newer than
+ * memory, so a write's lines are dropped and a read needs nothing.  The
+ * board's L2 drops the lines written too (membus.h). */
+static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
+{
+    i486_state *s = opaque;
+    if (!write || !len) return;
+    uint64_t end = (uint64_t)phys + len;
+    for (uint64_t a = phys & ~(uint64_t)(LINE - 1); a < end; a += LINE) {
+        if (!nm_cache_probe(s->cache, (uint32_t)a)) continue;
+        nm_cache_invalidate_line(s->cache, (uint32_t)a);
+        s->snoop_invalidations++;
+        /* the straight-line shortcut of code_fetch must look again */
+        if ((uint32_t)a == s->ready_line) s->ready_at = UINT64_MAX;
+    }
+    nm_board_snoop_write(&s->board, phys, len);
+}
+
 static void i486_report(void *opaque, nm_report *r)
 {
     i486_state *s = opaque;
@@ -1177,4 +1198,5 @@ const nm_cost_model_class nm_cost_model_486 = {
     .resume = i486_resume,
     .hooks = {.insn = i486_insn, .mem = i486_mem, .io = i486_io, .branch = i486_branch},
     .report = i486_report,
+    .snoop = i486_snoop,
 };

@@ -1265,6 +1265,45 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     return cost;
 }
 
+/* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
+ * CPU bus for each line a PCI master touches (Pentium data book, "inquire
+ * cycles": EADS# with INV set for a write, clear for a read).  A hit in the
+ * code cache or a clean data line is invalidated (write) or left (read); a
+ * modified data line answers HITM# and is written back first (a line write
+ * on the bus, charged to the bus the CPU waits for), then invalidated
+ * (write) or kept clean (read: MESI M -> S; the S state's write-through of
+ * later writes is not modelled, the line is kept as clean).  The board's
+ * L2 drops the lines written (membus.h). */
+static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
+{
+    p5 *s = opaque;
+    if (!len) return;
+    uint64_t end = (uint64_t)phys + len;
+    for (uint64_t a = phys & ~(uint64_t)31; a < end; a += 32) {
+        uint32_t line = (uint32_t)a;
+        bool dirty = false;
+        if (write) {
+            if (nm_cache_probe(s->code, line)) {
+                nm_cache_invalidate_line(s->code, line);
+                s->st.snoop_invalidations++;
+            }
+            if (nm_cache_probe(s->data, line)) {
+                dirty = nm_cache_invalidate_line(s->data, line);
+                s->st.snoop_invalidations++;
+            }
+        } else {
+            dirty = nm_cache_clean_line(s->data, line);
+        }
+        if (dirty) {
+            /* HITM#: the write-back goes to memory (DRAM: the L2 line is
+             * snooped below for a write; a read leaves it) */
+            nm_membus_use(&s->bus, s->cpu->clock->cycles, s->board.dram_fill);
+            s->st.snoop_writebacks++;
+        }
+    }
+    if (write) nm_board_snoop_write(&s->board, phys, len);
+}
+
 /* ------------------------------------------------------------ lifetime */
 
 static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *params)
@@ -1418,4 +1457,5 @@ const nm_cost_model_class nm_cost_model_pentium = {
             .interrupt = p5_interrupt,
         },
     .report = p5_report,
+    .snoop = p5_snoop,
 };

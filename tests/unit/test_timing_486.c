@@ -804,6 +804,53 @@ static void test_tlb_invlpg(void)
     fx_free(&f);
 }
 
+/* Bus-master DMA snoops the cache (cpu/timing/i486.c, i486_snoop): a
+ * cached line written by DMA is dropped, so the next read misses and waits
+ * for the fill's first transfer (DRAM: T0).  With the board's L2 the line
+ * is dropped there too: the fill comes from DRAM (T0), not from the L2
+ * (2 bus clocks = 4).  A line DMA did not write stays (1 clock). */
+static void restart(fx *f)
+{
+    f->m->stop_requested = 0;
+    f->m->clock.cycles += 1000;
+    set_regs(f);
+    nm_cpu_set_eip(f->c, entry_of(f));
+    nm_timing_select(f->t, NULL);
+    nm_timing_select(f->t, nm_cost_model_find("486"));
+}
+
+static void test_dma_snoop(void)
+{
+    static const uint8_t code[] = {0x8b, 0x03, 0xf4}; /* mov eax, [ebx]; hlt */
+    for (int l2 = 0; l2 < 2; l2++) {
+        fx f = {.l2_size = l2 ? 256u << 10 : 0};
+        fx_init(&f, code, sizeof code);
+        f.regs[NM_EBX] = DATA + 0x40;
+        set_regs(&f);
+        warm(&f);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+        /* DMA into another line: nothing dropped */
+        static const uint8_t frame[16] = {1, 2, 3};
+        g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x80, frame, sizeof frame));
+        restart(&f);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+        g_assert_cmpuint(report_of(&f, "snoop_invalidations"), ==, 0);
+        /* DMA into the line read (another dword of it): dropped from L1
+         * (and L2) */
+        g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x48, frame, 4));
+        restart(&f);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + T0);
+        g_assert_cmpuint(report_of(&f, "snoop_invalidations"), ==, 1);
+        g_assert_cmpuint(report_of(&f, "l2_snoop_invalidations"), ==, l2 ? 1 : 0);
+        /* a DMA read changes nothing (write-through: memory is current) */
+        uint8_t buf[16];
+        g_assert_true(nm_mem_dma_read(f.m->mem, DATA + 0x40, buf, sizeof buf));
+        restart(&f);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+        fx_free(&f);
+    }
+}
+
 static uint64_t report_u64(const char *json, const char *key)
 {
     char pat[64];
@@ -893,5 +940,6 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/tlb-overflow", test_tlb_overflow);
     g_test_add_func("/timing/486/tlb-mov-cr3", test_tlb_mov_cr3);
     g_test_add_func("/timing/486/tlb-invlpg", test_tlb_invlpg);
+    g_test_add_func("/timing/486/dma-snoop", test_dma_snoop);
     return g_test_run();
 }

@@ -896,6 +896,63 @@ static void test_tlb_invlpg(void)
     fx_free(&f);
 }
 
+/* ---- bus-master DMA snooping the caches (pentium.c, p5_snoop) ---- */
+
+static void snoop_to_model(void *opaque, uint32_t phys, size_t len, bool write)
+{
+    nm_cost_model_pentium.snoop(opaque, phys, (uint32_t)len, write);
+}
+
+/* pentium-60, DRAM 5-2-2-2 on a 60 MHz bus: a line fill (and a line
+ * write-back) is 11 core clocks.  A warm MOV EAX,[ESI] is 1 clock [IT].
+ * After DMA writes its line: a fill, 1 + 11.  When the line was modified
+ * (a MOV [ESI],EAX hit it), the inquire cycle's HITM write-back holds the
+ * bus first: 1 + 11 + 11.  A DMA read of a modified line writes it back
+ * and leaves it valid: the next read hits. */
+static void test_dma_snoop(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    nm_memmap_set_dma_snoop(f.m->mem, snoop_to_model, f.st);
+    static const uint8_t rd[] = {0x8b, 0x06};       /* mov eax, [esi] */
+    static const uint8_t wr[] = {0x89, 0x06, 0xf4}; /* mov [esi], eax; hlt */
+    regs r = {.esi = DATA + 0x20, .eax = 0x11223344u};
+    uint64_t warm = measure(&f, rd, sizeof rd, r);
+    g_assert_cmpuint(warm, ==, 1);
+    const nm_p5_stats *t = stats(&f);
+    static const uint8_t frame[8] = {9, 9};
+    /* another line: nothing */
+    g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x40, frame, sizeof frame));
+    f.m->clock.cycles += 1000;
+    g_assert_cmpuint(run(&f, CODE, r), ==, 1);
+    g_assert_cmpuint(t->snoop_invalidations, ==, 0);
+    /* the line read: invalidated, refilled */
+    g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x38, frame, sizeof frame));
+    f.m->clock.cycles += 1000;
+    g_assert_cmpuint(run(&f, CODE, r), ==, 1 + 11);
+    g_assert_cmpuint(t->snoop_invalidations, ==, 1);
+    g_assert_cmpuint(t->snoop_writebacks, ==, 0);
+    /* modified, then written by DMA: HITM write-back, then the fill */
+    load(&f, CODE + 0x300, wr, sizeof wr);
+    run(&f, CODE + 0x300, r); /* a write hit: the line is dirty */
+    f.m->clock.cycles += 1000;
+    g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x20, frame, sizeof frame));
+    g_assert_cmpuint(t->snoop_writebacks, ==, 1);
+    g_assert_cmpuint(run(&f, CODE, r), ==, 1 + 11 + 11);
+    g_assert_cmpuint(nm_cpu_get_reg(f.c, NM_EAX), ==, 0x0909u); /* DMA's bytes */
+    /* modified, then read by DMA: written back, still cached */
+    run(&f, CODE + 0x300, r);
+    f.m->clock.cycles += 1000;
+    uint8_t buf[8];
+    g_assert_true(nm_mem_dma_read(f.m->mem, DATA + 0x20, buf, sizeof buf));
+    g_assert_cmpuint(t->snoop_writebacks, ==, 2);
+    f.m->clock.cycles += 1000;
+    g_assert_cmpuint(run(&f, CODE, r), ==, 1);
+    g_assert_cmpuint(t->snoop_invalidations, ==, 2);
+    nm_memmap_set_dma_snoop(f.m->mem, NULL, NULL);
+    fx_free(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -926,5 +983,6 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/tlb-overflow", test_tlb_overflow);
     g_test_add_func("/timing/pentium/tlb-4mb-page", test_tlb_4mb_page);
     g_test_add_func("/timing/pentium/tlb-invlpg", test_tlb_invlpg);
+    g_test_add_func("/timing/pentium/dma-snoop", test_dma_snoop);
     return g_test_run();
 }
