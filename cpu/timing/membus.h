@@ -136,6 +136,8 @@ typedef struct nm_board {
     uint32_t l2_fill, l2_write; /* core clocks: line burst / single write on an L2 hit */
     uint32_t dram_fill, dram_single;
     uint64_t l2_read_hits, l2_read_misses, l2_write_hits, l2_write_misses, l2_writebacks;
+    uint64_t l2_snoop_invalidations,
+        l2_snoop_dirty; /* lines dropped by DMA writes; of them dirty */
 } nm_board;
 
 /* Sets up the board: `l2_size` bytes of L2 (0: none) with `line`-byte
@@ -171,6 +173,25 @@ static inline void nm_board_report(const nm_board *b, nm_report *r)
     nm_report_u64(r, "l2_write_hits", b->l2_write_hits);
     nm_report_u64(r, "l2_write_misses", b->l2_write_misses);
     nm_report_u64(r, "l2_writebacks", b->l2_writebacks);
+    nm_report_u64(r, "l2_snoop_invalidations", b->l2_snoop_invalidations);
+    nm_report_u64(r, "l2_snoop_dirty", b->l2_snoop_dirty);
+}
+
+/* Bus-master DMA wrote [phys, phys + len): the chipset snoops its L2 and
+ * drops the lines the master wrote (a dirty one is counted: its other
+ * bytes would be merged into memory; no time is charged to the CPU, the
+ * master's cycle is the chipset's).  A DMA read leaves the L2 as it is
+ * (the data is right in the emulator either way). */
+static inline void nm_board_snoop_write(nm_board *b, uint32_t phys, uint32_t len)
+{
+    if (!b->l2 || !len) return;
+    uint32_t line = nm_cache_get_config(b->l2)->line_size;
+    uint64_t end = (uint64_t)phys + len;
+    for (uint64_t a = phys & ~(uint64_t)(line - 1); a < end; a += line) {
+        if (!nm_cache_probe(b->l2, (uint32_t)a)) continue;
+        if (nm_cache_invalidate_line(b->l2, (uint32_t)a)) b->l2_snoop_dirty++;
+        b->l2_snoop_invalidations++;
+    }
 }
 
 /* Bus time (core clocks) of a line fill of `phys` for the CPU's cache. */
