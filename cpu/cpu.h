@@ -116,6 +116,12 @@ typedef struct nm_cpu_hooks {
 #define NM_MEM_WRITE  1u
 #define NM_MEM_CODE   2u
 #define NM_MEM_SYSTEM 4u /* descriptor tables, TSS, page tables */
+/* With NM_MEM_SYSTEM: the interpreter's own page walk (cpu/mmu.c), made
+ * when its software TLB misses.  The 486 and Pentium models charge walks
+ * from their model of the chip's TLB instead and only count these reads
+ * (the A/D bit writes they still charge: the chip makes them too, when a
+ * bit changes); the 386 model charges them as bus cycles. */
+#define NM_MEM_PAGEWALK 8u
 
 /* Kinds of interrupt for cpu_interrupt and the interrupt hook. */
 enum { NM_INT_EXCEPTION, NM_INT_EXTERNAL, NM_INT_SOFTWARE, NM_INT_SOFTWARE_ICEBP };

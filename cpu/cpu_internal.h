@@ -54,6 +54,7 @@ struct nm_cpu {
     nm_segment ldtr, tr;
     nm_dtr gdtr, idtr;
     uint32_t cr0, cr2, cr3, cr4;
+    uint32_t invlpg_lin; /* the last INVLPG's linear address (the cost models' TLBs) */
     uint32_t dr[8];
     uint64_t tsc_offset;  /* TSC = cycles + tsc_offset (WRMSR 0x10 sets it) */
     uint64_t msr_misc[4]; /* the few other MSRs Linux touches (system half) */

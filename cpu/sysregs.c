@@ -241,5 +241,6 @@ uint64_t cpu_rdtsc_value(nm_cpu *c)
 void cpu_invlpg(nm_cpu *c, uint32_t lin)
 {
     need_cpl0(c);
+    c->invlpg_lin = lin; /* for the cost models' TLBs */
     cpu_tlb_flush_page(c, lin);
 }

@@ -289,6 +289,9 @@ static bool dma_refuse(nm_memmap *m, const char *what, uint32_t paddr, size_t le
 bool nm_mem_dma_read(nm_memmap *m, uint32_t paddr, void *buf, size_t len)
 {
     if (!dma_range_ok(m, paddr, len)) return dma_refuse(m, "read", paddr, len);
+    /* The caches are snooped first: a modified line is written back
+     * before the master reads memory (MESI inquire cycle, HITM#). */
+    if (m->dma_snoop_fn && len) m->dma_snoop_fn(m->dma_snoop_opaque, paddr, len, false);
     uint8_t *out = buf;
     while (len) {
         nm_mem_region *r = nm_memmap_lookup(m, paddr);
@@ -304,6 +307,8 @@ bool nm_mem_dma_read(nm_memmap *m, uint32_t paddr, void *buf, size_t len)
 bool nm_mem_dma_write(nm_memmap *m, uint32_t paddr, const void *buf, size_t len)
 {
     if (!dma_range_ok(m, paddr, len)) return dma_refuse(m, "write", paddr, len);
+    const uint32_t start = paddr;
+    const size_t total = len;
     const uint8_t *in = buf;
     while (len) {
         nm_mem_region *r = nm_memmap_lookup(m, paddr);
@@ -316,7 +321,15 @@ bool nm_mem_dma_write(nm_memmap *m, uint32_t paddr, const void *buf, size_t len)
         paddr += (uint32_t)chunk;
         len -= chunk;
     }
+    /* The cost models drop the cache lines it wrote (bus snoop). */
+    if (m->dma_snoop_fn && total) m->dma_snoop_fn(m->dma_snoop_opaque, start, total, true);
     return true;
+}
+
+void nm_memmap_set_dma_snoop(nm_memmap *m, nm_dma_snoop_fn fn, void *opaque)
+{
+    m->dma_snoop_fn = fn;
+    m->dma_snoop_opaque = opaque;
 }
 
 void nm_memmap_set_write_watch(nm_memmap *m, nm_write_watch_fn fn, void *opaque)

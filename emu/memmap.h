@@ -57,6 +57,9 @@ struct nm_mem_region {
 };
 
 typedef void (*nm_write_watch_fn)(void *opaque, uint32_t paddr, unsigned len);
+/* Bus-master DMA about to read (write false) or having written (write
+ * true) [paddr, paddr + len): the cost models snoop their caches. */
+typedef void (*nm_dma_snoop_fn)(void *opaque, uint32_t paddr, size_t len, bool write);
 
 typedef struct nm_memmap {
     nm_clock *clock;
@@ -70,6 +73,9 @@ typedef struct nm_memmap {
     uint8_t *page_watched;
     nm_write_watch_fn watch_fn;
     void *watch_opaque;
+    /* The cache snoop of bus-master DMA (the timing state; NULL: none). */
+    nm_dma_snoop_fn dma_snoop_fn;
+    void *dma_snoop_opaque;
     /* Counters for the report. */
     uint64_t unmapped_reads, unmapped_writes, rom_writes, dma_refused;
 } nm_memmap;
@@ -115,6 +121,9 @@ bool nm_mem_dma_read(nm_memmap *m, uint32_t paddr, void *buf, size_t len);
 bool nm_mem_dma_write(nm_memmap *m, uint32_t paddr, const void *buf, size_t len);
 
 void nm_memmap_set_write_watch(nm_memmap *m, nm_write_watch_fn fn, void *opaque);
+/* One listener (NULL: none): nm_mem_dma_read calls it before it copies,
+ * nm_mem_dma_write after, each once for the whole accepted range. */
+void nm_memmap_set_dma_snoop(nm_memmap *m, nm_dma_snoop_fn fn, void *opaque);
 static inline void nm_memmap_watch_page(nm_memmap *m, uint32_t paddr)
 {
     m->page_watched[paddr >> NM_PAGE_SHIFT] = 1;

@@ -197,6 +197,19 @@ bool nm_cache_invalidate_line(nm_cache *c, uint32_t phys)
     return was_dirty;
 }
 
+bool nm_cache_clean_line(nm_cache *c, uint32_t phys)
+{
+    uint32_t line = phys & ~(c->cfg.line_size - 1);
+    uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    int way = find_way(c, set, line | TAG_VALID);
+    if (way < 0) return false;
+    uint32_t idx = set * c->cfg.ways + (uint32_t)way;
+    if (!c->dirty[idx]) return false;
+    c->dirty[idx] = 0;
+    c->h.stats.writebacks++;
+    return true;
+}
+
 static uint32_t drop_all(nm_cache *c)
 {
     uint32_t n = c->sets * c->cfg.ways, dirty = 0;

@@ -99,6 +99,9 @@ bool nm_cache_probe(const nm_cache *c, uint32_t phys);
 unsigned nm_cache_fill(nm_cache *c, uint32_t phys, uint32_t *victim);
 /* Drops one line (bus snoop, DMA write); returns true if it was dirty. */
 bool nm_cache_invalidate_line(nm_cache *c, uint32_t phys);
+/* A snoop that reads: a dirty line is written back and stays valid, clean
+ * (counted in writebacks); returns true if it was dirty. */
+bool nm_cache_clean_line(nm_cache *c, uint32_t phys);
 /* INVD: drops everything, dirty data is lost.  Returns the dirty lines dropped. */
 uint32_t nm_cache_invalidate_all(nm_cache *c);
 /* WBINVD: returns the number of dirty lines written back, then drops all. */

@@ -80,6 +80,7 @@ unit", p. 3-10: "Single I/O
 #include "cpu/timing/cache.h"
 #include "cpu/timing/membus.h"
 #include "cpu/timing/timing.h"
+#include "cpu/timing/tlb.h"
 #include "cpu/timing/x86cost.h"
 
 typedef struct row {
@@ -304,9 +305,18 @@ typedef struct i486_state {
     uint64_t insns, clocks, agi, prefix_clocks, misaligned_count, fill_stall, wbuf_stall;
     uint64_t code_misses, data_misses, async_transfers, taken_transfers, reads_ahead;
     uint64_t prefetch_fills, queue_flushes, fill_waits;
+    /* The TLB: 32 entries, 4-way, pseudo-LRU (tlb.h).  tlb_cr3/tlb_paging
+     * are what it was filled under: a change flushes it. */
+    nm_tlb tlb;
+    uint32_t tlb_cr3;
+    bool tlb_paging;
+    uint32_t tlb_stall; /* this instruction's page walks (part of stall) */
+    uint64_t tlb_code_hits, tlb_code_misses, tlb_data_hits, tlb_data_misses;
+    uint64_t walk_reads, interp_walk_reads;
+    uint64_t snoop_invalidations;
     /* where the clocks went (they sum to `clocks`) */
     uint64_t c_base, c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
-    uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain;
+    uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain, c_tlb;
 } i486_state;
 
 static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *p)
@@ -329,6 +339,13 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     }
     s->dram_first = p->dram_first_clocks;
     s->dram_burst = p->dram_burst_clocks;
+    /* 32 entries, 4-way: Embedded Intel486 Hardware Reference Manual,
+     * fig. 3-7 (8 sets x 4 ways, set = linear bits 14:12); 4 KB pages only
+     * (the 486 has no PSE). */
+    static const nm_tlb_config tc = {"tlb", 32, 0};
+    nm_tlb_init(&s->tlb, &tc);
+    s->tlb_cr3 = cpu->cr3;
+    s->tlb_paging = cpu->paging;
     s->prev = nm_x86_mode_now(cpu);
     s->last_written = NM_REG_NONE;
     s->ready_at = UINT64_MAX; /* nothing learned yet */
@@ -345,6 +362,10 @@ static void i486_resume(void *st, nm_cpu *cpu)
     s->pq_valid = false; /* the CPU ran elsewhere meanwhile */
     s->pf_n = 0;
     s->code_done = false;
+    /* CR3 may have been loaded meanwhile: the TLB is unknown, start empty. */
+    nm_tlb_flush(&s->tlb);
+    s->tlb_cr3 = cpu->cr3;
+    s->tlb_paging = cpu->paging;
 }
 
 static void i486_destroy(void *st)
@@ -468,6 +489,71 @@ static void read_line(i486_state *s, uint32_t phys, uint32_t size)
     }
 }
 
+/* A TLB miss: the chip reads the PDE and the PTE of `lin` from the
+ * physical page tables, through the cache like any data read ("The cache
+ * can be used to supply data for the TLB", Embedded Intel486 Hardware
+ * Reference Manual 3.5, p. 3-17): a read that misses is a line fill from
+ * the board.  No Intel figure for a fixed miss overhead was found; each
+ * page-table read is charged the one clock of its cache access (the model
+ * places accesses one clock apart, as the 486 makes at most one a clock)
+ * plus what the read waits for.  The A/D bit writes are the interpreter's
+ * page-walk writes, charged as writes when they come (cpu/mmu.c writes a
+ * bit only when it changes, as the chip does). */
+static void tlb_walk(i486_state *s, uint32_t lin)
+{
+    uint32_t addr[2];
+    bool big;
+    unsigned n = nm_tlb_walk_addrs(s->cpu, lin, addr, &big);
+    uint32_t stall0 = s->stall, data0 = s->data_stall;
+    for (unsigned k = 0; k < n; k++) {
+        s->walk_reads++;
+        s->stall += 1;
+        if (!is_mmio(s->cpu, addr[k])) read_line(s, addr[k], 4);
+        s->accesses++;
+    }
+    /* read_line booked its waits as data fills: they are the walk's */
+    s->data_stall = data0;
+    s->tlb_stall += s->stall - stall0;
+    nm_tlb_fill(&s->tlb, lin, big);
+}
+
+/* Every access with paging on looks up the TLB, for each page it touches. */
+static inline void tlb_access(i486_state *s, uint32_t lin, uint32_t size, bool code)
+{
+    uint32_t last = lin + (size ? size - 1 : 0);
+    for (;;) {
+        bool hit = nm_tlb_lookup(&s->tlb, lin);
+        if (code) {
+            s->tlb_code_hits += hit;
+            s->tlb_code_misses += !hit;
+        } else {
+            s->tlb_data_hits += hit;
+            s->tlb_data_misses += !hit;
+        }
+        if (!hit) tlb_walk(s, lin);
+        if (((lin ^ last) & 0xfffff000u) == 0) return;
+        lin = last & 0xfffff000u;
+    }
+}
+
+/* After an instruction: what flushes the TLB.  MOV CR3 (even with the
+ * same value: "The TLB is flushed whenever the page directory base
+ * register (CR3) is loaded", ibid.), any other change of CR3 (a task
+ * switch), CR0.PG turning on or off; INVLPG drops one entry (Intel486
+ * Programmer's Reference Manual, INVLPG).  No global pages on the 486. */
+static void tlb_after(i486_state *s, const nm_insn *i)
+{
+    const nm_cpu *c = s->cpu;
+    bool load_cr3 = i->op == NM_OP_MOV_TO_CR && i->reg == 3;
+    if (load_cr3 || c->cr3 != s->tlb_cr3 || c->paging != s->tlb_paging) {
+        nm_tlb_flush(&s->tlb);
+        s->tlb_cr3 = c->cr3;
+        s->tlb_paging = c->paging;
+    } else if (i->op == NM_OP_INVLPG) {
+        nm_tlb_flush_page(&s->tlb, c->invlpg_lin);
+    }
+}
+
 /* The pending prefetches that would have had the bus by `t` (all of them
  * when `all`) go on it now, in order: a line filled meanwhile is a hit. */
 static void settle_prefetch(i486_state *s, uint64_t t, bool all)
@@ -522,6 +608,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
 static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
 {
     uint32_t first = phys & ~(LINE - 1);
+    if (s->cpu->paging && !(s->code_done && s->code_lin == lin)) tlb_access(s, lin, len, true);
     /* Straight-line code within a line the queue already holds, no
      * prefetch of it pending, and every dword of it in by now: the general
      * path would ask for nothing and wait for nothing. */
@@ -642,10 +729,16 @@ static void code_early(i486_state *s)
 
 static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
 {
-    (void)linear;
     i486_state *s = opaque;
     if (flags & NM_MEM_CODE) return; /* code is fetched in code_early / insn */
+    /* The interpreter's walk (its software TLB missed): not the chip's;
+     * the chip's walks are tlb_walk's.  Its A/D writes go on below. */
+    if ((flags & (NM_MEM_PAGEWALK | NM_MEM_WRITE)) == NM_MEM_PAGEWALK) {
+        s->interp_walk_reads++;
+        return;
+    }
     code_early(s);
+    if (s->cpu->paging && !(flags & NM_MEM_PAGEWALK)) tlb_access(s, linear, size, false);
     if (!(flags & NM_MEM_SYSTEM) && ((phys & 3) + size > 4)) s->misaligned++;
     if (!(flags & NM_MEM_WRITE)) s->last_read_phys = phys;
     if (is_mmio(s->cpu, phys)) return; /* uncached, timed by the bus model */
@@ -987,6 +1080,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->c_misaligned += 3 * s->misaligned;
     }
     clocks += s->stall;
+    s->c_tlb += s->tlb_stall;
     s->c_code_fill += s->code_stall;
     s->c_data_fill += s->data_stall;
     s->c_wbuf += s->wb_stall;
@@ -1005,8 +1099,9 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
     s->last_written = written_reg(i);
+    tlb_after(s, i);
     s->stall = 0;
-    s->code_stall = s->data_stall = s->wb_stall = s->io_stall = 0;
+    s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
     s->accesses = 0;
     s->misaligned = 0;
     s->taken = false;
@@ -1016,6 +1111,27 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;
     s->clocks += clocks;
     return clocks;
+}
+
+/* Bus-master DMA: the 486 snoops its cache when another master drives the
+ * bus (AHOLD/EADS#: "the Intel486 processor will invalidate the cache
+ * line if the address hits", Embedded Intel486 Hardware Reference Manual,
+ * "cache invalidation"); a write-through cache holds nothing newer than
+ * memory, so a write's lines are dropped and a read needs nothing.  The
+ * board's L2 drops the lines written too (membus.h). */
+static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
+{
+    i486_state *s = opaque;
+    if (!write || !len) return;
+    uint64_t end = (uint64_t)phys + len;
+    for (uint64_t a = phys & ~(uint64_t)(LINE - 1); a < end; a += LINE) {
+        if (!nm_cache_probe(s->cache, (uint32_t)a)) continue;
+        nm_cache_invalidate_line(s->cache, (uint32_t)a);
+        s->snoop_invalidations++;
+        /* the straight-line shortcut of code_fetch must look again */
+        if ((uint32_t)a == s->ready_line) s->ready_at = UINT64_MAX;
+    }
+    nm_board_snoop_write(&s->board, phys, len);
 }
 
 static void i486_report(void *opaque, nm_report *r)
@@ -1059,6 +1175,16 @@ static void i486_report(void *opaque, nm_report *r)
     nm_report_u64(r, "clocks_data_fills", s->c_data_fill);
     nm_report_u64(r, "clocks_write_buffer", s->c_wbuf);
     nm_report_u64(r, "clocks_io_write_drain", s->c_io_drain);
+    nm_report_u64(r, "clocks_tlb_walks", s->c_tlb);
+    nm_report_u64(r, "tlb_code_hits", s->tlb_code_hits);
+    nm_report_u64(r, "tlb_code_misses", s->tlb_code_misses);
+    nm_report_u64(r, "tlb_data_hits", s->tlb_data_hits);
+    nm_report_u64(r, "tlb_data_misses", s->tlb_data_misses);
+    nm_report_u64(r, "tlb_flushes", s->tlb.stats.flushes);
+    nm_report_u64(r, "tlb_page_flushes", s->tlb.stats.page_flushes);
+    nm_report_u64(r, "tlb_walk_reads", s->walk_reads);
+    nm_report_u64(r, "interpreter_walk_reads_not_charged", s->interp_walk_reads);
+    nm_report_u64(r, "snoop_invalidations", s->snoop_invalidations);
 }
 
 const nm_cost_model_class nm_cost_model_486 = {
@@ -1070,4 +1196,5 @@ const nm_cost_model_class nm_cost_model_486 = {
     .resume = i486_resume,
     .hooks = {.insn = i486_insn, .mem = i486_mem, .io = i486_io, .branch = i486_branch},
     .report = i486_report,
+    .snoop = i486_snoop,
 };

@@ -167,6 +167,7 @@ typedef struct nm_board {
     uint32_t last_before;
     uint64_t l2_read_hits, l2_read_misses, l2_write_hits, l2_write_misses, l2_writebacks;
     uint64_t dram_page_hits, dram_page_misses, posted_writes, posted_full_stalls;
+    uint64_t l2_snoop_invalidations, l2_snoop_dirty; /* lines dropped by DMA writes; dirty */
 } nm_board;
 
 /* Sets up the board for `t` (bus clocks) with `line`-byte lines.  False if
@@ -216,6 +217,25 @@ static inline void nm_board_report(const nm_board *b, nm_report *r)
     nm_report_u64(r, "dram_page_misses", b->dram_page_misses);
     nm_report_u64(r, "posted_writes", b->posted_writes);
     nm_report_u64(r, "posted_full_stalls", b->posted_full_stalls);
+    nm_report_u64(r, "l2_snoop_invalidations", b->l2_snoop_invalidations);
+    nm_report_u64(r, "l2_snoop_dirty", b->l2_snoop_dirty);
+}
+
+/* Bus-master DMA wrote [phys, phys + len): the chipset snoops its L2 and
+ * drops the lines the master wrote (a dirty one is counted: its other
+ * bytes would be merged into memory; no time is charged to the CPU, the
+ * master's cycle is the chipset's).  A DMA read leaves the L2 as it is
+ * (the data is right in the emulator either way). */
+static inline void nm_board_snoop_write(nm_board *b, uint32_t phys, uint32_t len)
+{
+    if (!b->l2 || !len) return;
+    uint32_t line = nm_cache_get_config(b->l2)->line_size;
+    uint64_t end = (uint64_t)phys + len;
+    for (uint64_t a = phys & ~(uint64_t)(line - 1); a < end; a += line) {
+        if (!nm_cache_probe(b->l2, (uint32_t)a)) continue;
+        if (nm_cache_invalidate_line(b->l2, (uint32_t)a)) b->l2_snoop_dirty++;
+        b->l2_snoop_invalidations++;
+    }
 }
 
 /* Core clocks a page miss adds for an access to `phys` (and the row it

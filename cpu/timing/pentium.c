@@ -55,6 +55,7 @@
 #include "cpu/timing/cache.h"
 #include "cpu/timing/membus.h"
 #include "cpu/timing/timing.h"
+#include "cpu/timing/tlb.h"
 #include "cpu/timing/x86cost.h"
 #include "emu/memmap.h"
 
@@ -255,7 +256,7 @@ static const p5_row rows[NM_OP_COUNT] = {
 /* -------------------------------------------------------------- state */
 
 typedef struct p5_access {
-    uint32_t phys;
+    uint32_t phys, lin;
     uint8_t size, flags;
 } p5_access;
 
@@ -316,6 +317,12 @@ typedef struct p5 {
     nm_x86_mode mode; /* mode after the last instruction */
 
     p5_btb btb;
+    /* The TLBs (tlb.h): code 32 entries; data 64 4 KB entries and 8 4 MB
+     * entries.  tlb_cr3/paging/pse: what they were filled under. */
+    nm_tlb code_tlb, data_tlb;
+    uint32_t tlb_cr3;
+    bool tlb_paging, tlb_pse;
+    uint32_t part_tlb;
     nm_p5_stats st;
 } p5;
 
@@ -809,6 +816,75 @@ static uint32_t write_line(p5 *s, uint32_t phys, uint64_t now)
     return stall;
 }
 
+/* A TLB miss at `now`: the PDE and PTE reads (one for a 4 MB page) of
+ * the real page tables, through the data cache and the board like any
+ * read.  No documented fixed miss overhead was found; each read is
+ * charged the one clock of a data cache access plus what it waits for.
+ * The A/D bit writes are the interpreter's page-walk writes, charged as
+ * writes (it writes a bit only when it changes, as the chip does).
+ * Returns the clocks. */
+static uint32_t tlb_walk(p5 *s, nm_tlb *t, uint32_t lin, uint64_t now)
+{
+    uint32_t addr[2];
+    bool big;
+    unsigned n = nm_tlb_walk_addrs(s->cpu, lin, addr, &big);
+    uint32_t w = 0;
+    for (unsigned k = 0; k < n; k++) {
+        s->st.tlb_walk_reads++;
+        w += 1 + read_line(s, s->data, addr[k], now + w + 1, false);
+    }
+    nm_tlb_fill(t, lin, big);
+    return w;
+}
+
+/* The TLB lookups of one access of `size` bytes at linear `lin` (each page
+ * it touches); returns the walks' clocks. */
+static uint32_t tlb_access(p5 *s, uint32_t lin, uint32_t size, bool code, uint64_t now)
+{
+    nm_tlb *t = code ? &s->code_tlb : &s->data_tlb;
+    uint32_t last = lin + (size ? size - 1 : 0), w = 0;
+    for (;;) {
+        if (nm_tlb_lookup(t, lin)) {
+            if (code)
+                s->st.tlb_code_hits++;
+            else
+                s->st.tlb_data_hits++;
+        } else {
+            if (code)
+                s->st.tlb_code_misses++;
+            else
+                s->st.tlb_data_misses++;
+            w += tlb_walk(s, t, lin, now + w);
+        }
+        if (((lin ^ last) & 0xfffff000u) == 0) break;
+        lin = last & 0xfffff000u;
+    }
+    s->part_tlb += w;
+    return w;
+}
+
+/* After an instruction: MOV CR3 (any value), another CR3 (a task switch),
+ * CR0.PG or CR4.PSE changing flush both TLBs; INVLPG drops the entry of
+ * its page in each (Pentium Processor Family Developer's Manual vol. 3,
+ * "translation lookaside buffers"; no global pages before the P6: the
+ * PGE flag "introduced in the P6 family", SDM vol. 3, 19.22.1.2). */
+static void tlb_after(p5 *s, const nm_insn *i)
+{
+    const nm_cpu *c = s->cpu;
+    bool pse = (c->cr4 & NM_CR4_PSE) != 0;
+    bool load_cr3 = i->op == NM_OP_MOV_TO_CR && i->reg == 3;
+    if (load_cr3 || c->cr3 != s->tlb_cr3 || c->paging != s->tlb_paging || pse != s->tlb_pse) {
+        nm_tlb_flush(&s->code_tlb);
+        nm_tlb_flush(&s->data_tlb);
+        s->tlb_cr3 = c->cr3;
+        s->tlb_paging = c->paging;
+        s->tlb_pse = pse;
+    } else if (i->op == NM_OP_INVLPG) {
+        nm_tlb_flush_page(&s->code_tlb, c->invlpg_lin);
+        nm_tlb_flush_page(&s->data_tlb, c->invlpg_lin);
+    }
+}
+
 /* Settles the logged accesses.  `per_iter` > 0 spreads a string's data
  * accesses over its iterations (`stride` accesses each). */
 static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, bool *code_miss,
@@ -820,6 +896,12 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
         const p5_access *a = &s->log[k];
         unsigned size = a->size ? a->size : 1;
         uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
+        if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK)) {
+            uint64_t at = t0 + stall;
+            if (!(a->flags & NM_MEM_CODE) && per_iter)
+                at += (uint64_t)(data_idx / stride) * per_iter;
+            stall += tlb_access(s, a->lin, size, (a->flags & NM_MEM_CODE) != 0, at);
+        }
         if (a->flags & NM_MEM_CODE) {
             for (uint32_t line = first;; line += 32) {
                 uint64_t before = s->st.code_misses;
@@ -925,8 +1007,13 @@ static bool uses_btb(unsigned op)
 
 static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned size, unsigned flags)
 {
-    (void)linear;
     p5 *s = opaque;
+    /* The interpreter's walk (its software TLB missed): not the chip's,
+     * which run_log charges from the modelled TLBs.  Its A/D writes stay. */
+    if ((flags & (NM_MEM_PAGEWALK | NM_MEM_WRITE)) == NM_MEM_PAGEWALK) {
+        s->st.interp_walk_reads++;
+        return;
+    }
     if (s->nlog == LOG_CAP) {
         /* Never with the REP budget of exec_string.c; settle at once. */
         bool cm = false, hd = false;
@@ -934,7 +1021,7 @@ static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned si
         s->pending += run_log(s, s->cpu->clock->cycles + s->pending, 0, 1, &cm, &hd, &fd);
         s->st.log_overflows++;
     }
-    s->log[s->nlog++] = (p5_access){physical, (uint8_t)size, (uint8_t)flags};
+    s->log[s->nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
 }
 
 static void p5_branch(void *opaque, uint32_t from_eip, uint32_t to_eip, bool taken)
@@ -1015,7 +1102,8 @@ static void account(p5 *s, unsigned op, uint32_t row)
     t->c_data_fill += s->part_data;
     t->c_wbuf += s->part_wbuf;
     t->c_misaligned += s->part_mis;
-    s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = 0;
+    t->c_tlb += s->part_tlb;
+    s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = s->part_tlb = 0;
 }
 
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
@@ -1175,11 +1263,51 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->rep_eip = c->insn_eip;
     }
     s->mode = after;
+    tlb_after(s, i);
     account(s, i->op, d.clocks);
     /* a REP string once, however many steps (any other instruction retires) */
     s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
     return cost;
+}
+
+/* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
+ * CPU bus for each line a PCI master touches (Pentium data book, "inquire
+ * cycles": EADS# with INV set for a write, clear for a read).  A hit in the
+ * code cache or a clean data line is invalidated (write) or left (read); a
+ * modified data line answers HITM# and is written back first (a line write
+ * on the bus, charged to the bus the CPU waits for), then invalidated
+ * (write) or kept clean (read: MESI M -> S; the S state's write-through of
+ * later writes is not modelled, the line is kept as clean).  The board's
+ * L2 drops the lines written (membus.h). */
+static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
+{
+    p5 *s = opaque;
+    if (!len) return;
+    uint64_t end = (uint64_t)phys + len;
+    for (uint64_t a = phys & ~(uint64_t)31; a < end; a += 32) {
+        uint32_t line = (uint32_t)a;
+        bool dirty = false;
+        if (write) {
+            if (nm_cache_probe(s->code, line)) {
+                nm_cache_invalidate_line(s->code, line);
+                s->st.snoop_invalidations++;
+            }
+            if (nm_cache_probe(s->data, line)) {
+                dirty = nm_cache_invalidate_line(s->data, line);
+                s->st.snoop_invalidations++;
+            }
+        } else {
+            dirty = nm_cache_clean_line(s->data, line);
+        }
+        if (dirty) {
+            /* HITM#: the write-back goes to memory (DRAM: the L2 line is
+             * snooped below for a write; a read leaves it) */
+            nm_membus_use(&s->bus, s->cpu->clock->cycles, s->board.dram_fill);
+            s->st.snoop_writebacks++;
+        }
+    }
+    if (write) nm_board_snoop_write(&s->board, phys, len);
 }
 
 /* ------------------------------------------------------------ lifetime */
@@ -1224,6 +1352,19 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
         return NULL;
     }
     nm_wbuf_init(&s->wbuf, P5_WRITE_BUFFERS);
+    /* Code TLB 32 entries, 4-way, 4 MB pages held as 4 KB entries; data
+     * TLB 64 entries 4-way for 4 KB pages and a separate 8-entry 4-way TLB
+     * for 4 MB pages (Pentium Processor Family Developer's Manual vol. 1,
+     * "on-chip caches"; Null and Lobur, Essentials of Computer Organization
+     * and Architecture, 6.6: "the D-cache TLB has 64 entries and the
+     * I-cache has only 32 entries. Both TLBs are 4-way set associative and
+     * use a pseudo-LRU replacement"). */
+    static const nm_tlb_config code_tc = {"code_tlb", 32, 0}, data_tc = {"data_tlb", 64, 8};
+    nm_tlb_init(&s->code_tlb, &code_tc);
+    nm_tlb_init(&s->data_tlb, &data_tc);
+    s->tlb_cr3 = cpu->cr3;
+    s->tlb_paging = cpu->paging;
+    s->tlb_pse = (cpu->cr4 & NM_CR4_PSE) != 0;
     s->log = g_new(p5_access, LOG_CAP);
     s->mode = nm_x86_mode_now(cpu);
     return s;
@@ -1299,6 +1440,17 @@ static void p5_report(void *state, nm_report *r)
     nm_report_u64(r, "clocks_misaligned", t->c_misaligned);
     nm_report_u64(r, "clocks_locked", t->c_locked);
     nm_report_u64(r, "clocks_io_write_drain", t->c_io_drain);
+    nm_report_u64(r, "clocks_tlb_walks", t->c_tlb);
+    nm_report_u64(r, "tlb_code_hits", t->tlb_code_hits);
+    nm_report_u64(r, "tlb_code_misses", t->tlb_code_misses);
+    nm_report_u64(r, "tlb_data_hits", t->tlb_data_hits);
+    nm_report_u64(r, "tlb_data_misses", t->tlb_data_misses);
+    nm_report_u64(r, "tlb_flushes", s->data_tlb.stats.flushes);
+    nm_report_u64(r, "tlb_page_flushes", s->data_tlb.stats.page_flushes);
+    nm_report_u64(r, "tlb_walk_reads", t->tlb_walk_reads);
+    nm_report_u64(r, "interpreter_walk_reads_not_charged", t->interp_walk_reads);
+    nm_report_u64(r, "snoop_invalidations", t->snoop_invalidations);
+    nm_report_u64(r, "snoop_writebacks", t->snoop_writebacks);
 }
 
 const nm_cost_model_class nm_cost_model_pentium = {
@@ -1315,4 +1467,5 @@ const nm_cost_model_class nm_cost_model_pentium = {
             .interrupt = p5_interrupt,
         },
     .report = p5_report,
+    .snoop = p5_snoop,
 };

@@ -19,6 +19,11 @@ typedef struct nm_p5_stats {
     uint64_t misaligned, locked;
     uint64_t mem_stall_cycles; /* fills, uncached reads, locked cycles */
     uint64_t log_overflows;
+    uint64_t tlb_code_hits, tlb_code_misses, tlb_data_hits, tlb_data_misses;
+    uint64_t tlb_walk_reads;      /* the modelled TLBs' page-table reads */
+    uint64_t interp_walk_reads;   /* the interpreter's, not charged */
+    uint64_t snoop_invalidations; /* L1 lines dropped by bus-master DMA writes */
+    uint64_t snoop_writebacks;    /* modified lines written back on a DMA snoop (HITM) */
     /* Where the cycles went (docs/cost-models.md, "Pentium"): cycles ==
      * every c_* below added up, less c_pair_saved. */
     uint64_t c_table;      /* table rows of all other instructions */
@@ -36,6 +41,7 @@ typedef struct nm_p5_stats {
     uint64_t c_misaligned; /* misaligned data accesses */
     uint64_t c_locked;     /* locked bus cycles (LOCK, XCHG with memory) */
     uint64_t c_io_drain;   /* I/O waiting for the write buffers to drain */
+    uint64_t c_tlb;        /* page walks of TLB misses */
 } nm_p5_stats;
 
 /* `state` is what nm_cost_model_pentium.create returned. */

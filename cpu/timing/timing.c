@@ -69,6 +69,16 @@ struct nm_timing {
     int obs_cpl; /* CPL at the start of the instruction the observer sees next */
 };
 
+/* Bus-master DMA (emu/memmap.c): every model instance snoops its caches. */
+static void dma_snoop(void *opaque, uint32_t phys, size_t len, bool write)
+{
+    nm_timing *t = opaque;
+    uint32_t n = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+    for (size_t k = 0; k < MAX_INSTANCES; k++)
+        if (t->inst[k].state && t->inst[k].cls->snoop)
+            t->inst[k].cls->snoop(t->inst[k].state, phys, n, write);
+}
+
 nm_timing *nm_timing_new(nm_machine *m, const nm_timing_params *params)
 {
     nm_timing *t = g_new0(nm_timing, 1);
@@ -77,6 +87,7 @@ nm_timing *nm_timing_new(nm_machine *m, const nm_timing_params *params)
         t->params = *params;
     else
         nm_timing_default_params(m->model, &t->params);
+    if (m->mem) nm_memmap_set_dma_snoop(m->mem, dma_snoop, t);
     return t;
 }
 
@@ -84,6 +95,8 @@ void nm_timing_free(nm_timing *t)
 {
     if (!t) return;
     if ((t->current || t->have_obs) && t->m->cpu) nm_cpu_set_hooks(t->m->cpu, NULL);
+    if (t->m->mem && t->m->mem->dma_snoop_opaque == t)
+        nm_memmap_set_dma_snoop(t->m->mem, NULL, NULL);
     for (size_t k = 0; k < MAX_INSTANCES; k++)
         if (t->inst[k].state && t->inst[k].cls->destroy) t->inst[k].cls->destroy(t->inst[k].state);
     g_free(t);

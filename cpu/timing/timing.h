@@ -109,6 +109,10 @@ typedef struct nm_cost_model_class {
     void (*resume)(void *state, nm_cpu *cpu);
     /* Counters for the report (cache hits/misses, stalls by cause, pairs…). */
     void (*report)(void *state, nm_report *r);
+    /* May be NULL.  Bus-master DMA read (write false) or wrote [phys,
+     * phys + len): the model snoops its caches and the board's L2 (every
+     * instance, the current one and those kept for the report). */
+    void (*snoop)(void *state, uint32_t phys, uint32_t len, bool write);
 } nm_cost_model_class;
 
 /* The models, by name; "none" is one clock per instruction (no hooks). */

@@ -103,7 +103,7 @@ static void test_keyfile_errors(void)
          "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, kernel, initrd, append, "
          "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, "
          "trace-range, trace-window, strict-isa, rtc-epoch, cost-model, cost-from, "
-         "mem-wait-states, dram-timing, l2, profile, profile-top, profile-from, "
+         "mem-wait-states, dram-timing, board, l2, profile, profile-top, profile-from, "
          "profile-stack-region, symbols, "
          "system-map, "
          "measure-nic)"},

@@ -678,6 +678,229 @@ static void test_real_mode_io_int(void)
     fx_free(&f);
 }
 
+/* ---- the TLB (32 entries, 4-way, 8 sets: Embedded Intel486 Hardware
+ * Reference Manual fig. 3-7) ---- */
+
+#define PDIR 0x300000u
+#define PTAB 0x301000u
+
+/* Identity-maps 0..4 MB (one page table) with A and D already set (so the
+ * walks write nothing), loads CR3 and turns paging on. */
+static void paging_on(fx *f)
+{
+    uint32_t pde = PTAB | 0x63u;
+    memcpy(f->ram + PDIR, &pde, 4);
+    for (uint32_t k = 0; k < 1024; k++) {
+        uint32_t pte = (k << 12) | 0x63u;
+        memcpy(f->ram + PTAB + 4 * k, &pte, 4);
+    }
+    f->c->cr3 = PDIR;
+    f->c->cr0 |= NM_CR0_PG;
+    cpu_update_mode(f->c);
+    nm_cpu_flush_translations(f->c);
+}
+
+static uint64_t report_of(fx *f, const char *key);
+
+/* The page loop, `passes` (EDX) times over ECX pages from ESI, EBX apart:
+ *    0 mov cr3, edi        (only when `reload`: 0f 22 df)
+ *      mov ecx, N / mov esi, DATA + 0x1000
+ *   10 mov eax, [esi] / add esi, stride / dec ecx / jnz 10
+ *      dec edx / jnz 0 / hlt
+ * Warm figures: MOV 1, ADD 1, DEC 1, Jcc taken 3 / not 1 = 6 an
+ * iteration, 4 in the last; the first MOV [ESI] after MOV ESI pays an AGI
+ * (+1).  So a pass over N pages with every translation in the TLB is
+ * 6N - 1 clocks; each TLB miss adds the walk: two page-table reads that hit
+ * the cache, 1 clock each (cpu/timing/i486.c, tlb_walk). */
+static void page_loop(fx *f, uint32_t n, uint32_t stride, bool reload)
+{
+    uint8_t code[64];
+    size_t k = 0;
+    if (reload) {
+        code[k++] = 0x0f, code[k++] = 0x22, code[k++] = 0xdf; /* mov cr3, edi */
+    }
+    code[k++] = 0xb9; /* mov ecx, n */
+    memcpy(code + k, &n, 4), k += 4;
+    uint32_t data = DATA + 0x1000u; /* page 0x201: TLB set 1 */
+    code[k++] = 0xbe;               /* mov esi, data */
+    memcpy(code + k, &data, 4), k += 4;
+    size_t loop = k;
+    code[k++] = 0x8b, code[k++] = 0x06; /* mov eax, [esi] */
+    code[k++] = 0x81, code[k++] = 0xc6; /* add esi, stride */
+    memcpy(code + k, &stride, 4), k += 4;
+    code[k++] = 0x49;                                           /* dec ecx */
+    code[k++] = 0x75, code[k] = (uint8_t)(loop - (k + 1)), k++; /* jnz loop */
+    code[k++] = 0x4a;                                           /* dec edx */
+    code[k++] = 0x75, code[k] = (uint8_t)(0 - (k + 1)), k++;    /* jnz 0 */
+    code[k++] = 0xf4;
+    fx_init(f, code, k);
+    paging_on(f);
+    f->regs[NM_EDX] = 3;
+    f->regs[NM_EDI] = PDIR;
+    set_regs(f);
+}
+
+/* Runs one pass's set-up instructions and returns the clocks of its loop. */
+static uint64_t loop_pass(fx *f, uint32_t n, bool reload)
+{
+    clocks_of(f, reload ? 3 : 2);
+    uint64_t c = clocks_of(f, 4 * n);
+    clocks_of(f, 2); /* dec edx / jnz */
+    return c;
+}
+
+/* 31 data pages + the code page = 32 translations, 4 in each set (data
+ * pages 0x201.. fill sets 1-7 four times and set 0 three times, with the
+ * code page 0x100): the second pass hits every one.  The stride 0x1010
+ * puts each data line in its own cache set. */
+static void test_tlb_fits(void)
+{
+    fx f = {0};
+    page_loop(&f, 31, 0x1010, false);
+    loop_pass(&f, 31, false); /* cold: caches and TLB fill */
+    uint64_t miss0 = report_of(&f, "tlb_data_misses");
+    g_assert_cmpuint(miss0, ==, 31);
+    g_assert_cmpuint(loop_pass(&f, 31, false), ==, 6 * 31 - 1);
+    g_assert_cmpuint(report_of(&f, "tlb_data_misses"), ==, 31);
+    /* 2: the first instruction looked up before the model saw CR0.PG set
+     * (the test sets it directly); after it the model flushes, as for a
+     * MOV CR0, and the second instruction walks again. */
+    g_assert_cmpuint(report_of(&f, "tlb_code_misses"), ==, 2);
+    g_assert_cmpuint(report_of(&f, "tlb_data_hits"), ==, 31);
+    /* The interpreter's own walks (its software TLB) are not charged. */
+    g_assert_cmpuint(report_of(&f, "interpreter_walk_reads_not_charged"), >, 0);
+    fx_free(&f);
+}
+
+/* Five data pages in one TLB set (stride 8 pages + 16 bytes): four ways
+ * cycled through five pages.  The tree pseudo-LRU (tlb.h) then gives, in
+ * the second pass, A miss, B hit, C miss, D miss, E miss (the order
+ * worked out in test_tlb.c, overflow-plru): 4 walks of 2 clocks. */
+static void test_tlb_overflow(void)
+{
+    fx f = {0};
+    page_loop(&f, 5, 0x8010, false);
+    loop_pass(&f, 5, false);
+    g_assert_cmpuint(report_of(&f, "tlb_data_misses"), ==, 5);
+    g_assert_cmpuint(loop_pass(&f, 5, false), ==, 6 * 5 - 1 + 4 * 2);
+    g_assert_cmpuint(report_of(&f, "tlb_data_misses"), ==, 5 + 4);
+    g_assert_cmpuint(report_of(&f, "clocks_tlb_walks"), >=, 4 * 2);
+    /* the breakdown, walks included, still adds up to the clocks */
+    static const char *parts[] = {
+        "clocks_table",        "clocks_io_instructions", "clocks_interrupts",
+        "clocks_prefixes",     "clocks_index",           "clocks_agi",
+        "clocks_misaligned",   "clocks_code_fills",      "clocks_data_fills",
+        "clocks_write_buffer", "clocks_io_write_drain",  "clocks_tlb_walks",
+    };
+    uint64_t sum = 0;
+    for (size_t k = 0; k < G_N_ELEMENTS(parts); k++)
+        sum += report_of(&f, parts[k]);
+    g_assert_cmpuint(sum, ==, report_of(&f, "clocks"));
+    fx_free(&f);
+}
+
+/* MOV CR3 flushes the TLB, even with the same value: after it the code
+ * page walks again (at the MOV ECX after it: 1 + 2) and so does every
+ * data page.  MOV CR3,r is 4 clocks (clock count summary). */
+static void test_tlb_mov_cr3(void)
+{
+    fx f = {0};
+    page_loop(&f, 4, 0x1010, true);
+    loop_pass(&f, 4, true);
+    uint64_t fl = report_of(&f, "tlb_flushes"), w = report_of(&f, "clocks_tlb_walks");
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 4);         /* mov cr3, edi */
+    g_assert_cmpuint(clocks_of(&f, 2), ==, 1 + 2 + 1); /* the code page's walk */
+    g_assert_cmpuint(clocks_of(&f, 16), ==, 6 * 4 - 1 + 4 * 2);
+    g_assert_cmpuint(report_of(&f, "tlb_flushes"), ==, fl + 1);
+    g_assert_cmpuint(report_of(&f, "clocks_tlb_walks"), ==, w + 5 * 2);
+    g_assert_cmpuint(report_of(&f, "tlb_data_misses"), ==, 8);
+    /* the first instruction, the second (paging seen on, CR3 loaded: see
+     * tlb-fits), and the MOV ECX after this MOV CR3 */
+    g_assert_cmpuint(report_of(&f, "tlb_code_misses"), ==, 3);
+    fx_free(&f);
+}
+
+/* INVLPG drops one page: of four warm data pages only the one named
+ * misses in the next pass (a walk, 2 clocks).  INVLPG 12 (clock count
+ * summary). */
+static void test_tlb_invlpg(void)
+{
+    static const uint8_t code[] = {
+        0x8b, 0x06,                         /* 0: mov eax, [esi] */
+        0x8b, 0x86, 0x10, 0x10, 0x00, 0x00, /* mov eax, [esi+0x1010] */
+        0x8b, 0x86, 0x20, 0x20, 0x00, 0x00, /* mov eax, [esi+0x2020] */
+        0x8b, 0x86, 0x30, 0x30, 0x00, 0x00, /* mov eax, [esi+0x3030] */
+        0x0f, 0x01, 0x3b,                   /* invlpg [ebx]  the second page */
+        0x4a, 0x75, 0xe6,                   /* dec edx; jnz 0 */
+        0xf4,
+    };
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    paging_on(&f);
+    f.regs[NM_ESI] = DATA + 0x1000u;
+    f.regs[NM_EBX] = DATA + 0x2010u;
+    f.regs[NM_EDX] = 3;
+    set_regs(&f);
+    clocks_of(&f, 7); /* cold */
+    clocks_of(&f, 7); /* warm, INVLPG again */
+    g_assert_cmpuint(report_of(&f, "tlb_page_flushes"), ==, 2);
+    uint64_t m0 = report_of(&f, "tlb_data_misses");
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + 2); /* the page INVLPG dropped */
+    g_assert_cmpuint(clocks_of(&f, 2), ==, 2);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 12);
+    g_assert_cmpuint(report_of(&f, "tlb_data_misses"), ==, m0 + 1);
+    g_assert_cmpuint(report_of(&f, "tlb_page_flushes"), ==, 3);
+    fx_free(&f);
+}
+
+/* Bus-master DMA snoops the cache (cpu/timing/i486.c, i486_snoop): a
+ * cached line written by DMA is dropped, so the next read misses and waits
+ * for the fill's first transfer (DRAM: T0).  With the board's L2 the line
+ * is dropped there too: the fill comes from DRAM (T0), not from the L2
+ * (2 bus clocks = 4).  A line DMA did not write stays (1 clock). */
+static void restart(fx *f)
+{
+    f->m->stop_requested = 0;
+    f->m->clock.cycles += 1000;
+    set_regs(f);
+    nm_cpu_set_eip(f->c, entry_of(f));
+    nm_timing_select(f->t, NULL);
+    nm_timing_select(f->t, nm_cost_model_find("486"));
+}
+
+static void test_dma_snoop(void)
+{
+    static const uint8_t code[] = {0x8b, 0x03, 0xf4}; /* mov eax, [ebx]; hlt */
+    for (int l2 = 0; l2 < 2; l2++) {
+        fx f = {.l2_size = l2 ? 256u << 10 : 0};
+        fx_init(&f, code, sizeof code);
+        f.regs[NM_EBX] = DATA + 0x40;
+        set_regs(&f);
+        warm(&f);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+        /* DMA into another line: nothing dropped */
+        static const uint8_t frame[16] = {1, 2, 3};
+        g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x80, frame, sizeof frame));
+        restart(&f);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+        g_assert_cmpuint(report_of(&f, "snoop_invalidations"), ==, 0);
+        /* DMA into the line read (another dword of it): dropped from L1
+         * (and L2) */
+        g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x48, frame, 4));
+        restart(&f);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1 + T0);
+        g_assert_cmpuint(report_of(&f, "snoop_invalidations"), ==, 1);
+        g_assert_cmpuint(report_of(&f, "l2_snoop_invalidations"), ==, l2 ? 1 : 0);
+        /* a DMA read changes nothing (write-through: memory is current) */
+        uint8_t buf[16];
+        g_assert_true(nm_mem_dma_read(f.m->mem, DATA + 0x40, buf, sizeof buf));
+        restart(&f);
+        g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+        fx_free(&f);
+    }
+}
+
 static uint64_t report_u64(const char *json, const char *key)
 {
     char pat[64];
@@ -687,6 +910,17 @@ static uint64_t report_u64(const char *json, const char *key)
     p = strchr(p + strlen(pat), ':');
     g_assert_nonnull(p);
     return g_ascii_strtoull(p + 1, NULL, 10);
+}
+
+static uint64_t report_of(fx *f, const char *key)
+{
+    nm_report *r = nm_report_new();
+    nm_timing_report(f->t, r);
+    char *js = nm_report_json(r);
+    uint64_t v = report_u64(js, key);
+    g_free(js);
+    nm_report_free(r);
+    return v;
 }
 
 /* The report's breakdown adds up to the model's clocks. */
@@ -753,5 +987,10 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
     g_test_add_func("/timing/486/real-mode-io-int", test_real_mode_io_int);
     g_test_add_func("/timing/486/fault-delivery", test_fault_delivery);
+    g_test_add_func("/timing/486/tlb-fits", test_tlb_fits);
+    g_test_add_func("/timing/486/tlb-overflow", test_tlb_overflow);
+    g_test_add_func("/timing/486/tlb-mov-cr3", test_tlb_mov_cr3);
+    g_test_add_func("/timing/486/tlb-invlpg", test_tlb_invlpg);
+    g_test_add_func("/timing/486/dma-snoop", test_dma_snoop);
     return g_test_run();
 }

@@ -773,6 +773,230 @@ static void test_registry(void)
     fx_free(&f);
 }
 
+/* ---- the TLBs: code 32 entries, data 64 (16 sets x 4 ways) and 8 for
+ * 4 MB pages (pentium.c, p5_create) ---- */
+
+#define PDIR 0x500000u
+#define PTAB 0x501000u
+
+/* Page tables: 0..4 MB identity-mapped, A and D set (no A/D writes), by
+ * 4 KB pages, or (big) by one 4 MB page with CR4.PSE. */
+static bool pg_big;
+static void page_tables(fx *f, bool big)
+{
+    uint32_t pde = big ? 0xe3u : PTAB | 0x63u; /* 4 MB: PS A D RW P */
+    memcpy(f->ram + PDIR, &pde, 4);
+    for (uint32_t k = 0; k < 1024; k++) {
+        uint32_t pte = (k << 12) | 0x63u;
+        memcpy(f->ram + PTAB + 4 * k, &pte, 4);
+    }
+    pg_big = big;
+}
+
+/* run() with paging on (CR3 = PDIR).  The model sees the same CR3, PG and
+ * PSE from run to run, so its TLBs stay warm across runs.  The first
+ * paged run's first instruction is looked up before the model learns that
+ * paging is on (set here directly); after it the model flushes, as for a
+ * MOV CR0, so that page misses again in the next run: tests warm up with
+ * two paged runs. */
+static uint64_t run_paged(fx *f, uint32_t eip, regs r)
+{
+    f->m->stop_requested = 0;
+    nm_cpu_enter_flat32(f->c, eip, STACK);
+    f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW);
+    f->c->cr3 = PDIR;
+    if (pg_big) f->c->cr4 |= NM_CR4_PSE;
+    f->c->cr0 |= NM_CR0_PG;
+    cpu_update_mode(f->c);
+    nm_cpu_flush_translations(f->c);
+    nm_cpu_set_reg(f->c, NM_EAX, r.eax);
+    nm_cpu_set_reg(f->c, NM_EBX, r.ebx);
+    nm_cpu_set_reg(f->c, NM_ECX, r.ecx);
+    nm_cpu_set_reg(f->c, NM_ESI, r.esi);
+    nm_cpu_set_reg(f->c, NM_EDI, r.edi);
+    uint64_t c0 = f->m->clock.cycles, b0 = f->m->clock.bus_wait_cycles;
+    nm_cpu_run(f->c, 10000000);
+    g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
+    return (f->m->clock.cycles - c0) - (f->m->clock.bus_wait_cycles - b0) - 1;
+}
+
+/* The page loop at CODE: mov eax,[esi] / add esi,EBX-stride / dec ecx /
+ * jnz; ECX pages from DATA + 4 KB (data TLB set 1).  A MOV CR3 / HLT at
+ * CODE + 0x300 flushes the TLBs. */
+static void p5_page_loop(fx *f, uint32_t stride)
+{
+    uint8_t code[] = {0x8b, 0x06, 0x81, 0xc6, 0, 0, 0, 0, 0x49, 0x75, 0xf5, 0xf4};
+    memcpy(code + 4, &stride, 4);
+    load(f, CODE, code, sizeof code);
+    static const uint8_t cr3[] = {0x0f, 0x22, 0xdf, 0xf4}; /* mov cr3, edi; hlt */
+    load(f, CODE + 0x300, cr3, sizeof cr3);
+}
+
+/* Each TLB miss costs its walk and nothing else: the same loop with
+ * paging off (P clocks, warm) takes P with every translation in the TLBs,
+ * and P + 2 per data page after a flush: the PDE and PTE reads hit the data
+ * cache, 1 clock each (pentium.c, tlb_walk).  63 data pages fit (the
+ * stride 0x1020 gives each its own cache set; the PTEs are in sets 64-71). */
+static void test_tlb_fits(void)
+{
+    fx f;
+    fx_init(&f, "pentium-100");
+    page_tables(&f, false);
+    p5_page_loop(&f, 0x1020);
+    regs r = {.ecx = 63, .esi = DATA + 0x1000u};
+    run(&f, CODE, r);
+    uint64_t p = run(&f, CODE, r); /* paging off, warm */
+    run_paged(&f, CODE, r);        /* walks, page-table lines filled */
+    run_paged(&f, CODE, r);        /* the first page again (above) */
+    const nm_p5_stats *t = stats(&f);
+    uint64_t m0 = t->tlb_data_misses, h0 = t->tlb_data_hits, w0 = t->c_tlb;
+    g_assert_cmpuint(m0, ==, 63 + 1);
+    g_assert_cmpuint(run_paged(&f, CODE, r), ==, p);
+    g_assert_cmpuint(t->tlb_data_misses, ==, m0);
+    g_assert_cmpuint(t->tlb_data_hits - h0, ==, 63);
+    g_assert_cmpuint(t->c_tlb, ==, w0);
+    /* MOV CR3 flushes both TLBs; its HLT walks for the code page again */
+    run_paged(&f, CODE + 0x300, (regs){.edi = PDIR});
+    g_assert_cmpuint(run_paged(&f, CODE, r), ==, p + 63 * 2);
+    g_assert_cmpuint(t->tlb_data_misses, ==, m0 + 63);
+    g_assert_cmpuint(t->interp_walk_reads, >, 0); /* counted, not charged */
+    fx_free(&f);
+}
+
+/* 65 pages: data TLB set 1 gets five (pages 0x201, 0x211, .. 0x241), the
+ * other sets four.  In the second pass after a flush the tree pseudo-LRU
+ * gives that set 1 hit and 4 misses (as test_tlb.c, overflow-plru): P + 4
+ * walks. */
+static void test_tlb_overflow(void)
+{
+    fx f;
+    fx_init(&f, "pentium-100");
+    page_tables(&f, false);
+    p5_page_loop(&f, 0x1020);
+    regs r = {.ecx = 65, .esi = DATA + 0x1000u};
+    run(&f, CODE, r);
+    uint64_t p = run(&f, CODE, r);
+    run_paged(&f, CODE, r);
+    /* From an empty TLB (MOV CR3), the first pass fills set 1 with A-D and
+     * puts E over A, as in test_tlb.c; the second is the one measured. */
+    run_paged(&f, CODE + 0x300, (regs){.edi = PDIR});
+    run_paged(&f, CODE, r);
+    const nm_p5_stats *t = stats(&f);
+    uint64_t m0 = t->tlb_data_misses;
+    g_assert_cmpuint(run_paged(&f, CODE, r), ==, p + 4 * 2);
+    g_assert_cmpuint(t->tlb_data_misses - m0, ==, 4);
+    uint64_t sum = t->c_table + t->c_io + t->c_int + t->c_rmw_pair + t->c_agi + t->c_bank +
+                   t->c_prefix + t->c_mispredict + t->c_code_fill + t->c_data_fill + t->c_wbuf +
+                   t->c_misaligned + t->c_locked + t->c_io_drain + t->c_tlb - t->c_pair_saved;
+    g_assert_cmpuint(sum, ==, t->cycles);
+    fx_free(&f);
+}
+
+/* A 4 MB page (CR4.PSE, PDE.PS): the data TLB's 4 MB entries hold all 65
+ * pages in one: after a flush one walk, the PDE read alone (1 clock).  The
+ * code TLB holds the page as a 4 KB entry. */
+static void test_tlb_4mb_page(void)
+{
+    fx f;
+    fx_init(&f, "pentium-100");
+    page_tables(&f, true);
+    p5_page_loop(&f, 0x1020);
+    regs r = {.ecx = 65, .esi = DATA + 0x1000u};
+    run(&f, CODE, r);
+    uint64_t p = run(&f, CODE, r);
+    run_paged(&f, CODE, r);
+    run_paged(&f, CODE, r);
+    const nm_p5_stats *t = stats(&f);
+    g_assert_cmpuint(t->tlb_data_misses, ==, 2); /* the first run's, twice (above) */
+    g_assert_cmpuint(run_paged(&f, CODE, r), ==, p);
+    run_paged(&f, CODE + 0x300, (regs){.edi = PDIR});
+    uint64_t walks = t->tlb_walk_reads;
+    g_assert_cmpuint(run_paged(&f, CODE, r), ==, p + 1);
+    g_assert_cmpuint(t->tlb_data_misses, ==, 3);
+    g_assert_cmpuint(t->tlb_walk_reads - walks, ==, 1);
+    fx_free(&f);
+}
+
+/* INVLPG drops the page in both TLBs: one data walk in the next pass. */
+static void test_tlb_invlpg(void)
+{
+    fx f;
+    fx_init(&f, "pentium-100");
+    page_tables(&f, false);
+    p5_page_loop(&f, 0x1020);
+    static const uint8_t inv[] = {0x0f, 0x01, 0x3b, 0xf4}; /* invlpg [ebx]; hlt */
+    load(&f, CODE + 0x380, inv, sizeof inv);
+    regs r = {.ecx = 8, .esi = DATA + 0x1000u};
+    run(&f, CODE, r);
+    uint64_t p = run(&f, CODE, r);
+    run_paged(&f, CODE, r);
+    run_paged(&f, CODE, r);
+    g_assert_cmpuint(run_paged(&f, CODE, r), ==, p);
+    run_paged(&f, CODE + 0x380, (regs){.ebx = DATA + 0x3020u});
+    const nm_p5_stats *t = stats(&f);
+    uint64_t m0 = t->tlb_data_misses;
+    g_assert_cmpuint(run_paged(&f, CODE, r), ==, p + 2);
+    g_assert_cmpuint(t->tlb_data_misses - m0, ==, 1);
+    fx_free(&f);
+}
+
+/* ---- bus-master DMA snooping the caches (pentium.c, p5_snoop) ---- */
+
+static void snoop_to_model(void *opaque, uint32_t phys, size_t len, bool write)
+{
+    nm_cost_model_pentium.snoop(opaque, phys, (uint32_t)len, write);
+}
+
+/* pentium-60, DRAM 5-2-2-2 on a 60 MHz bus: a line fill (and a line
+ * write-back) is 11 core clocks.  A warm MOV EAX,[ESI] is 1 clock [IT].
+ * After DMA writes its line: a fill, 1 + 11.  When the line was modified
+ * (a MOV [ESI],EAX hit it), the inquire cycle's HITM write-back holds the
+ * bus first: 1 + 11 + 11.  A DMA read of a modified line writes it back
+ * and leaves it valid: the next read hits. */
+static void test_dma_snoop(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    nm_memmap_set_dma_snoop(f.m->mem, snoop_to_model, f.st);
+    static const uint8_t rd[] = {0x8b, 0x06};       /* mov eax, [esi] */
+    static const uint8_t wr[] = {0x89, 0x06, 0xf4}; /* mov [esi], eax; hlt */
+    regs r = {.esi = DATA + 0x20, .eax = 0x11223344u};
+    uint64_t warm = measure(&f, rd, sizeof rd, r);
+    g_assert_cmpuint(warm, ==, 1);
+    const nm_p5_stats *t = stats(&f);
+    static const uint8_t frame[8] = {9, 9};
+    /* another line: nothing */
+    g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x40, frame, sizeof frame));
+    f.m->clock.cycles += 1000;
+    g_assert_cmpuint(run(&f, CODE, r), ==, 1);
+    g_assert_cmpuint(t->snoop_invalidations, ==, 0);
+    /* the line read: invalidated, refilled */
+    g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x38, frame, sizeof frame));
+    f.m->clock.cycles += 1000;
+    g_assert_cmpuint(run(&f, CODE, r), ==, 1 + 11);
+    g_assert_cmpuint(t->snoop_invalidations, ==, 1);
+    g_assert_cmpuint(t->snoop_writebacks, ==, 0);
+    /* modified, then written by DMA: HITM write-back, then the fill */
+    load(&f, CODE + 0x300, wr, sizeof wr);
+    run(&f, CODE + 0x300, r); /* a write hit: the line is dirty */
+    f.m->clock.cycles += 1000;
+    g_assert_true(nm_mem_dma_write(f.m->mem, DATA + 0x20, frame, sizeof frame));
+    g_assert_cmpuint(t->snoop_writebacks, ==, 1);
+    g_assert_cmpuint(run(&f, CODE, r), ==, 1 + 11 + 11);
+    g_assert_cmpuint(nm_cpu_get_reg(f.c, NM_EAX), ==, 0x0909u); /* DMA's bytes */
+    /* modified, then read by DMA: written back, still cached */
+    run(&f, CODE + 0x300, r);
+    f.m->clock.cycles += 1000;
+    uint8_t buf[8];
+    g_assert_true(nm_mem_dma_read(f.m->mem, DATA + 0x20, buf, sizeof buf));
+    g_assert_cmpuint(t->snoop_writebacks, ==, 2);
+    f.m->clock.cycles += 1000;
+    g_assert_cmpuint(run(&f, CODE, r), ==, 1);
+    g_assert_cmpuint(t->snoop_invalidations, ==, 2);
+    nm_memmap_set_dma_snoop(f.m->mem, NULL, NULL);
+    fx_free(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -800,5 +1024,10 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/uncond-mispredict", test_uncond_mispredict);
     g_test_add_func("/timing/pentium/breakdown-sums", test_breakdown_sums);
     g_test_add_func("/timing/pentium/registry", test_registry);
+    g_test_add_func("/timing/pentium/tlb-fits", test_tlb_fits);
+    g_test_add_func("/timing/pentium/tlb-overflow", test_tlb_overflow);
+    g_test_add_func("/timing/pentium/tlb-4mb-page", test_tlb_4mb_page);
+    g_test_add_func("/timing/pentium/tlb-invlpg", test_tlb_invlpg);
+    g_test_add_func("/timing/pentium/dma-snoop", test_dma_snoop);
     return g_test_run();
 }
