@@ -279,6 +279,7 @@ static void step_reported(nm_cpu *c, bool tracing)
     if (unlikely(tracing)) trace_insn(c, i);
     c->eip += i->len;
     if (!c->code32) c->eip &= 0xffff;
+    c->cur_insn = i;
     i->fn(c, i);
     if (unlikely(rf) && i->op != NM_OP_IRET) c->eflags &= ~NM_FLAG_RF;
     c->instructions++;

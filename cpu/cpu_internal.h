@@ -106,6 +106,7 @@ struct nm_cpu {
     uint32_t fetch_phys;     /* its physical page */
     uint32_t last_ea;        /* effective address of the last memory operand */
     uint32_t rep_iterations; /* string iterations done by the last step (cost models) */
+    const nm_insn *cur_insn; /* the instruction executing, in hooked steps (cost models) */
     bool rep_unfinished;     /* that step stopped at its budget: the REP string runs again */
     uint8_t dr_exec_mask;    /* DR7-enabled instruction breakpoints (debug.c) */
     uint8_t dr_data_mask;    /* DR7-enabled data breakpoints */

@@ -31,6 +31,11 @@ static const nm_cpu_model models[] = {
      NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
          NM_CPUID_CX8,
      0x0513},
+    {"pentium-66", "Pentium (P5), 66 MHz, 66 MHz bus", NM_CPU_PENTIUM, MHZ_THIRDS(200),
+     MHZ_THIRDS(200), true, 0x0513,
+     NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
+         NM_CPUID_CX8,
+     0x0513},
     {"pentium-100", "Pentium (P54C), 100 MHz core on a 66 MHz bus", NM_CPU_PENTIUM, MHZ(100),
      MHZ_THIRDS(200), true, 0x0525,
      NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |

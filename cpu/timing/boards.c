@@ -115,7 +115,7 @@ static const nm_board_preset presets[] = {
         .name = "p5-430lx",
         .description = "Pentium-60/66 on an Intel 430LX (Mercury, 82434LX PCMC) board: 256 KB "
                        "asynchronous write-back L2, 70 ns FPM DRAM",
-        .default_for = "pentium-60",
+        .default_for = "pentium-60,pentium-66",
         /* 82434LX (290479): write-back L2, victims through the LBX write
          * buffer (not modelled as a buffer: the write-back comes first).
          * Async SRAM: reads 3-2-2-2, single writes 3 [L: the 430FX's async

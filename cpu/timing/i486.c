@@ -294,6 +294,7 @@ typedef struct i486_state {
     uint32_t stall;                                      /* cache / write-buffer stall so far */
     uint32_t code_stall, data_stall, wb_stall, io_stall; /* parts of stall */
     uint32_t accesses;                                   /* data accesses so far */
+    uint32_t rep_pace, rep_stride; /* REP string: clocks per iteration, accesses per iteration */
     uint32_t misaligned;
     uint32_t last_read_phys;
     bool taken;
@@ -384,9 +385,31 @@ static inline bool is_mmio(const nm_cpu *c, uint32_t phys)
 
 /* When an access of this instruction happens: its start, the stalls so far,
  * and one clock per earlier access (the 486 makes at most one per clock). */
+/* When the instruction's next access happens: one clock after the one
+ * before (the 486 makes at most one access a clock), or, inside a REP
+ * string, one iteration's clocks after the previous iteration's (the
+ * table's per-iteration figure: REP STOS 4 a store), so that a string's
+ * writes reach the write buffer at the pace the CPU makes them, like a
+ * loop of MOVs would. */
 static inline uint64_t now_of(const i486_state *s)
 {
-    return s->cpu->clock->cycles + s->stall + s->accesses;
+    uint64_t t = s->cpu->clock->cycles + s->stall;
+    if (s->rep_pace)
+        return t + (uint64_t)(s->accesses / s->rep_stride) * s->rep_pace +
+               s->accesses % s->rep_stride;
+    return t + s->accesses;
+}
+
+/* At an instruction's first data access: a REP string's pacing. */
+static void rep_pacing(i486_state *s)
+{
+    const nm_insn *i = s->cpu->cur_insn;
+    s->rep_pace = 0;
+    if (!i || !(i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) || i->op < NM_OP_MOVS ||
+        i->op > NM_OP_STOS)
+        return;
+    s->rep_pace = strings[i->op - NM_OP_MOVS].rep_each;
+    s->rep_stride = (i->op == NM_OP_MOVS || i->op == NM_OP_CMPS) ? 2 : 1;
 }
 
 static inline void add_read_stall(i486_state *s, uint32_t st, bool code)
@@ -738,6 +761,7 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
         return;
     }
     code_early(s);
+    if (!s->accesses) rep_pacing(s);
     if (s->cpu->paging && !(flags & NM_MEM_PAGEWALK)) tlb_access(s, linear, size, false);
     if (!(flags & NM_MEM_SYSTEM) && ((phys & 3) + size > 4)) s->misaligned++;
     if (!(flags & NM_MEM_WRITE)) s->last_read_phys = phys;
@@ -1103,6 +1127,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->stall = 0;
     s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
     s->accesses = 0;
+    s->rep_pace = 0;
     s->misaligned = 0;
     s->taken = false;
     s->prev = now;
