@@ -1,0 +1,176 @@
+/* The board under the cost models (cpu/timing/membus.h nm_board) and its
+ * presets (cpu/timing/boards.c): DRAM page hits and misses, the L2 write
+ * policies, posted writes, and the preset table.  On a 486DX2-66 (2 core
+ * clocks per bus clock), so every bus figure below is doubled. */
+#include <glib.h>
+#include <string.h>
+
+#include "cpu/models.h"
+#include "cpu/timing/boards.h"
+#include "cpu/timing/membus.h"
+
+static const nm_cpu_model *dx2(void)
+{
+    const nm_cpu_model *m = nm_cpu_model_find("486dx2-66");
+    g_assert_nonnull(m);
+    return m;
+}
+
+/* 5-2-2-2 / single 5 on a page hit, +3 on a miss, 4 KB pages, no L2. */
+static nm_board_timing dram_only(void)
+{
+    return (nm_board_timing){.dram_first = 5,
+                             .dram_burst = 2,
+                             .dram_single = 5,
+                             .dram_miss = 3,
+                             .dram_page_bytes = 4096};
+}
+
+static void test_page_hit_miss(void)
+{
+    nm_board b;
+    nm_board_timing t = dram_only();
+    g_assert_true(nm_board_init(&b, dx2(), &t, 16));
+    /* First access: no row open, a miss: (5+6) + 3 bus = 28 core. */
+    g_assert_cmpuint(nm_board_line_read(&b, 0x10000, 0), ==, 28);
+    /* Same 4 KB row: 11 bus = 22. */
+    g_assert_cmpuint(nm_board_line_read(&b, 0x10ff0, 100), ==, 22);
+    /* A single write in that row: 5 bus = 10; in another row 8 bus = 16. */
+    g_assert_cmpuint(nm_board_write(&b, 0x10800, 200), ==, 10);
+    g_assert_cmpuint(nm_board_write(&b, 0x20000, 300), ==, 16);
+    g_assert_cmpuint(nm_board_single_read(&b, 0x20004, 400), ==, 10);
+    g_assert_cmpuint(b.dram_page_hits, ==, 3);
+    g_assert_cmpuint(b.dram_page_misses, ==, 2);
+    nm_board_free(&b);
+}
+
+/* With no page model every access is timed as the old flat board. */
+static void test_no_page_model(void)
+{
+    nm_board b;
+    nm_board_timing t = dram_only();
+    t.dram_page_bytes = 0;
+    g_assert_true(nm_board_init(&b, dx2(), &t, 16));
+    g_assert_cmpuint(nm_board_line_read(&b, 0x10000, 0), ==, 22);
+    g_assert_cmpuint(nm_board_line_read(&b, 0x90000, 0), ==, 22);
+    g_assert_cmpuint(nm_board_write(&b, 0x50000, 0), ==, 10);
+    nm_board_free(&b);
+}
+
+static nm_board_timing with_l2(nm_l2_policy policy)
+{
+    nm_board_timing t = dram_only();
+    t.dram_page_bytes = 0; /* flat DRAM: the L2's part alone */
+    t.l2_size = 64u << 10;
+    t.l2_policy = policy;
+    t.l2_first = 2;
+    t.l2_burst = 1;
+    t.l2_write = 2;
+    return t;
+}
+
+/* A write hit: write-back 2 bus (4 core) and no DRAM; write-through also
+ * writes DRAM (5 bus = 10 core); a write miss goes to DRAM either way (no
+ * write allocation). */
+static void test_l2_write_policies(void)
+{
+    nm_board wb, wt;
+    nm_board_timing a = with_l2(NM_L2_WRITE_BACK), c = with_l2(NM_L2_WRITE_THROUGH);
+    g_assert_true(nm_board_init(&wb, dx2(), &a, 16));
+    g_assert_true(nm_board_init(&wt, dx2(), &c, 16));
+    g_assert_cmpuint(nm_board_line_read(&wb, 0x1000, 0), ==, 22); /* miss: DRAM, allocates */
+    g_assert_cmpuint(nm_board_line_read(&wt, 0x1000, 0), ==, 22);
+    g_assert_cmpuint(nm_board_line_read(&wb, 0x1000, 0), ==, 10); /* hit: 2-1-1-1 = 5 bus */
+    g_assert_cmpuint(nm_board_write(&wb, 0x1004, 0), ==, 4);
+    g_assert_cmpuint(nm_board_write(&wt, 0x1004, 0), ==, 10);
+    g_assert_cmpuint(nm_board_write(&wb, 0x8000, 0), ==, 10); /* miss */
+    g_assert_cmpuint(nm_board_line_read(&wb, 0x8000, 0), ==, 22); /* not allocated by it */
+    /* The dirty line's victim (64 KB apart: the same direct-mapped slot):
+     * written back first, 22 + 22; the write-through L2 has none. */
+    g_assert_cmpuint(nm_board_line_read(&wb, 0x11000, 0), ==, 44);
+    g_assert_cmpuint(nm_board_line_read(&wt, 0x11000, 0), ==, 22);
+    g_assert_cmpuint(wb.l2_writebacks, ==, 1);
+    g_assert_cmpuint(wt.l2_writebacks, ==, 0);
+    nm_board_free(&wb);
+    nm_board_free(&wt);
+}
+
+/* "Always dirty": a clean victim is written back too. */
+static void test_l2_always_dirty(void)
+{
+    nm_board b, d;
+    nm_board_timing t = with_l2(NM_L2_WRITE_BACK_ALWAYS_DIRTY), u = with_l2(NM_L2_WRITE_BACK);
+    g_assert_true(nm_board_init(&b, dx2(), &t, 16));
+    g_assert_true(nm_board_init(&d, dx2(), &u, 16));
+    g_assert_cmpuint(nm_board_line_read(&b, 0x2000, 0), ==, 22); /* into an empty slot */
+    g_assert_cmpuint(nm_board_line_read(&d, 0x2000, 0), ==, 22);
+    g_assert_cmpuint(nm_board_line_read(&b, 0x12000, 0), ==, 44); /* clean victim written back */
+    g_assert_cmpuint(nm_board_line_read(&d, 0x12000, 0), ==, 22); /* dirty tag: clean, none */
+    nm_board_free(&b);
+    nm_board_free(&d);
+}
+
+/* Posted writes: 2 entries accepted in 1 bus clock (2 core) each while
+ * there is room; each takes the DRAM 10 core clocks behind the CPU; a third
+ * write at once waits for the first to drain; a read waits for the buffer
+ * to be empty. */
+static void test_posted_writes(void)
+{
+    nm_board b;
+    nm_board_timing t = dram_only();
+    t.dram_page_bytes = 0;
+    t.posted = 2;
+    t.posted_accept = 1;
+    g_assert_true(nm_board_init(&b, dx2(), &t, 16));
+    g_assert_cmpuint(nm_board_write(&b, 0x100, 0), ==, 2);   /* DRAM 2..12 */
+    g_assert_cmpuint(nm_board_write(&b, 0x104, 2), ==, 2);   /* DRAM 12..22 */
+    g_assert_cmpuint(nm_board_write(&b, 0x108, 4), ==, 2 + 6); /* waits to 12 for an entry */
+    /* A line read at 12: the posted writes drain until 32, then 22. */
+    g_assert_cmpuint(nm_board_line_read(&b, 0x4000, 12), ==, 20 + 22);
+    g_assert_cmpuint(b.posted_writes, ==, 3);
+    g_assert_cmpuint(b.posted_full_stalls, ==, 1);
+    nm_board_free(&b);
+}
+
+/* The presets: every name is found, each CPU model has a default that fits
+ * it, a 486 board does not fit a Pentium, and applying a preset sets the
+ * parameters the models take. */
+static void test_presets(void)
+{
+    size_t n;
+    const nm_board_preset *list = nm_board_preset_list(&n);
+    g_assert_cmpuint(n, >=, 7);
+    for (size_t i = 0; i < n; i++)
+        g_assert_true(nm_board_preset_find(list[i].name) == &list[i]);
+    size_t nm;
+    const nm_cpu_model *models = nm_cpu_model_list(&nm);
+    for (size_t i = 0; i < nm; i++) {
+        const nm_board_preset *b = nm_board_preset_default(&models[i]);
+        g_assert_nonnull(b);
+        g_assert_true(nm_board_preset_fits(b, &models[i]));
+    }
+    const nm_cpu_model *p100 = nm_cpu_model_find("pentium-100");
+    g_assert_false(nm_board_preset_fits(nm_board_preset_find("486-wb256"), p100));
+    g_assert_true(nm_board_preset_fits(nm_board_preset_find("p54c-430fx-pb"), p100));
+    nm_timing_params p;
+    nm_timing_default_params(p100, &p);
+    nm_board_preset_apply(nm_board_preset_find("p54c-430fx-async"), &p);
+    g_assert_cmpstr(p.board, ==, "p54c-430fx-async");
+    g_assert_cmpuint(p.l2_first, ==, 3);
+    g_assert_cmpuint(p.l2_burst, ==, 2);
+    g_assert_cmpuint(p.l2_write, ==, 4);
+    g_assert_cmpuint(p.posted_writes, ==, 4);
+    g_assert_null(nm_board_preset_find("no-such-board"));
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/board/page-hit-miss", test_page_hit_miss);
+    g_test_add_func("/board/no-page-model", test_no_page_model);
+    g_test_add_func("/board/l2-write-policies", test_l2_write_policies);
+    g_test_add_func("/board/l2-always-dirty", test_l2_always_dirty);
+    g_test_add_func("/board/posted-writes", test_posted_writes);
+    g_test_add_func("/board/presets", test_presets);
+    return g_test_run();
+}
