@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cpu/models.h"
+#include "cpu/timing/boards.h"
 
 #define DEFAULT_TOP 3
 #define PROFILE_TOP 10
@@ -134,7 +135,9 @@ typedef struct top_fn {
 } top_fn;
 
 typedef struct run {
-    const char *cpu;
+    const char *cpu;   /* the row's label: the CPU model, or model/board */
+    const char *model; /* the CPU model */
+    const char *board; /* --board for this run, NULL: the model's default */
     const char *kernel; /* ab: the variant's kernel */
     char variant;       /* 'A', 'B', or 0 */
     char *json, *log;
@@ -207,7 +210,11 @@ static pid_t start_run(const char *exe, GPtrArray *pass, run *r)
         g_ptr_array_add(args, (char *)r->kernel);
     }
     g_ptr_array_add(args, "--cpu");
-    g_ptr_array_add(args, (char *)r->cpu);
+    g_ptr_array_add(args, (char *)r->model);
+    if (r->board) {
+        g_ptr_array_add(args, "--board");
+        g_ptr_array_add(args, (char *)r->board);
+    }
     g_ptr_array_add(args, "--profile-top");
     g_ptr_array_add(args, G_STRINGIFY(PROFILE_TOP));
     g_ptr_array_add(args, "--report-json");
@@ -367,6 +374,8 @@ static void print_help(const char *cmd, bool ab)
     printf("Runs the same workload on each CPU model%s in parallel child processes and\n"
            "prints one table.  Every other option goes to each run unchanged.\n"
            "  --cpu LIST        CPU models, comma-separated (nicemu --cpu help lists them)\n"
+           "  --board LIST      board presets, comma-separated: a row per CPU and board\n"
+           "                    (nicemu --board help; default: each CPU model's own)\n"
            "%s"
            "  --json FILE       write the table as JSON\n"
            "  --csv FILE        write the table as CSV\n"
@@ -385,6 +394,7 @@ int nm_compare_main(int argc, char **argv)
 {
     const char *cmd = argv[0];
     bool ab = !strcmp(cmd, "ab");
+    const char *boards = NULL;
     const char *cpus = NULL, *json = NULL, *csv = NULL, *png = NULL, *ka = NULL, *kb = NULL,
                *keep = NULL;
     unsigned top = DEFAULT_TOP, jobs = g_get_num_processors();
@@ -395,8 +405,9 @@ int nm_compare_main(int argc, char **argv)
         const char *eq = strchr(a, '=');
         g_autofree char *name =
             eq && a[0] == '-' && a[1] == '-' ? g_strndup(a, (gsize)(eq - a)) : g_strdup(a);
-        static const char *const own[] = {"--cpu",  "--json",     "--csv",      "--plot", "--top",
-                                          "--jobs", "--kernel-a", "--kernel-b", "--keep"};
+        static const char *const own[] = {"--cpu",      "--json",     "--csv",  "--plot",
+                                          "--top",      "--jobs",     "--keep", "--kernel-a",
+                                          "--kernel-b", "--board"};
         bool mine = false;
         for (size_t k = 0; k < G_N_ELEMENTS(own); k++)
             mine |= !strcmp(name, own[k]);
@@ -426,6 +437,8 @@ int nm_compare_main(int argc, char **argv)
         }
         if (!strcmp(name, "--cpu"))
             cpus = val;
+        else if (!strcmp(name, "--board"))
+            boards = val;
         else if (!strcmp(name, "--json"))
             json = val;
         else if (!strcmp(name, "--csv"))
@@ -474,6 +487,30 @@ int nm_compare_main(int argc, char **argv)
                 return usage_error(cmd, msg);
             }
     }
+    g_auto(GStrv) board_list = boards ? g_strsplit(boards, ",", -1) : NULL;
+    unsigned n_board = board_list ? g_strv_length(board_list) : 1;
+    for (unsigned b = 0; board_list && b < n_board; b++) {
+        const nm_board_preset *bp = nm_board_preset_find(board_list[b]);
+        g_autofree char *msg = NULL;
+        if (!bp)
+            msg = g_strdup_printf("--board: unknown board '%s' (accepted: %s)", board_list[b],
+                                  nm_board_preset_names());
+        for (unsigned c = 0; bp && !msg && c < n_cpu; c++)
+            if (!nm_board_preset_fits(bp, nm_cpu_model_find(cpu_list[c])))
+                msg = g_strdup_printf("--board: '%s' is not a board for the %s", board_list[b],
+                                      cpu_list[c]);
+        if (msg) {
+            g_ptr_array_free(pass, TRUE);
+            return usage_error(cmd, msg);
+        }
+    }
+    /* The rows: every CPU on every board. */
+    unsigned n_row = n_cpu * n_board;
+    char **labels = g_new0(char *, n_row + 1);
+    for (unsigned k = 0; k < n_row; k++)
+        labels[k] = board_list ? g_strdup_printf("%s/%s", cpu_list[k / n_board],
+                                                 board_list[k % n_board])
+                               : g_strdup(cpu_list[k]);
     if (ab) {
         const char *missing = !ka   ? "--kernel-a FILE is missing"
                               : !kb ? "--kernel-b FILE is missing"
@@ -511,18 +548,21 @@ int nm_compare_main(int argc, char **argv)
             return usage_error(cmd, "cannot create a temporary directory");
         }
     }
-    unsigned n_runs = n_cpu * (ab ? 2 : 1);
+    unsigned n_runs = n_row * (ab ? 2 : 1);
     run *runs = g_new0(run, n_runs);
     for (unsigned k = 0; k < n_runs; k++) {
         run *r = &runs[k];
-        unsigned c = k % n_cpu;
-        r->cpu = cpu_list[c];
-        r->variant = ab ? (k < n_cpu ? 'A' : 'B') : 0;
-        r->kernel = ab ? (k < n_cpu ? ka : kb) : NULL;
-        const nm_cpu_model *m = nm_cpu_model_find(r->cpu);
+        unsigned c = k % n_row;
+        r->cpu = labels[c];
+        r->model = cpu_list[c / n_board];
+        r->board = board_list ? board_list[c % n_board] : NULL;
+        r->variant = ab ? (k < n_row ? 'A' : 'B') : 0;
+        r->kernel = ab ? (k < n_row ? ka : kb) : NULL;
+        const nm_cpu_model *m = nm_cpu_model_find(r->model);
         r->mhz = (double)m->hz_num / (double)m->hz_den / 1e6;
         g_autofree char *stem =
             ab ? g_strdup_printf("%c-%s", r->variant, r->cpu) : g_strdup(r->cpu);
+        g_strdelimit(stem, "/", '@'); /* a file name */
         g_autofree char *jn = g_strdup_printf("%s.json", stem);
         g_autofree char *ln = g_strdup_printf("%s.log", stem);
         r->json = g_build_filename(dir, jn, NULL);
@@ -593,7 +633,7 @@ int nm_compare_main(int argc, char **argv)
                                          "bus_wait_share,top_functions\n"
                                        : "cpu,mhz,window_clocks,window_instructions,cpi,window_us,"
                                          "bus_wait_share,top_functions\n");
-        for (unsigned c = 0; c < n_cpu; c++) {
+        for (unsigned c = 0; c < n_row; c++) {
             run *r = &runs[c];
             if (!r->ok) {
                 g_string_append_printf(tab, "%-13s %7.2f  (run failed: %s)\n", r->cpu, r->mhz,
@@ -662,8 +702,8 @@ int nm_compare_main(int argc, char **argv)
                                        : "cpu,mhz,a_window_clocks,b_window_clocks,delta,"
                                          "delta_percent,a_instructions,b_instructions,a_frames,"
                                          "b_frames\n");
-        for (unsigned c = 0; c < n_cpu; c++) {
-            run *a = &runs[c], *b = &runs[n_cpu + c];
+        for (unsigned c = 0; c < n_row; c++) {
+            run *a = &runs[c], *b = &runs[n_row + c];
             if (!a->ok || !b->ok) {
                 g_string_append_printf(tab, "%-13s  (run failed: %s)\n", a->cpu,
                                        !a->ok ? a->log : b->log);
@@ -730,7 +770,7 @@ int nm_compare_main(int argc, char **argv)
             keep ? ", reports and logs in " : "", keep ? keep : "");
     if (json && !write_file(json, js->str)) rc = rc ? rc : 1;
     if (csv && !write_file(csv, cs->str)) rc = rc ? rc : 1;
-    if (png && !plot(png, dir, ab, per_packet, runs, n_cpu)) rc = rc ? rc : 1;
+    if (png && !plot(png, dir, ab, per_packet, runs, n_row)) rc = rc ? rc : 1;
     g_string_free(tab, TRUE);
     g_string_free(js, TRUE);
     g_string_free(cs, TRUE);
@@ -753,6 +793,7 @@ int nm_compare_main(int argc, char **argv)
         if (rc == 0) g_rmdir(dir);
     }
     g_free(runs);
+    g_strfreev(labels);
     g_ptr_array_free(pass, TRUE);
     return rc;
 }
