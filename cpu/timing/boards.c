@@ -38,6 +38,19 @@ static const nm_board_preset presets[] = {
         .wait_states = -1, /* the formula */
     },
     {
+        .name = "386-cache64k",
+        .description = "386DX board with 64 KB external write-through cache (Intel386 HRM "
+                       "example design: direct-mapped, 4-byte lines, buffered writes), page-mode "
+                       "DRAM",
+        .default_for = "",
+        /* Intel386 DX Hardware Reference Manual 7.6: 64 KB direct-mapped,
+         * 4-byte lines, buffered write-through (our research read it); read
+         * hits 0 wait states, misses the DRAM's W (the formula, as
+         * 386-nocache). */
+        .wait_states = -1,
+        .t = {.l2_size = 64u << 10},
+    },
+    {
         .name = "486-nol2",
         .description = "486DX2-66 on an ISA/VLB board without L2 (SiS 471 / UMC 491 class "
                        "with the cache SRAMs not fitted), 70 ns FPM DRAM",
@@ -234,7 +247,10 @@ void nm_board_preset_apply(const nm_board_preset *b, nm_timing_params *p)
 {
     p->board = b->name;
     if (b->wait_states > 0) p->mem_wait_states = (unsigned)b->wait_states;
-    if (b->wait_states) return; /* a 386 board: wait states only */
+    if (b->wait_states) { /* a 386 board: wait states and an optional cache */
+        p->l2_size = b->t.l2_size;
+        return;
+    }
     p->l2_size = b->t.l2_size;
     p->l2_policy = b->t.l2_policy;
     p->l2_first = b->t.l2_first;

@@ -21,6 +21,7 @@
  * so MMIO data cycles add nothing here. */
 #include <glib.h>
 
+#include "cpu/timing/cache.h"
 #include "cpu/timing/timing.h"
 #include "cpu/timing/x86cost.h"
 
@@ -188,8 +189,17 @@ typedef struct i386_state {
     nm_cpu *cpu;
     const nm_cpu_model *model;
     uint32_t W;
+    /* The board's external cache (386-cache64k, docs/boards.md), NULL: none.
+     * The Intel386 DX Hardware Reference Manual's example design (7.6): 64 KB,
+     * direct-mapped, 4-byte lines, buffered write-through: a read hit is a
+     * 0-wait-state cycle, a miss takes the DRAM's W and fills the line; a
+     * write goes to the buffer at 0 wait states and updates a line it hits
+     * (no allocation); a full buffer is not modelled (the 386 makes a write
+     * at most every 4 clocks in its string moves, the DRAM takes 2 + W). */
+    nm_cache *l2;
+    uint64_t l2_read_hits, l2_read_misses, l2_writes;
     /* this instruction */
-    uint32_t data_cycles, walk_cycles, last_read_phys;
+    uint32_t data_cycles, data_waits, walk_cycles, last_read_phys;
     bool taken;
     /* across instructions */
     nm_x86_mode prev;
@@ -208,8 +218,28 @@ static void *i386_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->cpu = cpu;
     s->model = model;
     s->W = p->mem_wait_states;
+    if (p->l2_size) {
+        nm_cache_config cc = {"l2", p->l2_size, 1, 4, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_LRU};
+        s->l2 = nm_cache_new(&cc);
+        if (!s->l2) {
+            g_free(s);
+            return NULL;
+        }
+    }
     s->prev = nm_x86_mode_now(cpu);
     return s;
+}
+
+/* Wait states of one read (or code) bus cycle at `phys`. */
+static uint32_t read_waits(i386_state *s, uint32_t phys)
+{
+    if (!s->l2) return s->W;
+    if (nm_cache_access(s->l2, phys, false, NULL) & NM_CACHE_HIT) {
+        s->l2_read_hits++;
+        return 0;
+    }
+    s->l2_read_misses++;
+    return s->W;
 }
 
 static void i386_resume(void *st, nm_cpu *cpu)
@@ -225,6 +255,8 @@ static void i386_resume(void *st, nm_cpu *cpu)
 
 static void i386_destroy(void *st)
 {
+    i386_state *s = st;
+    if (s->l2) nm_cache_free(s->l2);
     g_free(st);
 }
 
@@ -242,10 +274,20 @@ static void i386_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     uint32_t cycles = ((phys & 3) + size > 4) ? 2 : 1;
     if (!(flags & NM_MEM_WRITE)) s->last_read_phys = phys;
     if (is_mmio(s->cpu, phys)) return; /* the bus model charges it */
-    if ((flags & NM_MEM_SYSTEM) && s->cpu->paging && linear == phys)
+    if ((flags & NM_MEM_SYSTEM) && s->cpu->paging && linear == phys) {
         s->walk_cycles += cycles; /* page-table read/write after a TLB miss */
-    else
-        s->data_cycles += cycles;
+        return;
+    }
+    s->data_cycles += cycles;
+    if (!s->l2) {
+        s->data_waits += s->W * cycles;
+    } else if (flags & NM_MEM_WRITE) {
+        s->l2_writes++;
+        (void)nm_cache_access(s->l2, phys, true, NULL); /* buffered: no wait state */
+    } else {
+        s->data_waits += read_waits(s, phys);
+        if (cycles == 2) s->data_waits += read_waits(s, (phys | 3) + 1);
+    }
 }
 
 static void i386_branch(void *opaque, uint32_t from, uint32_t to, bool taken)
@@ -416,22 +458,31 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 
     uint32_t base = cost_of(s, c, i, &now);
     uint32_t bus = s->data_cycles;
-    clocks += base + s->W * bus + (2 + s->W) * s->walk_cycles;
-    s->wait_clocks += (uint64_t)s->W * bus;
+    clocks += base + s->data_waits + (2 + s->W) * s->walk_cycles;
+    s->wait_clocks += s->data_waits;
 
     /* Prefetch: the dwords of this instruction not fetched yet. */
     uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
     uint32_t first = lin >> 2, last = (lin + i->len - 1) >> 2;
     uint32_t dwords = last - first + 1;
-    if (sequential && s->have_dword && first == s->last_dword) dwords--;
+    bool first_known = sequential && s->have_dword && first == s->last_dword;
+    if (first_known) dwords--;
     s->last_dword = last;
     s->have_dword = true;
+    /* The wait states of the new code dwords (through the cache if any). */
+    uint32_t code_waits = s->W * dwords;
+    if (s->l2) {
+        code_waits = 0;
+        uint32_t page = c->fetch_phys & ~0xfffu;
+        for (uint32_t d = first + (first_known ? 1 : 0); d <= last; d++)
+            code_waits += read_waits(s, page | ((d << 2) & 0xfff));
+    }
     uint32_t idle = base > 2 * bus ? base - 2 * bus : 0;
     if (!sequential) {
-        clocks += s->W * dwords; /* the target: +m covers the 2-clock cycles */
+        clocks += code_waits; /* the target: +m covers the 2-clock cycles */
         s->credit = 0;
     } else {
-        uint32_t need = (2 + s->W) * dwords, have = s->credit + idle;
+        uint32_t need = 2 * dwords + code_waits, have = s->credit + idle;
         uint32_t cap = 4 * (2 + s->W);
         if (need <= have) {
             s->credit = have - need > cap ? cap : have - need;
@@ -456,7 +507,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
      * step continues it (no start-up clocks again). */
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
-    s->data_cycles = s->walk_cycles = 0;
+    s->data_cycles = s->walk_cycles = s->data_waits = 0;
     s->taken = false;
     s->prev = now;
     /* a REP string once, however many steps (any other instruction retires) */
@@ -471,6 +522,9 @@ static void i386_report(void *opaque, nm_report *r)
     nm_report_u64(r, "instructions", s->insns);
     nm_report_u64(r, "clocks", s->clocks);
     nm_report_u64(r, "wait_state_clocks", s->wait_clocks);
+    nm_report_u64(r, "l2_read_hits", s->l2_read_hits);
+    nm_report_u64(r, "l2_read_misses", s->l2_read_misses);
+    nm_report_u64(r, "l2_writes", s->l2_writes);
     nm_report_u64(r, "prefetch_stall_clocks", s->prefetch_stall);
     nm_report_u64(r, "next_instruction_m_clocks", s->m_clocks);
     nm_report_u64(r, "taken_transfers", s->taken_transfers);
