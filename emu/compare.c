@@ -135,9 +135,9 @@ typedef struct top_fn {
 } top_fn;
 
 typedef struct run {
-    const char *cpu;   /* the row's label: the CPU model, or model/board */
-    const char *model; /* the CPU model */
-    const char *board; /* --board for this run, NULL: the model's default */
+    const char *cpu;    /* the row's label: the CPU model, or model/board */
+    const char *model;  /* the CPU model */
+    const char *board;  /* --board for this run, NULL: the model's default */
     const char *kernel; /* ab: the variant's kernel */
     char variant;       /* 'A', 'B', or 0 */
     char *json, *log;
@@ -405,8 +405,8 @@ int nm_compare_main(int argc, char **argv)
         const char *eq = strchr(a, '=');
         g_autofree char *name =
             eq && a[0] == '-' && a[1] == '-' ? g_strndup(a, (gsize)(eq - a)) : g_strdup(a);
-        static const char *const own[] = {"--cpu",      "--json",     "--csv",  "--plot",
-                                          "--top",      "--jobs",     "--keep", "--kernel-a",
+        static const char *const own[] = {"--cpu",      "--json", "--csv",  "--plot",
+                                          "--top",      "--jobs", "--keep", "--kernel-a",
                                           "--kernel-b", "--board"};
         bool mine = false;
         for (size_t k = 0; k < G_N_ELEMENTS(own); k++)
@@ -508,9 +508,9 @@ int nm_compare_main(int argc, char **argv)
     unsigned n_row = n_cpu * n_board;
     char **labels = g_new0(char *, n_row + 1);
     for (unsigned k = 0; k < n_row; k++)
-        labels[k] = board_list ? g_strdup_printf("%s/%s", cpu_list[k / n_board],
-                                                 board_list[k % n_board])
-                               : g_strdup(cpu_list[k]);
+        labels[k] = board_list
+                        ? g_strdup_printf("%s/%s", cpu_list[k / n_board], board_list[k % n_board])
+                        : g_strdup(cpu_list[k]);
     if (ab) {
         const char *missing = !ka   ? "--kernel-a FILE is missing"
                               : !kb ? "--kernel-b FILE is missing"

@@ -83,7 +83,7 @@ static void test_l2_write_policies(void)
     g_assert_cmpuint(nm_board_line_read(&wb, 0x1000, 0), ==, 10); /* hit: 2-1-1-1 = 5 bus */
     g_assert_cmpuint(nm_board_write(&wb, 0x1004, 0), ==, 4);
     g_assert_cmpuint(nm_board_write(&wt, 0x1004, 0), ==, 10);
-    g_assert_cmpuint(nm_board_write(&wb, 0x8000, 0), ==, 10); /* miss */
+    g_assert_cmpuint(nm_board_write(&wb, 0x8000, 0), ==, 10);     /* miss */
     g_assert_cmpuint(nm_board_line_read(&wb, 0x8000, 0), ==, 22); /* not allocated by it */
     /* The dirty line's victim (64 KB apart: the same direct-mapped slot):
      * written back first, 22 + 22; the write-through L2 has none. */
@@ -122,8 +122,8 @@ static void test_posted_writes(void)
     t.posted = 2;
     t.posted_accept = 1;
     g_assert_true(nm_board_init(&b, dx2(), &t, 16));
-    g_assert_cmpuint(nm_board_write(&b, 0x100, 0), ==, 2);   /* DRAM 2..12 */
-    g_assert_cmpuint(nm_board_write(&b, 0x104, 2), ==, 2);   /* DRAM 12..22 */
+    g_assert_cmpuint(nm_board_write(&b, 0x100, 0), ==, 2);     /* DRAM 2..12 */
+    g_assert_cmpuint(nm_board_write(&b, 0x104, 2), ==, 2);     /* DRAM 12..22 */
     g_assert_cmpuint(nm_board_write(&b, 0x108, 4), ==, 2 + 6); /* waits to 12 for an entry */
     /* A line read at 12: the posted writes drain until 32, then 22. */
     g_assert_cmpuint(nm_board_line_read(&b, 0x4000, 12), ==, 20 + 22);

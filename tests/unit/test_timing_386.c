@@ -67,6 +67,43 @@ static uint64_t clocks_of(fx *f, uint64_t n)
     return f->m->clock.cycles - before;
 }
 
+/* The 386-cache64k board (Intel386 DX HRM 7.6: 64 KB direct-mapped, 4-byte
+ * lines, buffered write-through): MOV EAX,[ESI] twice from one dword at
+ * W = 2.  The first read misses and takes W; the second hits and costs
+ * what it costs with no wait states at all ("MOV reg,mem 4"); a store is
+ * buffered (no wait state) whether its line is cached or not. */
+static uint64_t cached_mov(uint32_t l2, unsigned w, int which)
+{
+    fx f;
+    f.cfg = NULL;
+    fx_init(&f, w);
+    nm_timing_free(f.t);
+    nm_timing_params p;
+    nm_timing_default_params(f.m->model, &p);
+    p.mem_wait_states = w;
+    p.l2_size = l2;
+    f.t = nm_timing_new(f.m, &p);
+    static const uint8_t code[] = {0x8b, 0x06, 0x8b, 0x06, 0x89, 0x46, 0x40, 0xf4};
+    flat(&f, code, sizeof code);
+    nm_cpu_set_reg(f.c, NM_ESI, 0x200100); /* not the code's slot (direct-mapped) */
+    uint64_t c[3];
+    for (int k = 0; k < 3; k++)
+        c[k] = clocks_of(&f, 1);
+    fx_free(&f);
+    return c[which];
+}
+
+static void test_cache64k(void)
+{
+    uint64_t miss = cached_mov(64u << 10, 2, 0), hit = cached_mov(64u << 10, 2, 1);
+    g_assert_cmpuint(hit, ==, cached_mov(0, 0, 1));     /* a hit: no wait state */
+    g_assert_cmpuint(cached_mov(0, 2, 1), ==, hit + 2); /* without the cache: W */
+    g_assert_cmpuint(miss, ==, cached_mov(0, 2, 0));    /* a miss: as without it */
+    /* The store: buffered, no data wait state; its new code dword (bytes
+     * 4-7, not cached) still takes W, as without the cache. */
+    g_assert_cmpuint(cached_mov(64u << 10, 2, 2), ==, cached_mov(0, 2, 2) - 2);
+}
+
 /* ALU chains: "ADD reg,reg 2" whether or not the next one depends on it
  * (the 386 has no pipeline interlocks); HLT 5. */
 static void test_alu_chains(void)
@@ -367,6 +404,7 @@ static void test_protected_int_iret_io_bitmap(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/timing/386/cache64k", test_cache64k);
     g_test_add_func("/timing/386/alu-chains", test_alu_chains);
     g_test_add_func("/timing/386/prefix", test_prefix);
     g_test_add_func("/timing/386/branches", test_branches);
