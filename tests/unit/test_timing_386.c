@@ -401,10 +401,61 @@ static void test_protected_int_iret_io_bitmap(void)
     fx_free(&f);
 }
 
+/* Exceptions are delivered like INT n through an interrupt gate ("INT type
+ * n, protected mode, via interrupt gate, same level 59; to inner level 99";
+ * the data sheet has no separate exception figure): #UD (UD2, 0F 0B) at
+ * CPL 0 and from a ring-3 program.  The faulting instruction does not
+ * complete and costs the run loop's one clock of fault delivery
+ * (cpu/cpu.c); the model charges the INT row at the handler's first
+ * instruction, ADD dword [esp],2 ("ADD mem,imm 7"), which steps over UD2;
+ * IRETD returns (same level 22, to outer level 38).  W = 0. */
+static void test_fault_delivery(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    uint8_t code[0x90] = {0};
+    static const uint8_t ring0[] = {
+        0x0f, 0x0b,                   /* ud2 (#UD at CPL 0) */
+        0x66, 0xb8, 0x28, 0x00,       /* mov ax, 0x28 */
+        0x0f, 0x00, 0xd8,             /* ltr ax */
+        0x6a, 0x23,                   /* push 0x23 (ring-3 SS) */
+        0x68, 0x00, 0x00, 0x08, 0x00, /* push 0x80000 (ring-3 ESP) */
+        0x6a, 0x02,                   /* push 2 (EFLAGS) */
+        0x6a, 0x1b,                   /* push 0x1b (ring-3 CS) */
+        0x68, 0x40, 0x00, 0x10, 0x00, /* push CODE32+0x40 */
+        0xcf,                         /* iretd (to ring 3) */
+    };
+    static const uint8_t ring3[] = {0x0f, 0x0b, 0x90, 0xeb, 0xfe}; /* ud2; nop; jmp $ */
+    static const uint8_t handler[] = {0x83, 0x04, 0x24, 0x02, 0xcf}; /* add [esp],2; iretd */
+    memcpy(code, ring0, sizeof ring0);
+    memcpy(code + 0x40, ring3, sizeof ring3);
+    memcpy(code + 0x80, handler, sizeof handler);
+    pm_tables(&f, CODE32 + 0x80);
+    uint32_t h = CODE32 + 0x80;
+    put_desc(f.ram + PM_IDT + 6 * 8, (0x08u << 16) | (h & 0xffff), (h & 0xffff0000u) | 0x8e00);
+    flat(&f, code, sizeof code);
+    uint64_t b = f.m->clock.cycles;
+    g_assert_cmpuint(nm_cpu_run(f.c, 1), ==, 0); /* the fault */
+    g_assert_cmpuint(f.m->clock.cycles - b, ==, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 59 + 7); /* delivered, same level; ADD */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 22);     /* IRETD, same level */
+    clocks_of(&f, 8);                               /* MOV, LTR, 5 PUSHes, IRETD: ring 3 */
+    g_assert_cmpuint(f.c->cpl, ==, 3);
+    b = f.m->clock.cycles;
+    g_assert_cmpuint(nm_cpu_run(f.c, 1), ==, 0); /* the fault in the user program */
+    g_assert_cmpuint(f.m->clock.cycles - b, ==, 1);
+    g_assert_cmpuint(f.c->cpl, ==, 0);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 99 + 7); /* delivered to an inner level; ADD */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 38);     /* IRETD to the outer level */
+    g_assert_cmpuint(f.c->cpl, ==, 3);
+    fx_free(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/timing/386/cache64k", test_cache64k);
+    g_test_add_func("/timing/386/fault-delivery", test_fault_delivery);
     g_test_add_func("/timing/386/alu-chains", test_alu_chains);
     g_test_add_func("/timing/386/prefix", test_prefix);
     g_test_add_func("/timing/386/branches", test_branches);
