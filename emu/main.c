@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "devices/pc/pc.h"
 #include "emu/compare.h"
@@ -123,11 +124,15 @@ int main(int argc, char **argv)
         nm_config_free(cfg);
         return config_error(err);
     }
-    if (cfg->vga_dump && !nm_vga_of(m)) {
+    g_autofree char *dump_dir = cfg->vga_dump ? g_path_get_dirname(cfg->vga_dump) : NULL;
+    if (cfg->vga_dump && (!nm_vga_of(m) || access(dump_dir, W_OK) != 0)) {
+        fprintf(stderr, "nicemu: error: vga-dump: %s\n",
+                nm_vga_of(m) ? "its directory is missing or not writable"
+                             : "the machine has no VGA");
+        nm_display_free(display);
         nm_profiler_free(prof);
         nm_machine_free(m);
         nm_config_free(cfg);
-        fprintf(stderr, "nicemu: error: vga-dump: the machine has no VGA\n");
         return 2;
     }
     nm_run_result r = nm_machine_run(m);
