@@ -62,6 +62,9 @@ void nm_config_free(nm_config *c)
     g_free(c->symbols);
     g_free(c->system_map);
     g_free(c->measure_nic);
+    g_free(c->display);
+    g_free(c->screenshot);
+    g_free(c->vga_dump);
     for (guint i = 0; i < c->devices->len; i++)
         nm_devcfg_free(c->devices->pdata[i]);
     g_ptr_array_free(c->devices, TRUE);
@@ -145,7 +148,8 @@ typedef enum {
     KEY_BOOL,
     KEY_PORT,
     KEY_RANGE,
-    KEY_WINDOW
+    KEY_WINDOW,
+    KEY_DISPLAY
 } key_kind;
 
 typedef struct {
@@ -213,6 +217,13 @@ static const machine_key machine_keys[] = {
     {"measure-nic", KEY_STRING, FIELD(measure_nic), "NAME",
      "the NIC whose frames are the packets (device name like nic0, or model); default the "
      "first NIC"},
+    {"display", KEY_DISPLAY, FIELD(display), "none|sdl",
+     "sdl: a window showing the VGA text console and live counters (docs/display.md); "
+     "default none"},
+    {"screenshot", KEY_STRING, FIELD(screenshot), "FILE.png",
+     "with --display sdl: write the window as a PNG at the end of the run"},
+    {"vga-dump", KEY_STRING, FIELD(vga_dump), "FILE",
+     "write the VGA text buffer as the screen shows it (cells in hex) at the end of the run"},
 };
 
 static const machine_key *find_machine_key(const char *name)
@@ -299,6 +310,12 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         *(char **)field = g_strdup(value);
         return true;
     }
+    case KEY_DISPLAY:
+        if (strcmp(value, "none") && strcmp(value, "sdl"))
+            return bad_value(err, origin, key, value, "none, sdl");
+        g_free(*(char **)field);
+        *(char **)field = strcmp(value, "none") ? g_strdup(value) : NULL;
+        return true;
     case KEY_PORT:
         if (!nm_parse_u64(value, &v) || v > 0xffff)
             return bad_value(err, origin, key, value, "an I/O port from 0 to 0xffff");

@@ -43,7 +43,12 @@ typedef struct nm_config {
     char *profile_stack_region; /* kernel stack size (SIZE or 0); NULL: 8K */
     char *symbols;              /* FILE[@ADDR][,FILE[@ADDR]...] */
     char *system_map;
-    char *measure_nic;  /* the NIC whose frames count as packets */
+    char *measure_nic; /* the NIC whose frames count as packets */
+    /* The window (emu/display.h): "none" (NULL, the default) or "sdl";
+     * a PNG of it at the end of the run; the VGA text buffer as text. */
+    char *display;
+    char *screenshot;
+    char *vga_dump;
     GPtrArray *devices; /* nm_devcfg* */
 } nm_config;
 

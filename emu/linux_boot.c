@@ -10,9 +10,17 @@
 #include "emu/log.h"
 #include "emu/machine.h"
 #include "emu/rom_image.h"
+#include "devices/video/vga.h"
 
 /* struct boot_params offsets (zero-page.rst). */
-#define BP_SIZE         0x1000
+#define BP_SIZE 0x1000
+/* struct screen_info (uapi screen_info.h): orig_video_mode, _cols, _lines,
+ * _isVGA, _points. */
+#define BP_VIDEO_MODE   0x06
+#define BP_VIDEO_COLS   0x07
+#define BP_VIDEO_LINES  0x0e
+#define BP_VIDEO_IS_VGA 0x0f
+#define BP_VIDEO_POINTS 0x10
 #define BP_ALT_MEM_K    0x1e0
 #define BP_E820_ENTRIES 0x1e8
 #define BP_HDR          0x1f1 /* setup header: same offset in the file */
@@ -334,6 +342,18 @@ bool nm_linux_boot_finish(nm_linux_boot *lb, GError **err)
     wr32(bp + HDR_CMD_LINE_PTR, NM_LINUX_CMDLINE_ADDR);
     wr32(bp + HDR_HARDWARE_SUBARCH, 0); /* X86_SUBARCH_PC */
     wr64(bp + HDR_SETUP_DATA, lb->setup_data->len ? NM_LINUX_SETUP_DATA_ADDR : 0);
+
+    /* struct screen_info at offset 0 (zero-page.rst): what a VGA BIOS left
+     * in mode 03h, which vgacon needs to take the VGA (vgacon_startup:
+     * lines and columns non-zero, isVGA set, ega_bx low byte not 0x10).
+     * The cursor starts at the top left of the cleared screen. */
+    if (nm_vga_of(lb->m)) {
+        bp[BP_VIDEO_MODE] = 0x03;
+        bp[BP_VIDEO_COLS] = 80;
+        bp[BP_VIDEO_LINES] = 25;
+        bp[BP_VIDEO_IS_VGA] = 1;
+        wr16(bp + BP_VIDEO_POINTS, 16);
+    }
 
     nm_e820_entry e820[BP_E820_MAX];
     unsigned n = nm_linux_e820(lb->ram_end, e820, BP_E820_MAX);

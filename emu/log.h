@@ -45,7 +45,9 @@ typedef enum {
     X(SLIRP, "slirp")                                                                              \
     X(PCAP, "pcap")                                                                                \
     X(PEER, "peer")                                                                                \
-    X(PROF, "prof")
+    X(PROF, "prof")                                                                                \
+    X(VGA, "vga")                                                                                  \
+    X(DISPLAY, "display")
 
 typedef enum {
 #define NM_LOG_ENUM(id, name) NM_SUB_##id,

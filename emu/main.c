@@ -1,13 +1,17 @@
 /* nicemu: parse the configuration, build the PC, run it, report. */
+#include <errno.h>
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
 #include "emu/compare.h"
+#include "devices/video/vga.h"
 #include "emu/config.h"
+#include "emu/display.h"
 #include "emu/pc.h"
 #include "emu/profiler.h"
 #include "emu/run.h"
@@ -89,6 +93,22 @@ static bool write_report(nm_machine *m, nm_profiler *prof, const nm_run_result *
     return ok;
 }
 
+/* --vga-dump: the text buffer as the screen shows it (devices/video/vga.h). */
+static bool write_vga_dump(nm_machine *m, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "nicemu: error: vga-dump: %s: %s\n", path, g_strerror(errno));
+        return false;
+    }
+    nm_vga_dump(nm_vga_of(m), f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "nicemu: error: vga-dump: %s: write failed\n", path);
+        return false;
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
     /* Subcommands: several runs gathered into one table (emu/compare.c). */
@@ -117,20 +137,45 @@ int main(int argc, char **argv)
         nm_config_free(cfg);
         return config_error(err);
     }
+    nm_display *display = nm_display_new(m, prof, &err);
+    if (!display && err) {
+        nm_profiler_free(prof);
+        nm_machine_free(m);
+        nm_config_free(cfg);
+        return config_error(err);
+    }
+    g_autofree char *dump_dir = cfg->vga_dump ? g_path_get_dirname(cfg->vga_dump) : NULL;
+    if (cfg->vga_dump && (!nm_vga_of(m) || access(dump_dir, W_OK) != 0)) {
+        fprintf(stderr, "nicemu: error: vga-dump: %s\n",
+                nm_vga_of(m) ? "its directory is missing or not writable"
+                             : "the machine has no VGA");
+        nm_display_free(display);
+        nm_profiler_free(prof);
+        nm_machine_free(m);
+        nm_config_free(cfg);
+        return 2;
+    }
     nm_run_result r = nm_machine_run(m);
     nm_profiler_finish(prof);
+    int status = nm_run_exit_status(&r);
+    if (!nm_display_finish(display, &err)) {
+        fprintf(stderr, "nicemu: error: %s\n", err->message);
+        g_clear_error(&err);
+        status = 2;
+    }
+    if (cfg->vga_dump && !write_vga_dump(m, cfg->vga_dump)) status = 2;
     fflush(stdout);
     nm_run_print_summary(m, &r, stderr);
     print_network_report(m, stderr);
     warn_console_in_window(m, stderr);
     nm_profiler_print(prof, stderr);
     if (cfg->rom) print_rom_summary(&devs);
-    int status = nm_run_exit_status(&r);
     if (cfg->report_json && !write_report(m, prof, &r, cfg->report_json, &err)) {
         fprintf(stderr, "nicemu: error: %s\n", err->message);
         g_error_free(err);
         status = 2;
     }
+    nm_display_free(display);
     nm_profiler_free(prof);
     nm_machine_free(m);
     nm_config_free(cfg);

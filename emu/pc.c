@@ -9,6 +9,7 @@
 #include "devices/bus/pci.h"
 #include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
+#include "devices/video/vga.h"
 #include "emu/elfload.h"
 #include "emu/linux_boot.h"
 #include "emu/log.h"
@@ -69,6 +70,9 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
         nm_cpu_trace_set_window(m->cpu, a, b);
 
     if (!nm_machine_add_config_devices(m, err)) goto fail;
+    /* The VGA is an ISA card: after the configuration's devices, so an
+     * [isa] section there still sets the bus up first (docs/isa-bus.md). */
+    if (!(devs->vga = add_board_device(m, &nm_vga_class, NULL, err))) goto fail;
 
     if (cfg->rom) {
         if (!nm_rom_install_file(m, cfg->rom, err)) goto fail;

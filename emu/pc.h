@@ -10,7 +10,7 @@
 
 /* The platform devices nm_pc_new creates, for the run summary and tests. */
 typedef struct nm_pc_devices {
-    void *pic, *pit, *uart, *rtc, *port92, *i8042, *postcode, *exitport, *debugcon, *pci;
+    void *pic, *pit, *uart, *rtc, *port92, *i8042, *postcode, *exitport, *debugcon, *pci, *vga;
 } nm_pc_devices;
 
 /* Builds everything from the configuration; one clear error on bad input. */

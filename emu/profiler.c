@@ -1094,6 +1094,29 @@ static void packets(nm_profiler *p, packet_figures *f)
     f->frames = f->tx + f->rx;
 }
 
+bool nm_profiler_packets_so_far(nm_profiler *p, uint64_t *frames, uint64_t *clocks)
+{
+    packet_figures pf;
+    packets(p, &pf);
+    *frames = pf.frames;
+    *clocks = pf.w.clocks;
+    return p->nic.state != NULL;
+}
+
+unsigned nm_profiler_top(nm_profiler *p, unsigned n, const char **names, uint64_t *clocks)
+{
+    if (!p->observing) return 0;
+    GArray *a = rank(p, false);
+    unsigned k = 0;
+    for (; k < n && k < a->len; k++) {
+        const ranked *r = &g_array_index(a, ranked, k);
+        names[k] = r->name;
+        clocks[k] = r->key;
+    }
+    g_array_free(a, TRUE);
+    return k;
+}
+
 void nm_profiler_report(nm_profiler *p, nm_report *r)
 {
     packet_figures pf;

@@ -53,6 +53,15 @@ void nm_profiler_report(nm_profiler *p, nm_report *r);
 /* The table printed with --profile. */
 void nm_profiler_print(nm_profiler *p, FILE *out);
 
+/* Live figures for an observer (the display window); reading them changes
+ * nothing.  The NIC under test's frames and the clocks of the measurement
+ * window so far (open window included); false without a NIC. */
+bool nm_profiler_packets_so_far(nm_profiler *p, uint64_t *frames, uint64_t *clocks);
+/* The `n` functions with the most self clocks so far, most first: names
+ * (valid until the next call) and clocks; returns how many (0: profiling
+ * off). */
+unsigned nm_profiler_top(nm_profiler *p, unsigned n, const char **names, uint64_t *clocks);
+
 /* ---- the core, without a machine (unit tests) ---- */
 
 /* `clock` is read for the cycle and bus-wait counters. */

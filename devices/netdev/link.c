@@ -264,6 +264,20 @@ static void link_report(void *opaque, nm_report *r)
     if (l->capture_path) nm_report_str(r, "capture", l->capture_path);
 }
 
+const nm_net_link *nm_net_link_at(nm_machine *m, unsigned index, const char **nic_name,
+                                  uint64_t *bits_per_second)
+{
+    for (guint i = 0; i < m->devices->len; i++) {
+        nm_device_instance *inst = m->devices->pdata[i];
+        if (inst->cls != &nm_net_link_class || index--) continue;
+        const nm_net_link *l = inst->state;
+        if (nic_name) *nic_name = l->end[0] ? l->end[0]->name : "?";
+        if (bits_per_second) *bits_per_second = l->bps;
+        return l;
+    }
+    return NULL;
+}
+
 static const char *const link_keys[] = {"bps", "capture", NULL};
 
 const nm_device_class nm_net_link_class = {

@@ -90,6 +90,11 @@ typedef struct nm_net_dir_stats {
 
 enum { NM_NET_FROM_NIC = 0, NM_NET_TO_NIC = 1 };
 const nm_net_dir_stats *nm_net_link_stats(const nm_net_link *l, int direction);
+/* The machine's links in creation order (index from 0; NULL past the
+ * last), each with the device name of its NIC (or hub port) and its bit
+ * rate: for observers such as the display window. */
+const nm_net_link *nm_net_link_at(nm_machine *m, unsigned index, const char **nic_name,
+                                  uint64_t *bits_per_second);
 
 /* The built-in peer's counters (the report keys are the field names), one
  * line per protocol; clang-format reflows such X-lists differently each run. */

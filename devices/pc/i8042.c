@@ -1,13 +1,23 @@
-/* Intel 8042 keyboard controller (data 0x60, status/command 0x64) with no
- * keyboard and no mouse behind it.
+/* Intel 8042 keyboard controller (data 0x60, status/command 0x64) with an
+ * AT keyboard behind it and no mouse.
  *
  * The controller answers its own commands at once (IBF never stays set, so
  * nothing waits for real time): command byte read/write, self-test,
  * interface tests, port enable/disable, output port (A20, reset), the AUX
  * loopback Linux uses to test IRQ 12, and pulse-reset.  A byte sent to the
- * keyboard or the mouse gets the answer of an empty port: 0xFE with the
- * timeout status bit (IBM PC AT technical reference, "Keyboard Controller",
- * status bit 6), so Linux's atkbd/psmouse probes fail quickly and quietly.
+ * mouse gets the answer of an empty port: 0xFE with the timeout status bit
+ * (IBM PC AT technical reference, "Keyboard Controller", status bit 6), so
+ * Linux's psmouse probe fails quickly and quietly.
+ *
+ * The keyboard answers the commands Linux's atkbd sends (IBM PC AT
+ * technical reference, "Keyboard", commands to the keyboard): reset (ACK,
+ * then BAT passed 0xAA), identify (ACK, 0xAB 0x83, or 0xAB 0x41 as the
+ * controller's set-1 translation turns it), set LEDs, scancode set,
+ * typematic rate (ACK and ACK for the argument), enable, disable, defaults,
+ * echo, resend.  Keys come from the host (the display window) as set-1
+ * scancodes, the codes the CPU reads with translation on, which is what
+ * the BIOS sets and Linux keeps; with translation off they are still set 1
+ * (not modelled: set 2/3 output).
  *
  * Output-buffer bytes from the keyboard side raise IRQ 1 and from the AUX
  * side IRQ 12 when enabled in the command byte; the line drops when the
@@ -42,6 +52,16 @@
 
 #define REPLY_NAK 0xfe
 
+/* Keyboard replies (PC AT technical reference, "Keyboard", "Commands from
+ * the keyboard"). */
+#define KBD_ACK       0xfa
+#define KBD_BAT_OK    0xaa
+#define KBD_ECHO      0xee
+#define KBD_RESEND    0xfe
+#define KBD_ID_FIRST  0xab
+#define KBD_ID_SECOND 0x83 /* MF2 keyboard */
+#define KBD_ID_XLATED 0x41 /* 0x83 after the controller's translation */
+
 typedef struct output_byte {
     uint8_t value;
     bool aux, timeout;
@@ -58,6 +78,12 @@ typedef struct i8042 {
     unsigned queue_head, queue_count;
     bool kbd_irq, aux_irq;
     uint64_t commands, naks, resets;
+    /* The keyboard. */
+    uint8_t kbd_pending; /* command awaiting its argument byte, 0: none */
+    uint8_t kbd_last;    /* last byte sent, for resend */
+    uint8_t kbd_set;     /* scancode set selected (reported; output is set 1) */
+    bool kbd_enabled;    /* scanning (F4 enable / F5 disable) */
+    uint64_t kbd_commands, keys_in, keys_dropped;
 } i8042;
 
 static void i8042_update_irq(i8042 *k)
@@ -144,6 +170,94 @@ static void i8042_command(i8042 *k, uint8_t cmd)
     i8042_update_irq(k);
 }
 
+static void kbd_send(i8042 *k, uint8_t value)
+{
+    k->kbd_last = value;
+    queue_byte(k, value, false, false);
+}
+
+/* A byte written to port 0x60 with no controller command pending goes to
+ * the keyboard (the controller enables its interface to send it). */
+static void keyboard_byte(i8042 *k, uint8_t value)
+{
+    k->kbd_commands++;
+    k->ram[0] &= ~CTR_KBD_DISABLE;
+    uint8_t cmd = k->kbd_pending;
+    k->kbd_pending = 0;
+    if (cmd) { /* the argument of ED, F0 or F3 */
+        kbd_send(k, KBD_ACK);
+        if (cmd == 0xf0) {
+            if (value == 0)
+                kbd_send(k, k->kbd_set); /* report the current set */
+            else if (value <= 3)
+                k->kbd_set = value;
+        }
+        return;
+    }
+    switch (value) {
+    case 0xed: /* set LEDs */
+    case 0xf0: /* select scancode set */
+    case 0xf3: /* typematic rate and delay */
+        kbd_send(k, KBD_ACK);
+        k->kbd_pending = value;
+        break;
+    case 0xee: kbd_send(k, KBD_ECHO); break;
+    case 0xf2: /* identify */
+        kbd_send(k, KBD_ACK);
+        kbd_send(k, KBD_ID_FIRST);
+        kbd_send(k, (k->ram[0] & CTR_TRANSLATE) ? KBD_ID_XLATED : KBD_ID_SECOND);
+        break;
+    case 0xf4:
+        k->kbd_enabled = true;
+        kbd_send(k, KBD_ACK);
+        break;
+    case 0xf5: /* disable: also restores defaults */
+        k->kbd_enabled = false;
+        kbd_send(k, KBD_ACK);
+        break;
+    case 0xf6:
+        k->kbd_enabled = true;
+        kbd_send(k, KBD_ACK);
+        break;
+    case 0xf7:
+    case 0xf8:
+    case 0xf9:
+    case 0xfa:
+    case 0xfb:
+    case 0xfc:
+    case 0xfd:
+        kbd_send(k, KBD_ACK); /* set-3 key types: accepted, no effect */
+        break;
+    case 0xfe: queue_byte(k, k->kbd_last, false, false); break;
+    case 0xff: /* reset: ACK, then the basic assurance test passed */
+        k->kbd_enabled = true;
+        k->kbd_set = 2;
+        kbd_send(k, KBD_ACK);
+        kbd_send(k, KBD_BAT_OK);
+        break;
+    default:
+        nm_debug(KBD, "unknown keyboard command 0x%02x: resend requested", value);
+        queue_byte(k, KBD_RESEND, false, false);
+        break;
+    }
+}
+
+size_t nm_i8042_keys(void *dev, const uint8_t *codes, size_t len)
+{
+    i8042 *k = dev;
+    size_t accepted = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!k->kbd_enabled || (k->ram[0] & CTR_KBD_DISABLE) || k->queue_count == OUTPUT_QUEUE) {
+            k->keys_dropped++;
+            continue;
+        }
+        k->keys_in++;
+        queue_byte(k, codes[i], false, false);
+        accepted++;
+    }
+    return accepted;
+}
+
 static void i8042_data_write(i8042 *k, uint8_t value)
 {
     uint8_t cmd = k->pending_command;
@@ -161,8 +275,7 @@ static void i8042_data_write(i8042 *k, uint8_t value)
         k->naks++; /* to the mouse: nobody there */
         queue_byte(k, REPLY_NAK, true, true);
     } else {
-        k->naks++; /* to the keyboard: nobody there */
-        queue_byte(k, REPLY_NAK, false, true);
+        keyboard_byte(k, value);
     }
     i8042_update_irq(k);
 }
@@ -237,6 +350,10 @@ static void i8042_reset(void *opaque)
     k->pending_command = 0;
     k->last_write_command = false;
     k->queue_head = k->queue_count = 0;
+    k->kbd_pending = 0;
+    k->kbd_last = 0;
+    k->kbd_set = 2;
+    k->kbd_enabled = true;
     i8042_update_irq(k);
 }
 
@@ -276,13 +393,16 @@ static void i8042_report(void *opaque, nm_report *r)
     nm_report_u64(r, "commands", k->commands);
     nm_report_u64(r, "device_bytes_unanswered", k->naks);
     nm_report_u64(r, "resets", k->resets);
+    nm_report_u64(r, "keyboard_commands", k->kbd_commands);
+    nm_report_u64(r, "keys", k->keys_in);
+    nm_report_u64(r, "keys_dropped", k->keys_dropped);
 }
 
 static const char *const i8042_keys[] = {NULL};
 
 const nm_device_class nm_i8042_class = {
     .name = "i8042",
-    .help = "8042 keyboard controller (0x60/0x64), no keyboard or mouse attached",
+    .help = "8042 keyboard controller (0x60/0x64) with an AT keyboard (IRQ 1), no mouse",
     .keys = i8042_keys,
     .create = i8042_create,
     .reset = i8042_reset,

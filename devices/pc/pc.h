@@ -16,7 +16,7 @@ extern const nm_device_class nm_pit_class;      /* 8254 + port 0x61 */
 extern const nm_device_class nm_uart_class;     /* 16550A */
 extern const nm_device_class nm_rtc_class;      /* MC146818 + CMOS RAM */
 extern const nm_device_class nm_port92_class;   /* system control port A */
-extern const nm_device_class nm_i8042_class;    /* keyboard controller, no keyboard */
+extern const nm_device_class nm_i8042_class;    /* keyboard controller and keyboard */
 extern const nm_device_class nm_postcode_class; /* POST code port 0x80 */
 extern const nm_device_class nm_exitport_class; /* exit port 0xF4 */
 
@@ -37,6 +37,12 @@ size_t nm_uart_receive(void *dev, const uint8_t *bytes, size_t len);
 #define NM_POSTCODE_KEPT 65536u
 const uint8_t *nm_postcode_codes(void *dev, size_t *count);
 uint64_t nm_postcode_total(void *dev);
+
+/* i8042.c: scancodes (set 1: make, break = make | 0x80, E0 prefixes) from
+ * the host keyboard, queued as bytes from the keyboard (IRQ 1).  Bytes that
+ * find the keyboard disabled or the 16-byte output queue full are dropped
+ * and counted.  Returns how many were queued. */
+size_t nm_i8042_keys(void *dev, const uint8_t *codes, size_t len);
 
 /* rtc.c: CMOS RAM access for the board/boot ROM (index 0..127; the clock
  * registers 0x00-0x0D are not reachable this way). */

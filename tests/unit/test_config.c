@@ -106,7 +106,7 @@ static void test_keyfile_errors(void)
          "mem-wait-states, dram-timing, board, l2, profile, profile-top, profile-from, "
          "profile-stack-region, symbols, "
          "system-map, "
-         "measure-nic)"},
+         "measure-nic, display, screenshot, vga-dump)"},
         {"[machine]\ncpu=z80\n",
          "machine.ini [machine]: cpu: bad value 'z80' (accepted: 386dx-25, 386dx-33, 386dx-40, "
          "486dx-33, 486dx2-66, 486dx4-100, pentium-60, pentium-66, pentium-100, pentium-133)"},
@@ -124,6 +124,8 @@ static void test_keyfile_errors(void)
          "integer)"},
         {"[machine]\nstrict-isa=maybe\n",
          "machine.ini [machine]: strict-isa: bad value 'maybe' (accepted: true, false)"},
+        {"[machine]\ndisplay=x11\n",
+         "machine.ini [machine]: display: bad value 'x11' (accepted: none, sdl)"},
         {"[machine]\npost-port=0x10000\n",
          "machine.ini [machine]: post-port: bad value '0x10000' (accepted: an I/O port from 0 to "
          "0xffff)"},

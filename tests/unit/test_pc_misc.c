@@ -63,10 +63,11 @@ static void test_i8042(pc_fixture *f, gconstpointer data)
     outb(f, 0x60, 0x5a);
     g_assert_cmphex(inb(f, 0x64) & 0x21, ==, 0x21);
     g_assert_cmphex(inb(f, 0x60), ==, 0x5a);
-    /* A byte for the (absent) keyboard: 0xFE with the timeout bit. */
+    /* The keyboard: reset gives ACK then BAT passed, without the timeout bit. */
     outb(f, 0x60, 0xff);
-    g_assert_cmphex(inb(f, 0x64) & 0x61, ==, 0x41);
-    g_assert_cmphex(inb(f, 0x60), ==, 0xfe);
+    g_assert_cmphex(inb(f, 0x64) & 0x61, ==, 0x01);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xaa);
     outb(f, 0x64, 0xd4); /* to the (absent) mouse */
     outb(f, 0x60, 0xf2);
     g_assert_cmphex(inb(f, 0x64) & 0x61, ==, 0x61);
@@ -85,6 +86,60 @@ static void test_i8042(pc_fixture *f, gconstpointer data)
     g_assert_true(f->m->stop_requested);
     g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_RESET);
     g_assert_cmpstr(f->m->stop_detail, ==, "reset via keyboard controller");
+}
+
+/* What Linux's atkbd sends (atkbd_probe, atkbd_activate), then keys from
+ * the host: set-1 bytes on IRQ 1, in order, one per interrupt. */
+static void test_i8042_keyboard(pc_fixture *f, gconstpointer data)
+{
+    (void)data;
+    void *k = pc_add_device(f, &nm_i8042_class, NULL);
+    outb(f, 0x60, 0xf2); /* identify: translated MF2 id */
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xab);
+    g_assert_cmphex(inb(f, 0x60), ==, 0x41);
+    g_assert_cmpint(kbc_command(f, 0x60, 0x05), ==, -1); /* translation off */
+    outb(f, 0x60, 0xf2);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xab);
+    g_assert_cmphex(inb(f, 0x60), ==, 0x83);
+    g_assert_cmpint(kbc_command(f, 0x60, 0x47), ==, -1);
+    outb(f, 0x60, 0xed); /* LEDs: ACK, argument: ACK */
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    outb(f, 0x60, 0x02);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    outb(f, 0x60, 0xf0); /* scancode set query */
+    outb(f, 0x60, 0x00);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    g_assert_cmphex(inb(f, 0x60), ==, 0x02);
+    outb(f, 0x60, 0xee);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xee);
+    outb(f, 0x60, 0xfe); /* resend: the last byte again */
+    g_assert_cmphex(inb(f, 0x60), ==, 0xee);
+    g_assert_cmphex(inb(f, 0x64) & 0x01, ==, 0);
+
+    /* Keys: 'a' make and break.  IRQ 1 goes up with each byte and drops
+     * when it is read. */
+    g_assert_false(nm_irq_level(&f->m->irq, 1));
+    const uint8_t a[] = {0x1e, 0x9e};
+    g_assert_cmpuint(nm_i8042_keys(k, a, 2), ==, 2);
+    g_assert_true(nm_irq_level(&f->m->irq, 1));
+    g_assert_cmphex(inb(f, 0x60), ==, 0x1e);
+    g_assert_true(nm_irq_level(&f->m->irq, 1));
+    g_assert_cmphex(inb(f, 0x60), ==, 0x9e);
+    g_assert_false(nm_irq_level(&f->m->irq, 1));
+    /* Disabled keyboard (F5): keys are dropped and counted. */
+    outb(f, 0x60, 0xf5);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    g_assert_cmpuint(nm_i8042_keys(k, a, 2), ==, 0);
+    g_assert_cmphex(inb(f, 0x64) & 0x01, ==, 0);
+    outb(f, 0x60, 0xf4);
+    g_assert_cmphex(inb(f, 0x60), ==, 0xfa);
+    /* More than the 16-byte queue holds: the rest are dropped. */
+    uint8_t many[20];
+    memset(many, 0x1e, sizeof many);
+    g_assert_cmpuint(nm_i8042_keys(k, many, sizeof many), ==, 16);
 }
 
 static void test_i8042_output_port_reset(pc_fixture *f, gconstpointer data)
@@ -253,7 +308,7 @@ static void test_board(void)
     nm_machine_reset(a);
     g_assert_false(a->intr);
     init_pics(a);
-    nm_io_write(a->io, 0x60, 0x00, 1); /* keyboard NAK: IRQ 1 */
+    nm_io_write(a->io, 0x60, 0x00, 1); /* unknown keyboard command: resend, IRQ 1 */
     g_assert_cmphex(a->intc.acknowledge(a->intc.opaque), ==, 0x31);
 
     nm_report *r = nm_report_new();
@@ -274,6 +329,7 @@ int main(int argc, char **argv)
 #define ADD(path, fn) g_test_add("/pc/misc/" path, pc_fixture, NULL, pc_setup, fn, pc_teardown)
     ADD("port92", test_port92);
     ADD("i8042", test_i8042);
+    ADD("i8042-keyboard", test_i8042_keyboard);
     ADD("i8042-output-port-reset", test_i8042_output_port_reset);
     ADD("exit-port", test_exit_port);
     ADD("postcode", test_postcode);
