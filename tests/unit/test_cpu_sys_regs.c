@@ -92,6 +92,12 @@ static void test_msr_tsc(void)
     f.c->gpr[NM_ECX] = 0x1234;
     g_assert_cmpint(CATCH(&f, cpu_rdmsr(f.c)), ==, NM_EXC_GP);
     g_assert_cmpint(CATCH(&f, cpu_wrmsr(f.c)), ==, NM_EXC_GP);
+    /* The MSRs Linux 6.1 probes with rdmsr_safe while booting (feature
+     * control 0x3a, misc features 0x140): the P5 has neither, #GP(0). */
+    f.c->gpr[NM_ECX] = 0x3a;
+    g_assert_cmpint(CATCH(&f, cpu_rdmsr(f.c)), ==, NM_EXC_GP);
+    f.c->gpr[NM_ECX] = 0x140;
+    g_assert_cmpint(CATCH(&f, cpu_rdmsr(f.c)), ==, NM_EXC_GP);
     f.c->gpr[NM_ECX] = 1; /* P5_MC_TYPE */
     g_assert_cmpint(CATCH(&f, cpu_rdmsr(f.c)), ==, -1);
     /* CR4.TSD: RDTSC faults outside ring 0. */
