@@ -169,13 +169,14 @@ static void draw_strip(nm_display *d)
     uint64_t dns = now->ns - then->ns;
     double dsec = (double)dns / 1e9;
 
-    /* CPU, virtual time and its ratio to host time, guest MIPS.  (No board
-     * name: the board has none to report yet.) */
+    /* CPU and board, virtual time and its ratio to host time, guest MIPS. */
     gint64 wall = g_get_monotonic_time();
     double wall_s = (double)(wall - d->wall_start) / 1e6;
     double ratio = wall_s > 0 ? ((double)now->ns / 1e9) / wall_s : 0;
-    strip_line(lines[n++], sizeof lines[0], "cpu %s  virtual %.3f s  %.3fx wall  %.1f MIPS",
-               m->model->name, (double)now->ns / 1e9, ratio, d->mips);
+    const char *board = m->timing ? nm_timing_board(m->timing) : NULL;
+    strip_line(lines[n++], sizeof lines[0],
+               "cpu %s  board %s  virtual %.3f s  %.3fx wall  %.1f MIPS", m->model->name,
+               board ? board : "none", (double)now->ns / 1e9, ratio, d->mips);
 
     /* The cost model and the measurement window. */
     const nm_cost_model_class *cur = m->timing ? nm_timing_current(m->timing) : NULL;
