@@ -24,6 +24,10 @@
 #define FPM70_486_SINGLE 4
 #define FPM70_486_MISS   3
 #define DRAM_PAGE_486    4096u
+/* The 486 boards' DRAM fields, in a preset's timing. */
+#define FPM70_486                                                                                  \
+    .dram_first = FPM70_486_FIRST, .dram_burst = FPM70_486_BURST,                                  \
+    .dram_single = FPM70_486_SINGLE, .dram_miss = FPM70_486_MISS, .dram_page_bytes = DRAM_PAGE_486
 
 static const nm_board_preset presets[] = {
     {
@@ -56,11 +60,7 @@ static const nm_board_preset presets[] = {
                        "with the cache SRAMs not fitted), 70 ns FPM DRAM",
         .default_for = "",
         .t = {.l2_size = 0,
-              .dram_first = FPM70_486_FIRST,
-              .dram_burst = FPM70_486_BURST,
-              .dram_single = FPM70_486_SINGLE,
-              .dram_miss = FPM70_486_MISS,
-              .dram_page_bytes = DRAM_PAGE_486,
+              FPM70_486,
               /* No posted CPU-to-DRAM writes on the low-end 486 chipsets [L]:
                * each write-through store is a DRAM single write. */
               .posted = 0},
@@ -80,11 +80,7 @@ static const nm_board_preset presets[] = {
               .l2_first = 2,
               .l2_burst = 1,
               .l2_write = 2,
-              .dram_first = FPM70_486_FIRST,
-              .dram_burst = FPM70_486_BURST,
-              .dram_single = FPM70_486_SINGLE,
-              .dram_miss = FPM70_486_MISS,
-              .dram_page_bytes = DRAM_PAGE_486},
+              FPM70_486},
     },
     {
         .name = "486-wb256",
@@ -100,11 +96,7 @@ static const nm_board_preset presets[] = {
               .l2_first = 2,
               .l2_burst = 1,
               .l2_write = 2,
-              .dram_first = FPM70_486_FIRST,
-              .dram_burst = FPM70_486_BURST,
-              .dram_single = FPM70_486_SINGLE,
-              .dram_miss = FPM70_486_MISS,
-              .dram_page_bytes = DRAM_PAGE_486},
+              FPM70_486},
     },
     {
         .name = "486-wb256-ad",
@@ -118,11 +110,7 @@ static const nm_board_preset presets[] = {
               .l2_first = 2,
               .l2_burst = 1,
               .l2_write = 2,
-              .dram_first = FPM70_486_FIRST,
-              .dram_burst = FPM70_486_BURST,
-              .dram_single = FPM70_486_SINGLE,
-              .dram_miss = FPM70_486_MISS,
-              .dram_page_bytes = DRAM_PAGE_486},
+              FPM70_486},
     },
     {
         .name = "p5-430lx",

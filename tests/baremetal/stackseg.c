@@ -63,36 +63,27 @@ static void pop_ss32_from_32bit_stack(void)
 /* Ring 3, SS = a 16-bit DPL-3 segment (SLOT_B): ENTER with SP and imm16 in
  * u_sp/u_alloc; records ESP/EBP if it completes. */
 volatile uint32_t u_sp, u_alloc_is_8;
+/* ENTER $alloc,$0 at SP u_sp with SS = SLOT_B | 3, EBP 0x5555. */
+#define U_ENTER(alloc)                                                                             \
+    __asm__ volatile("mov %%esp, saved_esp\n"                                                      \
+                     "mov %%ebp, saved_ebp\n"                                                      \
+                     "mov %0, %%ss\n"                                                              \
+                     "mov u_sp, %%esp\n"                                                           \
+                     "mov $0x5555, %%ebp\n"                                                        \
+                     "enter $" #alloc ", $0\n"                                                     \
+                     "mov %%esp, got_esp\n"                                                        \
+                     "mov %%ebp, got_ebp\n"                                                        \
+                     "mov $0x23, %%ax\n"                                                           \
+                     "mov %%ax, %%ss\n"                                                            \
+                     "mov saved_esp, %%esp\n"                                                      \
+                     "mov saved_ebp, %%ebp\n" ::"r"((uint32_t)(SEL_SLOT_B | 3))                     \
+                     : "eax", "memory")
 static void u_enter(void)
 {
     if (u_alloc_is_8)
-        __asm__ volatile("mov %%esp, saved_esp\n"
-                         "mov %%ebp, saved_ebp\n"
-                         "mov %0, %%ss\n"
-                         "mov u_sp, %%esp\n"
-                         "mov $0x5555, %%ebp\n"
-                         "enter $8, $0\n"
-                         "mov %%esp, got_esp\n"
-                         "mov %%ebp, got_ebp\n"
-                         "mov $0x23, %%ax\n"
-                         "mov %%ax, %%ss\n"
-                         "mov saved_esp, %%esp\n"
-                         "mov saved_ebp, %%ebp\n" ::"r"((uint32_t)(SEL_SLOT_B | 3))
-                         : "eax", "memory");
+        U_ENTER(8);
     else
-        __asm__ volatile("mov %%esp, saved_esp\n"
-                         "mov %%ebp, saved_ebp\n"
-                         "mov %0, %%ss\n"
-                         "mov u_sp, %%esp\n"
-                         "mov $0x5555, %%ebp\n"
-                         "enter $1, $0\n"
-                         "mov %%esp, got_esp\n"
-                         "mov %%ebp, got_ebp\n"
-                         "mov $0x23, %%ax\n"
-                         "mov %%ax, %%ss\n"
-                         "mov saved_esp, %%esp\n"
-                         "mov saved_ebp, %%ebp\n" ::"r"((uint32_t)(SEL_SLOT_B | 3))
-                         : "eax", "memory");
+        U_ENTER(1);
 }
 
 void test_main(void)
