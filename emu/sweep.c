@@ -60,6 +60,7 @@ static const char *const own_options[] = {"kernel", "initrd",      "cpu",
 typedef struct metric {
     const char *name, *help;
     const char *table_format; /* digits worth showing in the text table */
+    const char *data_format;  /* and in the CSV and JSON */
     bool (*get)(GHashTable *rep, double *out);
 } metric;
 
@@ -141,15 +142,17 @@ static bool get_kbytes_per_s(GHashTable *rep, double *out)
 }
 
 static const metric metrics[] = {
-    {"clocks_per_packet", "busy CPU clocks in the window per frame", "%.1f", get_clocks_per_packet},
-    {"instructions_per_packet", "instructions in the window per frame", "%.1f",
+    {"clocks_per_packet", "busy CPU clocks in the window per frame", "%.1f", "%.3f",
+     get_clocks_per_packet},
+    {"instructions_per_packet", "instructions in the window per frame", "%.1f", "%.3f",
      get_insns_per_packet},
-    {"busy_clocks", "window clocks minus idle (HLT) clocks", "%.0f", get_busy_clocks},
-    {"window_clocks", "clocks in the measurement window", "%.0f", get_window_clocks},
-    {"frames", "frames the NIC moved in the window", "%.0f", get_frames},
-    {"bus_wait_share", "share of window clocks in bus wait states", "%.4f", get_bus_wait_share},
+    {"busy_clocks", "window clocks minus idle (HLT) clocks", "%.0f", "%.0f", get_busy_clocks},
+    {"window_clocks", "clocks in the measurement window", "%.0f", "%.0f", get_window_clocks},
+    {"frames", "frames the NIC moved in the window", "%.0f", "%.0f", get_frames},
+    {"bus_wait_share", "share of window clocks in bus wait states", "%.4f", "%.5f",
+     get_bus_wait_share},
     {"kbytes_per_s", "TCP payload the peer received per virtual second (KB = 1000 B)", "%.2f",
-     get_kbytes_per_s},
+     "%.3f", get_kbytes_per_s},
 };
 
 static const metric *metric_find(const char *name)
@@ -815,10 +818,13 @@ static void figure_text(GString *o, figure f, bool table)
 {
     if (!f.have)
         g_string_append(o, table ? "-" : "");
+    else if (f.raw && table && strpbrk(f.raw, ".eE") &&
+             (g_ascii_isdigit(f.raw[0]) || f.raw[0] == '-'))
+        g_string_append_printf(o, "%.1f", f.value); /* a report's double: the table's digits */
     else if (f.raw)
         g_string_append(o, f.raw);
     else
-        g_string_append_printf(o, table ? f.kind->table_format : "%.3f", f.value);
+        g_string_append_printf(o, table ? f.kind->table_format : f.kind->data_format, f.value);
 }
 
 static void csv_field(GString *o, const char *s)
@@ -989,9 +995,9 @@ static bool write_plot(const spec *s, const cell *cells, guint n, const char *ou
     g_string_append_printf(g,
                            "set terminal png size %u,%u noenhanced\nset output '%s'\n"
                            "set multiplot layout %u,%u title 'nicemu sweep: %s'\n"
-                           "set grid\nset key top left\nset xlabel '%s'\nset ylabel '%s'\n"
+                           "set grid\nset key below\nset xlabel '%s'\nset ylabel '%s'\n"
                            "set xrange [-0.3:%g]\nset datafile missing '-'\n",
-                           420 * cols, 360 * rows + 30, png, rows, cols, fig, ra->name, fig,
+                           420 * cols, 380 * rows + 30, png, rows, cols, fig, ra->name, fig,
                            ra->values->len - 0.7);
     for (guint p = 0; p < n_panels; p++) {
         const cell *first = NULL;
