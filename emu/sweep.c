@@ -25,6 +25,9 @@
 
 #define MAX_CELLS       100000
 #define DEFAULT_RETRIES 2 /* parallel --retries: attempts per cell */
+/* The real-mode header's magic "HdrS" (Linux Documentation/x86/boot.rst,
+ * "The Real-Mode Kernel Header", offset 0x202), as emu/linux_boot.c checks. */
+#define BZIMAGE_MAGIC_OFFSET 0x202
 
 /* ---------------------------------------------------------- the spec */
 
@@ -193,7 +196,7 @@ static void spec_free(spec *s)
 /* A path of the spec: relative to the spec file's directory. */
 static char *spec_path(const spec *s, const char *p)
 {
-    return g_path_is_absolute(p) ? g_strdup(p) : g_build_filename(s->dir, p, NULL);
+    return g_canonicalize_filename(p, s->dir);
 }
 
 static int axis_index(const spec *s, const char *name)
@@ -212,12 +215,25 @@ static char *accepted_metrics(void)
     return g_string_free(o, FALSE);
 }
 
+/* A bzImage?  Checked up front, not after the sweep has started. */
+static bool is_bzimage(const char *path)
+{
+    char hdr[BZIMAGE_MAGIC_OFFSET + 4];
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    bool ok = fread(hdr, 1, sizeof hdr, f) == sizeof hdr &&
+              !memcmp(hdr + BZIMAGE_MAGIC_OFFSET, "HdrS", 4);
+    fclose(f);
+    return ok;
+}
+
 /* Reads and checks the spec; on error *msg says what and where. */
 static bool spec_load(spec *s, const char *path, char **msg)
 {
     memset(s, 0, sizeof *s);
     s->path = g_strdup(path);
-    s->dir = g_path_get_dirname(path);
+    g_autofree char *rel_dir = g_path_get_dirname(path);
+    s->dir = g_canonicalize_filename(rel_dir, NULL); /* the jobs run in another directory */
     s->axes = g_ptr_array_new_with_free_func((GDestroyNotify)axis_free);
     s->options = g_ptr_array_new_with_free_func(g_free);
     s->metrics = g_ptr_array_new_with_free_func(g_free);
@@ -287,6 +303,10 @@ static bool spec_load(spec *s, const char *path, char **msg)
                     if (!g_file_test(file, G_FILE_TEST_IS_REGULAR)) {
                         g_free(label);
                         FAIL("[sweep]: kernel: %s: no such file", file);
+                    }
+                    if (!is_bzimage(file)) {
+                        g_free(label);
+                        FAIL("[sweep]: kernel: %s: not a bzImage (no HdrS header)", file);
                     }
                     if (!a->paths) a->paths = g_ptr_array_new_with_free_func(g_free);
                     g_ptr_array_add(a->paths, g_steal_pointer(&file));
@@ -783,7 +803,7 @@ static char *log_error(const char *log)
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     g_free(text);
     for (char **l = lines; *l && !found; l++)
-        if (strstr(*l, "error")) found = g_strdup(*l);
+        if (strstr(*l, "error:")) found = g_strdup(*l); /* not counters named *_errors */
     for (char **l = lines; *l && !found; l++)
         if (strstr(*l, "run ended")) found = g_strdup(*l);
     return found ? found : g_strdup("(no error line in the log)");
