@@ -1117,32 +1117,34 @@ static void write_sbatch(const char *out, const char *spec_path, guint n_jobs)
     write_file(path, text);
 }
 
-int nm_sweep_main(int argc, char **argv)
+/* The subcommand's own options. */
+typedef struct cli {
+    const char *spec_file, *out, *hosts;
+    bool dry_run, collect;
+    long jobs, retries; /* -1: not given */
+} cli;
+
+/* Returns -1 to go on, else the exit status (--help, a usage error). */
+static int cli_parse(cli *o, int argc, char **argv)
 {
-    const char *spec_file = NULL, *out_opt = NULL, *hosts_opt = NULL;
-    bool dry_run = false, collect = false;
-    long jobs_opt = -1, retries_opt = -1;
+    *o = (cli){.jobs = -1, .retries = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             print_help();
             return 0;
         }
-        if (!strcmp(a, "--dry-run")) {
-            dry_run = true;
-            continue;
-        }
-        if (!strcmp(a, "--collect")) {
-            collect = true;
+        if (!strcmp(a, "--dry-run") || !strcmp(a, "--collect")) {
+            *(!strcmp(a, "--dry-run") ? &o->dry_run : &o->collect) = true;
             continue;
         }
         if (a[0] != '-') {
-            if (spec_file) {
+            if (o->spec_file) {
                 g_autofree char *msg =
-                    g_strdup_printf("one SPEC only ('%s' and '%s')", spec_file, a);
+                    g_strdup_printf("one SPEC only ('%s' and '%s')", o->spec_file, a);
                 return usage_error(msg);
             }
-            spec_file = a;
+            o->spec_file = a;
             continue;
         }
         const char *eq = strchr(a, '=');
@@ -1161,9 +1163,9 @@ int nm_sweep_main(int argc, char **argv)
             return usage_error(msg);
         }
         if (!strcmp(name, "--out"))
-            out_opt = val;
+            o->out = val;
         else if (!strcmp(name, "--sshloginfile"))
-            hosts_opt = val;
+            o->hosts = val;
         else {
             char *end;
             long v = strtol(val, &end, 10);
@@ -1172,195 +1174,36 @@ int nm_sweep_main(int argc, char **argv)
                 g_autofree char *msg = g_strdup_printf("%s: bad value '%s'", name, val);
                 return usage_error(msg);
             }
-            *(jobs ? &jobs_opt : &retries_opt) = v;
+            *(jobs ? &o->jobs : &o->retries) = v;
         }
     }
-    if (!spec_file) return usage_error("give the sweep spec: nicemu sweep SPEC (see --help)");
-    if (dry_run && collect) return usage_error("--dry-run and --collect exclude each other");
+    if (!o->spec_file) return usage_error("give the sweep spec: nicemu sweep SPEC (see --help)");
+    if (o->dry_run && o->collect) return usage_error("--dry-run and --collect exclude each other");
+    return -1;
+}
 
-    spec s;
-    char *msg = NULL;
-    if (!spec_load(&s, spec_file, &msg)) {
-        spec_free(&s);
-        int rc = usage_error(msg);
-        g_free(msg);
-        return rc;
+/* The command line overrides the spec. */
+static bool cli_apply(const cli *o, spec *s, char **msg)
+{
+    if (o->jobs > 0) {
+        s->jobs = (unsigned)o->jobs;
+        s->jobs_given = true;
     }
-    if (jobs_opt > 0) {
-        s.jobs = (unsigned)jobs_opt;
-        s.jobs_given = true;
-    }
-    if (retries_opt >= 0) s.retries = (unsigned)retries_opt;
-    if (hosts_opt) {
-        g_free(s.hosts);
-        s.hosts = g_strdup(hosts_opt);
-        if (!g_file_test(s.hosts, G_FILE_TEST_IS_REGULAR)) {
-            g_autofree char *m = g_strdup_printf("--sshloginfile: %s: no such file", s.hosts);
-            spec_free(&s);
-            return usage_error(m);
+    if (o->retries >= 0) s->retries = (unsigned)o->retries;
+    if (o->hosts) {
+        if (!g_file_test(o->hosts, G_FILE_TEST_IS_REGULAR)) {
+            *msg = g_strdup_printf("--sshloginfile: %s: no such file", o->hosts);
+            return false;
         }
-        /* parallel runs from DIR: the file's name must survive the chdir */
-        char *abs = g_canonicalize_filename(s.hosts, NULL);
-        g_free(s.hosts);
-        s.hosts = abs;
+        /* parallel runs in the output directory: the name must survive the chdir */
+        g_free(s->hosts);
+        s->hosts = g_canonicalize_filename(o->hosts, NULL);
     }
+    return true;
+}
 
-    g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
-    guint n = 0;
-    cell *cells = exe ? cells_expand(&s, exe, &n, &msg) : NULL;
-    if (!cells) {
-        int rc = usage_error(msg ? msg : "cannot find the nicemu binary (/proc/self/exe)");
-        g_free(msg);
-        spec_free(&s);
-        return rc;
-    }
-
-    /* Where the jobs and tables go. */
-    g_autofree char *out = NULL;
-    if (out_opt)
-        out = g_canonicalize_filename(out_opt, NULL);
-    else {
-        g_autofree char *base = g_strdup(spec_file);
-        if (g_str_has_suffix(base, ".ini")) base[strlen(base) - 4] = 0;
-        g_autofree char *o = g_strdup_printf("%s.sweep", base);
-        out = g_canonicalize_filename(o, NULL);
-    }
-    g_autofree char *cells_dir = g_build_filename(out, "cells", NULL);
-    g_autofree char *cache = cache_dir();
-    if (g_mkdir_with_parents(cells_dir, 0755) || g_mkdir_with_parents(cache, 0755)) {
-        g_autofree char *m =
-            g_strdup_printf("cannot create %s or %s: %s", cells_dir, cache, g_strerror(errno));
-        spec_free(&s);
-        return usage_error(m);
-    }
-    bool need_parallel = !dry_run && !collect;
-    if (need_parallel && !g_find_program_in_path("parallel")) {
-        spec_free(&s);
-        return usage_error("GNU parallel is not installed (scripts/setup installs parallel)");
-    }
-    if (need_parallel && s.hosts && !s.installed && !g_find_program_in_path("rsync")) {
-        spec_free(&s);
-        return usage_error("--sshloginfile with remote=transfer needs rsync (scripts/setup)");
-    }
-
-    /* Cached cells; the job list of the others. */
-    GString *tsv = g_string_new(NULL), *sh = g_string_new(NULL);
-    guint n_cached = 0, n_jobs = 0;
-    g_autofree char *qexe = g_shell_quote(exe);
-    g_autofree char *qout = g_shell_quote(out);
-    g_autofree char *qinitrd = s.initrd ? g_shell_quote(s.initrd) : g_strdup("");
-    for (guint i = 0; i < n; i++) {
-        cell *c = &cells[i];
-        g_autofree char *cached = g_strdup_printf("%s/%s.json", cache, c->id);
-        c->cached = g_file_test(cached, G_FILE_TEST_IS_REGULAR);
-        g_autofree char *args_path = g_strdup_printf("%s/%s.args", cells_dir, c->id);
-        GString *args = g_string_new(NULL);
-        for (guint k = 0; k < c->args->len; k++)
-            g_string_append_printf(args, "%s\n", (char *)c->args->pdata[k]);
-        bool ok = write_file(args_path, args->str);
-        g_string_free(args, TRUE);
-        if (!ok) {
-            spec_free(&s);
-            return 1;
-        }
-        if (c->cached) {
-            n_cached++;
-            continue;
-        }
-        n_jobs++;
-        bool transfer = s.hosts && !s.installed;
-        g_autofree char *k = transfer ? transfer_path(c->kernel) : g_strdup(c->kernel);
-        g_autofree char *ini = !s.initrd  ? g_strdup("-")
-                               : transfer ? transfer_path(s.initrd)
-                                          : g_strdup(s.initrd);
-        g_autofree char *bin = transfer ? transfer_path(exe) : g_strdup(exe);
-        /* Column 5: System.map for the profiler's names on the host (the
-         * kernel again when there is none: a harmless second transfer). */
-        g_autofree char *map = transfer ? transfer_path(c->system_map ? c->system_map : c->kernel)
-                                        : g_strdup(c->system_map ? c->system_map : c->kernel);
-        g_string_append_printf(tsv, "%s\t%s\t%s\t%s\t%s\n", c->id, k, ini, bin, map);
-        g_autofree char *qk = g_shell_quote(c->kernel);
-        g_autofree char *line = job_line(&s, qexe, qk, qinitrd, c->id);
-        g_string_append_printf(sh, "cd %s && %s\n", qout, line);
-    }
-    g_autofree char *tsv_path = g_build_filename(out, "jobs.tsv", NULL);
-    g_autofree char *sh_path = g_build_filename(out, "jobs.sh", NULL);
-    bool files_ok = write_file(tsv_path, tsv->str) && write_file(sh_path, sh->str);
-    write_sbatch(out, s.path, n_jobs);
-    g_autofree char *list_hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, tsv->str, -1);
-    g_string_free(tsv, TRUE);
-    if (dry_run) {
-        fputs(sh->str, stdout);
-        fprintf(stderr,
-                "nicemu sweep: %u cells, %u in the cache, %u to run (Slurm: %s/sweep.sbatch)\n", n,
-                n_cached, n_jobs, out);
-        g_string_free(sh, TRUE);
-        spec_free(&s);
-        return files_ok ? 0 : 1;
-    }
-    g_string_free(sh, TRUE);
-
-    /* One joblog per job list: a rerun of the same list resumes it. */
-    g_autofree char *joblog_name = g_strdup_printf("joblog-%.12s", list_hash);
-    g_autofree char *joblog = g_build_filename(out, joblog_name, NULL);
-    gint64 wall0 = g_get_monotonic_time();
-    progress p = {.total = n, .cached = n_cached, .start = wall0, .joblog = joblog};
-    if (n_jobs && !collect) {
-        int st = run_parallel(&s, out, joblog, &p);
-        if (st != 0)
-            fprintf(stderr,
-                    "nicemu sweep: parallel ended with status %d (its log: %s/parallel.log)\n", st,
-                    out);
-    }
-
-    /* Results: from the cache, or from the jobs (then into the cache). */
-    int rc = files_ok ? 0 : 1;
-    guint n_failed = 0;
-    for (guint i = 0; i < n; i++) {
-        cell *c = &cells[i];
-        g_autofree char *cached = g_strdup_printf("%s/%s.json", cache, c->id);
-        g_autofree char *fresh = g_strdup_printf("%s/%s.json", cells_dir, c->id);
-        gchar *text = NULL;
-        if (!g_file_get_contents(c->cached ? cached : fresh, &text, NULL, NULL)) text = NULL;
-        c->report = text ? nm_report_json_parse(text) : NULL;
-        c->ok = c->report != NULL;
-        if (c->ok && !c->cached) write_file(cached, text);
-        g_free(text);
-        if (!c->ok) {
-            g_autofree char *name = cell_name(&s, c);
-            g_autofree char *log = g_strdup_printf("%s/%s.log", cells_dir, c->id);
-            g_autofree char *why = log_error(log);
-            fprintf(stderr, "nicemu sweep: error: cell %s failed: %s (log: %s)\n", name, why, log);
-            n_failed++;
-            rc = 1;
-        }
-    }
-
-    GString *csv = g_string_new(NULL), *js = g_string_new(NULL), *tab = g_string_new(NULL);
-    write_csv_json(&s, cells, n, csv, js);
-    write_table(&s, cells, n, tab);
-    fputs(tab->str, stdout);
-    fflush(stdout);
-    g_autofree char *csv_path = g_build_filename(out, "results.csv", NULL);
-    g_autofree char *js_path = g_build_filename(out, "results.json", NULL);
-    g_autofree char *tab_path = g_build_filename(out, "table.txt", NULL);
-    g_autofree char *png = g_build_filename(out, "plot.png", NULL);
-    if (!write_file(csv_path, csv->str) || !write_file(js_path, js->str) ||
-        !write_file(tab_path, tab->str))
-        rc = 1;
-    if (!g_find_program_in_path("gnuplot")) {
-        fprintf(stderr, "nicemu sweep: no plot: gnuplot is not installed (scripts/setup)\n");
-    } else if (n_failed < n && !write_plot(&s, cells, n, out, png))
-        rc = 1;
-    g_string_free(csv, TRUE);
-    g_string_free(js, TRUE);
-    g_string_free(tab, TRUE);
-    fprintf(stderr,
-            "nicemu sweep: %u cells: %u from the cache, %u run, %u failed; wall %.1f s; "
-            "results in %s\n",
-            n, n_cached, n - n_cached - n_failed, n_failed,
-            (double)(g_get_monotonic_time() - wall0) / 1e6, out);
-
+static void cells_free(cell *cells, guint n)
+{
     for (guint i = 0; i < n; i++) {
         g_free(cells[i].value);
         g_free(cells[i].id);
@@ -1369,6 +1212,198 @@ int nm_sweep_main(int argc, char **argv)
         if (cells[i].report) g_hash_table_destroy(cells[i].report);
     }
     g_free(cells);
+}
+
+/* Marks the cached cells, writes every cell's arguments and the job list of
+ * the others: jobs.tsv (parallel's input: ID, kernel, initrd, nicemu,
+ * System.map; "/./" paths when they are to be transferred) and jobs.sh (one
+ * self-contained shell line per job).  *list_hash identifies the list. */
+static bool write_jobs(const spec *s, cell *cells, guint n, const char *exe, const char *out,
+                       const char *cache, guint *n_jobs, char **list_hash)
+{
+    GString *tsv = g_string_new(NULL), *sh = g_string_new(NULL);
+    g_autofree char *qexe = g_shell_quote(exe);
+    g_autofree char *qout = g_shell_quote(out);
+    g_autofree char *qinitrd = s->initrd ? g_shell_quote(s->initrd) : g_strdup("");
+    bool transfer = s->hosts && !s->installed;
+    bool ok = true;
+    *n_jobs = 0;
+    for (guint i = 0; i < n && ok; i++) {
+        cell *c = &cells[i];
+        g_autofree char *cached = g_strdup_printf("%s/%s.json", cache, c->id);
+        c->cached = g_file_test(cached, G_FILE_TEST_IS_REGULAR);
+        g_autofree char *args_path = g_strdup_printf("%s/cells/%s.args", out, c->id);
+        GString *args = g_string_new(NULL);
+        for (guint k = 0; k < c->args->len; k++)
+            g_string_append_printf(args, "%s\n", (char *)c->args->pdata[k]);
+        ok = write_file(args_path, args->str);
+        g_string_free(args, TRUE);
+        if (c->cached) continue;
+        (*n_jobs)++;
+        g_autofree char *k = transfer ? transfer_path(c->kernel) : g_strdup(c->kernel);
+        g_autofree char *ini = !s->initrd ? g_strdup("-")
+                               : transfer ? transfer_path(s->initrd)
+                                          : g_strdup(s->initrd);
+        g_autofree char *bin = transfer ? transfer_path(exe) : g_strdup(exe);
+        /* Column 5: System.map for the profiler's names on the host (the
+         * kernel again when there is none: a harmless second transfer). */
+        const char *map_file = c->system_map ? c->system_map : c->kernel;
+        g_autofree char *map = transfer ? transfer_path(map_file) : g_strdup(map_file);
+        g_string_append_printf(tsv, "%s\t%s\t%s\t%s\t%s\n", c->id, k, ini, bin, map);
+        g_autofree char *qk = g_shell_quote(c->kernel);
+        g_autofree char *line = job_line(s, qexe, qk, qinitrd, c->id);
+        g_string_append_printf(sh, "cd %s && %s\n", qout, line);
+    }
+    g_autofree char *tsv_path = g_build_filename(out, "jobs.tsv", NULL);
+    g_autofree char *sh_path = g_build_filename(out, "jobs.sh", NULL);
+    ok = ok && write_file(tsv_path, tsv->str) && write_file(sh_path, sh->str);
+    write_sbatch(out, s->path, *n_jobs);
+    *list_hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, tsv->str, -1);
+    g_string_free(tsv, TRUE);
+    g_string_free(sh, TRUE);
+    return ok;
+}
+
+/* Each cell's report: from the cache, or from its job (then into the
+ * cache).  Returns the number of cells without one, each named on stderr. */
+static guint gather_results(const spec *s, cell *cells, guint n, const char *out, const char *cache)
+{
+    guint n_failed = 0;
+    for (guint i = 0; i < n; i++) {
+        cell *c = &cells[i];
+        g_autofree char *cached = g_strdup_printf("%s/%s.json", cache, c->id);
+        g_autofree char *fresh = g_strdup_printf("%s/cells/%s.json", out, c->id);
+        gchar *text = NULL;
+        if (!g_file_get_contents(c->cached ? cached : fresh, &text, NULL, NULL)) text = NULL;
+        c->report = text ? nm_report_json_parse(text) : NULL;
+        c->ok = c->report != NULL;
+        if (c->ok && !c->cached) write_file(cached, text);
+        g_free(text);
+        if (!c->ok) {
+            g_autofree char *name = cell_name(s, c);
+            g_autofree char *log = g_strdup_printf("%s/cells/%s.log", out, c->id);
+            g_autofree char *why = log_error(log);
+            fprintf(stderr, "nicemu sweep: error: cell %s failed: %s (log: %s)\n", name, why, log);
+            n_failed++;
+        }
+    }
+    return n_failed;
+}
+
+/* The table on stdout and table.txt, results.csv, results.json, plot.png. */
+static bool write_results(const spec *s, const cell *cells, guint n, guint n_failed,
+                          const char *out)
+{
+    GString *csv = g_string_new(NULL), *js = g_string_new(NULL), *tab = g_string_new(NULL);
+    write_csv_json(s, cells, n, csv, js);
+    write_table(s, cells, n, tab);
+    fputs(tab->str, stdout);
+    fflush(stdout);
+    g_autofree char *csv_path = g_build_filename(out, "results.csv", NULL);
+    g_autofree char *js_path = g_build_filename(out, "results.json", NULL);
+    g_autofree char *tab_path = g_build_filename(out, "table.txt", NULL);
+    g_autofree char *png = g_build_filename(out, "plot.png", NULL);
+    bool ok = write_file(csv_path, csv->str) && write_file(js_path, js->str) &&
+              write_file(tab_path, tab->str);
+    if (!g_find_program_in_path("gnuplot"))
+        fprintf(stderr, "nicemu sweep: no plot: gnuplot is not installed (scripts/setup)\n");
+    else if (n_failed < n && !write_plot(s, cells, n, out, png))
+        ok = false;
+    g_string_free(csv, TRUE);
+    g_string_free(js, TRUE);
+    g_string_free(tab, TRUE);
+    return ok;
+}
+
+/* Where the jobs and tables go: --out, or SPEC without .ini plus .sweep. */
+static char *out_dir(const cli *o)
+{
+    if (o->out) return g_canonicalize_filename(o->out, NULL);
+    g_autofree char *base = g_strdup(o->spec_file);
+    if (g_str_has_suffix(base, ".ini")) base[strlen(base) - 4] = 0;
+    g_autofree char *dir = g_strdup_printf("%s.sweep", base);
+    return g_canonicalize_filename(dir, NULL);
+}
+
+/* Everything up to running a job is checked first: a usage error (exit 2)
+ * never leaves a half-started sweep. */
+int nm_sweep_main(int argc, char **argv)
+{
+    cli o;
+    int rc = cli_parse(&o, argc, argv);
+    if (rc >= 0) return rc;
+    spec s;
+    char *msg = NULL;
+    g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+    guint n = 0;
+    cell *cells = NULL;
+    if (!exe)
+        msg = g_strdup("cannot find the nicemu binary (/proc/self/exe)");
+    else if (spec_load(&s, o.spec_file, &msg) && cli_apply(&o, &s, &msg))
+        cells = cells_expand(&s, exe, &n, &msg);
+    if (!cells) {
+        rc = usage_error(msg);
+        g_free(msg);
+        if (exe) spec_free(&s);
+        return rc;
+    }
+
+    g_autofree char *out = out_dir(&o);
+    g_autofree char *cells_dir = g_build_filename(out, "cells", NULL);
+    g_autofree char *cache = cache_dir();
+    bool need_parallel = !o.dry_run && !o.collect;
+    if (g_mkdir_with_parents(cells_dir, 0755) || g_mkdir_with_parents(cache, 0755))
+        msg = g_strdup_printf("cannot create %s or %s: %s", cells_dir, cache, g_strerror(errno));
+    else if (need_parallel && !g_find_program_in_path("parallel"))
+        msg = g_strdup("GNU parallel is not installed (scripts/setup installs parallel)");
+    else if (need_parallel && s.hosts && !s.installed && !g_find_program_in_path("rsync"))
+        msg = g_strdup("--sshloginfile with remote=transfer needs rsync (scripts/setup)");
+    if (msg) {
+        rc = usage_error(msg);
+        g_free(msg);
+        cells_free(cells, n);
+        spec_free(&s);
+        return rc;
+    }
+
+    guint n_jobs;
+    g_autofree char *list_hash = NULL;
+    rc = write_jobs(&s, cells, n, exe, out, cache, &n_jobs, &list_hash) ? 0 : 1;
+    if (o.dry_run) {
+        g_autofree char *sh_path = g_build_filename(out, "jobs.sh", NULL);
+        gchar *sh = NULL;
+        if (g_file_get_contents(sh_path, &sh, NULL, NULL)) fputs(sh, stdout);
+        g_free(sh);
+        fprintf(stderr,
+                "nicemu sweep: %u cells, %u in the cache, %u to run (Slurm: %s/sweep.sbatch)\n", n,
+                n - n_jobs, n_jobs, out);
+        cells_free(cells, n);
+        spec_free(&s);
+        return rc;
+    }
+
+    /* One joblog per job list: a rerun of the same list resumes it. */
+    g_autofree char *joblog_name = g_strdup_printf("joblog-%.12s", list_hash);
+    g_autofree char *joblog = g_build_filename(out, joblog_name, NULL);
+    gint64 wall0 = g_get_monotonic_time();
+    progress p = {.total = n, .cached = n - n_jobs, .start = wall0, .joblog = joblog};
+    if (n_jobs && need_parallel) {
+        int st = run_parallel(&s, out, joblog, &p);
+        if (st != 0)
+            fprintf(stderr,
+                    "nicemu sweep: parallel ended with status %d (its log: %s/parallel.log)\n", st,
+                    out);
+    }
+
+    guint n_failed = gather_results(&s, cells, n, out, cache), n_ran = 0;
+    for (guint i = 0; i < n; i++)
+        n_ran += cells[i].ok && !cells[i].cached;
+    if (!write_results(&s, cells, n, n_failed, out) || n_failed) rc = 1;
+    fprintf(stderr,
+            "nicemu sweep: %u cells: %u from the cache, %u run, %u failed; wall %.1f s; "
+            "results in %s\n",
+            n, n - n_jobs, n_ran, n_failed, (double)(g_get_monotonic_time() - wall0) / 1e6, out);
+    cells_free(cells, n);
     spec_free(&s);
     return rc;
 }
