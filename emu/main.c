@@ -15,6 +15,7 @@
 #include "emu/pc.h"
 #include "emu/profiler.h"
 #include "emu/run.h"
+#include "emu/sweep.h"
 
 static int config_error(GError *err)
 {
@@ -114,6 +115,8 @@ int main(int argc, char **argv)
     /* Subcommands: several runs gathered into one table (emu/compare.c). */
     if (argc > 1 && (!strcmp(argv[1], "compare") || !strcmp(argv[1], "ab")))
         return nm_compare_main(argc - 1, argv + 1);
+    /* A matrix of runs through GNU parallel (emu/sweep.c). */
+    if (argc > 1 && !strcmp(argv[1], "sweep")) return nm_sweep_main(argc - 1, argv + 1);
     nm_config *cfg = nm_config_new();
     GError *err = NULL;
     bool exit_now;
