@@ -1,6 +1,7 @@
 #include "emu/config.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -440,6 +441,13 @@ bool nm_config_load_file(nm_config *c, const char *path, GError **err)
 {
     g_autoptr(GKeyFile) kf = g_key_file_new();
     GError *local = NULL;
+    /* A FIFO or a device would block or never end: refuse it as --kernel does. */
+    GStatBuf st;
+    if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE,
+                    "%s: cannot read configuration: not a regular file", path);
+        return false;
+    }
     if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &local)) {
         g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE, "%s: cannot read configuration: %s",
                     path, local->message);

@@ -12,6 +12,7 @@
  *
  * The IRQ line is the chip's INTR gated by MCR OUT2, as PC serial cards
  * wire it; in loopback mode OUT2 is internal and the line stays low. */
+#include <errno.h>
 #include <glib.h>
 #include <stdio.h>
 
@@ -470,8 +471,8 @@ static void *uart_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     } else {
         u->out = fopen(file, "w");
         if (!u->out) {
-            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE, "%s: file: cannot open '%s'",
-                        origin, file);
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE,
+                        "%s: file: cannot write '%s': %s", origin, file, g_strerror(errno));
             uart_destroy(u);
             return NULL;
         }
