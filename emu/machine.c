@@ -16,6 +16,7 @@ const char *nm_stop_reason_name(nm_stop_reason why)
         [NM_STOP_MAX_TIME] = "max-virtual-time",
         [NM_STOP_SIGNAL] = "signal",
         [NM_STOP_ERROR] = "error",
+        [NM_STOP_PANIC] = "guest-panic",
     };
     return why < G_N_ELEMENTS(names) ? names[why] : "?";
 }
@@ -91,6 +92,8 @@ void nm_machine_free(nm_machine *m)
     nm_memmap_free(m->mem);
     g_free(m->stop_detail);
     g_free(m);
+    /* The end of the run: how many log lines were held back, per cause. */
+    nm_log_limit_flush();
 }
 
 void nm_machine_add_poller(nm_machine *m, void (*fn)(void *opaque), void *opaque)

@@ -329,7 +329,7 @@ void nm_isa_mem_move(nm_isa_mem *w, uint32_t base)
 {
     if (!w->c.bus || base == w->c.region->base) return;
     if (base >= (1u << 24) || w->c.region->size > (1u << 24) - base) {
-        nm_warn(ISA, "%s: window cannot move to 0x%x (past 16 MB)", w->c.name, base);
+        nm_dev_warn(ISA, w, "%s: window cannot move to 0x%x (past 16 MB)", w->c.name, base);
         return;
     }
     nm_mem_region_move(w->c.bus->m->mem, w->c.region, base);

@@ -167,8 +167,9 @@ static void *ne_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     const char *capture = cfg ? nm_devcfg_get(cfg, "capture") : NULL;
     if (net && !nm_dp8390_attach(s->nic, net, capture, cfg->origin, err)) goto fail;
     if (!net && capture)
-        nm_warn(NE2000, "%s: capture= without net=: the cable is unplugged, nothing to capture",
-                s->name);
+        nm_dev_warn(NE2000, s,
+                    "%s: capture= without net=: the cable is unplugged, nothing to capture",
+                    s->name);
     return s;
 fail:
     ne_destroy(s);

@@ -122,13 +122,13 @@ static void wd_update_window(wd8013 *s)
     uint32_t base = (uint32_t)(s->msr & MSR_ADDR) << 13 | (uint32_t)(s->laar & LAAR_ADDR) << 19;
     if (base != nm_isa_mem_base(s->window)) {
         if (base < 0xa0000 && (s->msr & MSR_MENB))
-            nm_warn(WD8013, "%s: shared memory moved to 0x%05x, over conventional memory", s->name,
-                    base);
+            nm_dev_warn(WD8013, s, "%s: shared memory moved to 0x%05x, over conventional memory",
+                        s->name, base);
         nm_isa_mem_move(s->window, base);
     }
     if (base < 0xa0000 && (s->msr & MSR_MENB) && !nm_isa_mem_enabled(s->window))
-        nm_warn(WD8013, "%s: shared memory enabled at 0x%05x, over conventional memory", s->name,
-                base);
+        nm_dev_warn(WD8013, s, "%s: shared memory enabled at 0x%05x, over conventional memory",
+                    s->name, base);
     bool wide = s->laar & LAAR_M16EN;
     nm_isa_mem_set_timing(s->window, wide ? 16 : 8,
                           wide ? (s->laar & LAAR_0WS16) != 0 : (s->irr & IRR_0WS) != 0);
@@ -289,8 +289,9 @@ static void *wd_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     const char *capture = cfg ? nm_devcfg_get(cfg, "capture") : NULL;
     if (net && !nm_dp8390_attach(s->nic, net, capture, origin, err)) goto fail;
     if (!net && capture)
-        nm_warn(WD8013, "%s: capture= without net=: the cable is unplugged, nothing to capture",
-                s->name);
+        nm_dev_warn(WD8013, s,
+                    "%s: capture= without net=: the cable is unplugged, nothing to capture",
+                    s->name);
     return s;
 fail:
     wd_destroy(s);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "devices/pc/pc.h"
 #include "emu/log.h"
@@ -76,6 +77,7 @@ typedef struct byte_fifo {
 
 typedef struct uart {
     nm_machine *machine;
+    size_t line_start; /* where the line being printed starts in `text` */
     nm_io_claim *claim;
     unsigned irq;
     bool tx_fast;
@@ -207,10 +209,28 @@ static void tx_done(void *opaque, uint64_t late_cycles)
     uart_update_irq(u);
 }
 
+/* What Linux's panic() prints first (kernel/panic.c, 6.1).  A panicked
+ * kernel never ends the run itself (it spins or waits for a reboot that the
+ * command line may never ask for), so its console line ends it. */
+static const char PANIC_TEXT[] = "Kernel panic - not syncing";
+
+static void check_panic_line(uart *u)
+{
+    const char *line = u->text->str + u->line_start;
+    const char *at = strstr(line, PANIC_TEXT);
+    if (!at) return;
+    g_autofree char *detail = g_strndup(at, strcspn(at, "\r\n"));
+    nm_machine_request_stop(u->machine, NM_STOP_PANIC, 0, detail);
+}
+
 static void host_output(uart *u, uint8_t b)
 {
     g_string_append_c(u->text, (char)b);
     u->bytes_out++;
+    if (b == '\n') {
+        check_panic_line(u);
+        u->line_start = u->text->len;
+    }
     if (u->out) {
         fputc(b, u->out);
         if (b == '\n') fflush(u->out);
