@@ -407,10 +407,12 @@ bool nm_linux_boot_load(nm_machine *m, const char *kernel, const char *initrds, 
     bool ok = nm_linux_boot_set_cmdline(lb, cmdline, err);
     if (ok && initrds && *initrds) {
         char **paths = g_strsplit(initrds, ",", -1);
-        for (char **p = paths; ok && *p; p++) {
-            if (!**p) continue;
+        for (char **p = paths; ok && *p; p++)
+            if (!**p)
+                ok =
+                    fail(err, "initrd: an empty file name in '%s' (form: FILE[,FILE...])", initrds);
+        for (char **p = paths; ok && *p; p++)
             ok = nm_linux_boot_add_initrd(lb, *p, err);
-        }
         g_strfreev(paths);
     }
     ok = ok && nm_linux_boot_finish(lb, err);

@@ -36,6 +36,7 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
     m->mem = nm_memmap_new(&m->clock);
     m->io = nm_ioport_new(&m->clock);
     nm_irq_init(&m->irq);
+    m->irq.share_ok = cfg->share_irqs;
     m->a20 = true; /* the boot ROM may close it; Linux expects it open */
     m->devices = g_ptr_array_new();
     m->pollers = g_array_new(FALSE, FALSE, sizeof(nm_machine_poller));

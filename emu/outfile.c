@@ -110,7 +110,7 @@ char *nm_escape_for_message(const char *text)
     const char *p = text;
     while (*p) {
         gunichar c = g_utf8_get_char_validated(p, -1);
-        if (c == (gunichar)-1 || c == (gunichar)-2 || c < 0x20 || c == 0x7f) {
+        if (c == (gunichar)-1 || c == (gunichar)-2 || c < 0x20 || (c >= 0x7f && c < 0xa0)) {
             g_string_append_printf(o, "\\x%02x", (unsigned char)*p);
             p++;
             continue;

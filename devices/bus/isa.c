@@ -280,6 +280,20 @@ nm_isa_mem *nm_isa_map_memory(nm_machine *m, uint32_t base, uint32_t size, const
     }
     nm_isa_bus *b = nm_isa_bus_get(m, err);
     if (!b) return NULL;
+    /* Two cards configured onto the same addresses would both answer (a
+     * conflict on the bus, not a configuration anyone means).  Where a
+     * guest later moves a window is the guest's business. */
+    for (guint i = 0; i < b->claims->len; i++) {
+        const isa_claim *o = b->claims->pdata[i];
+        if (o->kind != KIND_MEM || !o->region) continue;
+        uint32_t ob = o->region->base, os = o->region->size;
+        if (base < ob + os && ob < base + size) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "memory window 0x%x-0x%x overlaps %s at 0x%x-0x%x", base, base + size - 1,
+                        o->name, ob, ob + os - 1);
+            return NULL;
+        }
+    }
     check_clock(b);
     nm_isa_mem *w = g_new0(nm_isa_mem, 1);
     claim_init(b, &w->c, KIND_MEM, width, name, opaque);

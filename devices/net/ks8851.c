@@ -888,6 +888,8 @@ static void *ks_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
                     origin, bus_name);
         return NULL;
     }
+    if (!nm_irq_claim(&m->irq, irq, origin, cfg && cfg->name ? cfg->name : "ks8851", err))
+        return NULL;
     ks8851 *s = g_new0(ks8851, 1);
     s->m = m;
     s->name = g_strdup(cfg && cfg->name ? cfg->name : "ks8851");

@@ -256,6 +256,8 @@ static void *wd_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
         return NULL;
     }
     const uint8_t defmac[6] = {0x00, 0x00, 0xc0, 0x57, (uint8_t)(io >> 8), (uint8_t)io};
+    g_autofree char *who = g_strdup_printf("wd8013@0x%x", io);
+    if (!nm_irq_claim(&m->irq, irq, origin, who, err)) return NULL;
     wd8013 *s = g_new0(wd8013, 1);
     s->m = m;
     s->base = (uint16_t)io;
@@ -281,7 +283,10 @@ static void *wd_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     s->io_nic = nm_isa_claim_io(m, s->base + 0x10, 0x10, &wd_nic_ops, s, "wd8013-8390", 8, err);
     if (!s->io_nic) goto fail;
     s->window = nm_isa_map_memory(m, mem, WD_RAM_SIZE, &wd_window_ops, s, "wd8013-shmem", 8, err);
-    if (!s->window) goto fail;
+    if (!s->window) {
+        g_prefix_error(err, "%s: mem: ", origin);
+        goto fail;
+    }
     wd_board_reset(s);
     s->resets = 0;
 

@@ -476,6 +476,11 @@ static void *uart_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
                     "%s: tx: bad value '%s' (accepted: baud, fast)", origin, tx);
         return NULL;
     }
+    g_autofree char *who = g_strdup_printf("uart@0x%x (COM%s)", port,
+                                           port == 0x3f8   ? "1"
+                                           : port == 0x2f8 ? "2"
+                                                           : "?");
+    if (!nm_irq_claim(&m->irq, irq, origin, who, err)) return NULL;
     uart *u = g_new0(uart, 1);
     u->machine = m;
     u->irq = irq;
