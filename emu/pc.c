@@ -8,6 +8,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/trace.h"
+#include "devices/bus/isa.h"
 #include "devices/bus/pci.h"
 #include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
@@ -64,6 +65,9 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
         !(devs->rtc = add_board_device(m, &nm_rtc_class, NULL, err)) ||
         !(devs->port92 = add_board_device(m, &nm_port92_class, NULL, err)) ||
         !(devs->i8042 = add_board_device(m, &nm_i8042_class, NULL, err)) ||
+        /* The ISA bus where the POST port used to create it (the order of
+         * devices is the order of resets and of the report). */
+        !nm_isa_bus_get(m, err) ||
         !(devs->exitport = add_board_device(m, &nm_exitport_class, NULL, err)) ||
         !(devs->debugcon = add_board_device(m, &nm_debugcon_class, NULL, err)) ||
         !(devs->pci = add_board_device(m, &nm_pci_host_class, NULL, err)))
