@@ -12,6 +12,7 @@
 
 #include "cpu/models.h"
 #include "cpu/timing/boards.h"
+#include "emu/outfile.h"
 
 #define DEFAULT_TOP 3
 #define PROFILE_TOP 10
@@ -307,10 +308,10 @@ static void json_str(GString *o, const char *s)
     g_string_append_c(o, '"');
 }
 
-static bool write_file(const char *path, const char *text)
+static bool write_file(const char *option, const char *path, const char *text)
 {
     GError *e = NULL;
-    if (!g_file_set_contents(path, text, -1, &e)) {
+    if (!nm_output_file_write(option, path, text, strlen(text), &e)) {
         fprintf(stderr, "nicemu: error: %s\n", e->message);
         g_error_free(e);
         return false;
@@ -334,7 +335,7 @@ static bool plot(const char *png, const char *dir, bool ab, bool per_packet, run
         }
         g_string_append_c(d, '\n');
     }
-    bool ok = write_file(dat, d->str);
+    bool ok = write_file("--plot", dat, d->str);
     g_string_free(d, TRUE);
     if (!ok) return false;
     const char *ylabel = per_packet ? "clocks per packet" : "clocks in the measurement window";
@@ -346,7 +347,7 @@ static bool plot(const char *png, const char *dir, bool ab, bool per_packet, run
         "plot '%s' using 2:xtic(1) title '%s'%s\n",
         png, ylabel, ab ? "ab: kernel A vs B" : "compare", dat, ab ? "A" : "clocks",
         ab ? ", '' using 3 title 'B'" : "");
-    if (!write_file(gp, script)) return false;
+    if (!write_file("--plot", gp, script)) return false;
     gint status = 0;
     GError *e = NULL;
     char *argv[] = {"gnuplot", gp, NULL};
@@ -527,6 +528,17 @@ int nm_compare_main(int argc, char **argv)
                 g_ptr_array_free(pass, TRUE);
                 return usage_error(cmd, msg);
             }
+    }
+    /* The outputs, before the runs: a typo must not cost the whole table. */
+    const char *outputs[3][2] = {{"--json", json}, {"--csv", csv}, {"--plot", png}};
+    for (int o = 0; o < 3; o++) {
+        GError *e = NULL;
+        if (outputs[o][1] && !nm_output_file_check(outputs[o][0], outputs[o][1], &e)) {
+            g_autofree char *msg = g_strdup(e->message);
+            g_error_free(e);
+            g_ptr_array_free(pass, TRUE);
+            return usage_error(cmd, msg);
+        }
     }
     if (png && !g_find_program_in_path("gnuplot")) {
         g_ptr_array_free(pass, TRUE);
@@ -768,8 +780,8 @@ int nm_compare_main(int argc, char **argv)
     fflush(stdout);
     fprintf(stderr, "nicemu %s: %u runs, wall %.1f s%s%s\n", cmd, n_runs, wall,
             keep ? ", reports and logs in " : "", keep ? keep : "");
-    if (json && !write_file(json, js->str)) rc = rc ? rc : 1;
-    if (csv && !write_file(csv, cs->str)) rc = rc ? rc : 1;
+    if (json && !write_file("--json", json, js->str)) rc = rc ? rc : 1;
+    if (csv && !write_file("--csv", csv, cs->str)) rc = rc ? rc : 1;
     if (png && !plot(png, dir, ab, per_packet, runs, n_row)) rc = rc ? rc : 1;
     g_string_free(tab, TRUE);
     g_string_free(js, TRUE);

@@ -1,6 +1,7 @@
 #include "emu/config.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cpu/timing/boards.h"
 #include "emu/device.h"
 #include "emu/log.h"
+#include "emu/outfile.h"
 
 G_DEFINE_QUARK(nicemu - config - error - quark, nm_config_error)
 
@@ -149,7 +151,8 @@ typedef enum {
     KEY_PORT,
     KEY_RANGE,
     KEY_WINDOW,
-    KEY_DISPLAY
+    KEY_DISPLAY,
+    KEY_IRQ_LIST
 } key_kind;
 
 typedef struct {
@@ -182,6 +185,8 @@ static const machine_key machine_keys[] = {
      "-d exec: only instructions at linear addresses LO..HI"},
     {"trace-window", KEY_WINDOW, FIELD(trace_window), "START,COUNT",
      "-d exec: only instructions number START..START+COUNT-1"},
+    {"share-irq", KEY_IRQ_LIST, FIELD(share_irqs), "IRQ[,IRQ...]",
+     "let two devices drive these IRQ lines (refused otherwise: ISA interrupts are not shared)"},
     {"strict-isa", KEY_BOOL, FIELD(strict_isa), NULL, "386 models: #UD on 486-only instructions"},
     {"rtc-epoch", KEY_COUNT, FIELD(rtc_epoch), "SECONDS", "RTC start time, seconds since 1970"},
     {"cost-model", KEY_STRING, FIELD(cost_model), "MODEL",
@@ -244,8 +249,9 @@ static char *machine_key_names(void)
 static bool bad_value(GError **err, const char *origin, const char *key, const char *value,
                       const char *accepted)
 {
+    g_autofree char *shown = nm_escape_for_message(value);
     g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
-                "%s: %s: bad value '%s' (accepted: %s)", origin, key, value, accepted);
+                "%s: %s: bad value '%s' (accepted: %s)", origin, key, shown, accepted);
     return false;
 }
 
@@ -316,6 +322,18 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         g_free(*(char **)field);
         *(char **)field = strcmp(value, "none") ? g_strdup(value) : NULL;
         return true;
+    case KEY_IRQ_LIST: {
+        uint32_t mask = 0;
+        g_auto(GStrv) words = g_strsplit(value, ",", -1);
+        for (char **w = words; *w; w++) {
+            if (!nm_parse_u64(*w, &v) || v > 15)
+                return bad_value(err, origin, key, value, "IRQ numbers 0-15, e.g. 4,9");
+            mask |= 1u << v;
+        }
+        if (!mask) return bad_value(err, origin, key, value, "IRQ numbers 0-15, e.g. 4,9");
+        *(uint32_t *)field = mask;
+        return true;
+    }
     case KEY_PORT:
         if (!nm_parse_u64(value, &v) || v > 0xffff)
             return bad_value(err, origin, key, value, "an I/O port from 0 to 0xffff");
@@ -458,16 +476,52 @@ bool nm_config_add_device_spec(nm_config *c, const char *option, const char *spe
     return true;
 }
 
+/* GKeyFile merges a section written twice; two [machine] (or two [nic0])
+ * sections are a mistake to report, with both lines. */
+static bool check_sections_once(const char *path, GError **err)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) return true; /* GLib read it just now */
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; lines[i]; i++) {
+        char *l = g_strstrip(lines[i]);
+        size_t n = strlen(l);
+        if (n < 2 || l[0] != '[' || l[n - 1] != ']') continue;
+        g_autofree char *name = g_strndup(l + 1, n - 2);
+        gpointer first = g_hash_table_lookup(seen, name);
+        if (first) {
+            g_autofree char *shown = nm_escape_for_message(name);
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_KEY,
+                        "%s: section [%s] appears twice (lines %u and %u)", path, shown,
+                        GPOINTER_TO_UINT(first), i + 1);
+            return false;
+        }
+        g_hash_table_insert(seen, g_steal_pointer(&name), GUINT_TO_POINTER(i + 1));
+    }
+    return true;
+}
+
 bool nm_config_load_file(nm_config *c, const char *path, GError **err)
 {
     g_autoptr(GKeyFile) kf = g_key_file_new();
     GError *local = NULL;
+    /* A FIFO or a device would block or never end: refuse it as --kernel does. */
+    GStatBuf st;
+    if (g_stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE,
+                    "%s: cannot read configuration: not a regular file", path);
+        return false;
+    }
     if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &local)) {
+        /* GLib quotes the offending line: a binary file's bytes are escaped. */
+        g_autofree char *msg = nm_escape_for_message(local->message);
         g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE, "%s: cannot read configuration: %s",
-                    path, local->message);
+                    path, msg);
         g_error_free(local);
         return false;
     }
+    if (!check_sections_once(path, err)) return false;
     gsize ngroups;
     g_auto(GStrv) groups = g_key_file_get_groups(kf, &ngroups);
     for (gsize g = 0; g < ngroups; g++) {
@@ -535,8 +589,11 @@ bool nm_devcfg_mac(const nm_devcfg *d, const char *key, const uint8_t def[6], ui
     char tail;
     if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) !=
             6 ||
-        strlen(s) != 17 || (b[0] & 1))
-        return bad_value(err, d->origin, key, s, "a unicast MAC address like 52:54:00:12:34:56");
+        strlen(s) != 17 || (b[0] & 1) || !(b[0] | b[1] | b[2] | b[3] | b[4] | b[5]))
+        /* Multicast (I/G bit, IEEE 802-2014 8.2) and all-zero addresses are
+         * no station's: frames to them would be filtered or dropped. */
+        return bad_value(err, d->origin, key, s,
+                         "a unicast MAC address, not all zero, like 52:54:00:12:34:56");
     for (int i = 0; i < 6; i++)
         out[i] = (uint8_t)b[i];
     return true;

@@ -9,6 +9,7 @@
 #include "emu/config.h"
 #include "emu/log.h"
 #include "emu/machine.h"
+#include "emu/outfile.h"
 
 #define EI_NIDENT   16
 #define ELFCLASS32  1
@@ -107,6 +108,7 @@ bool nm_elf_load(nm_machine *m, const char *path, uint32_t *entry, GError **err)
     gchar *data = NULL;
     gsize len = 0;
     GError *ferr = NULL;
+    if (!nm_input_file_check("elf", path, err)) return false;
     if (!g_file_get_contents(path, &data, &len, &ferr)) {
         g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE, "%s: %s", path, ferr->message);
         g_error_free(ferr);

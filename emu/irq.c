@@ -1,5 +1,6 @@
 #include "emu/irq.h"
 
+#include "emu/config.h"
 #include "emu/log.h"
 
 void nm_irq_init(nm_irq_bus *b)
@@ -29,4 +30,18 @@ void nm_irq_set(nm_irq_bus *b, unsigned line, bool level)
     }
     nm_trace(IRQ, "line %u -> %d", line, level);
     if (b->listener) b->listener(b->listener_opaque, line, level);
+}
+
+bool nm_irq_claim(nm_irq_bus *b, unsigned line, const char *origin, const char *who, GError **err)
+{
+    if (line >= NM_IRQ_LINES) return true; /* the device's range check reports it */
+    if (b->owner[line][0] && !(b->share_ok >> line & 1)) {
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                    "%s: irq: IRQ %u is already used by %s (ISA interrupts cannot be shared; "
+                    "give share-irq=%u if the devices really share it)",
+                    origin, line, b->owner[line], line);
+        return false;
+    }
+    if (!b->owner[line][0]) g_strlcpy(b->owner[line], who, sizeof b->owner[line]);
+    return true;
 }

@@ -3,6 +3,7 @@
 #ifndef NICEMU_IRQ_H
 #define NICEMU_IRQ_H
 
+#include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -18,6 +19,10 @@ typedef struct nm_irq_bus {
     /* Lines whose device holds a level until it is serviced (not a pulse):
      * the board programs them level-triggered (the PC's ELCR, emu/pc.c). */
     uint32_t level_lines;
+    /* Who drives each line, for the one-owner check (nm_irq_claim), and the
+     * lines the user allows to be shared ([machine] share-irq). */
+    char owner[NM_IRQ_LINES][48];
+    uint32_t share_ok;
 } nm_irq_bus;
 
 void nm_irq_init(nm_irq_bus *b);
@@ -25,6 +30,12 @@ void nm_irq_set_listener(nm_irq_bus *b, nm_irq_listener_fn fn, void *opaque);
 /* Only changes of level reach the listener.  Lines past NM_IRQ_LINES are
  * ignored (a configuration check refuses them earlier). */
 void nm_irq_set(nm_irq_bus *b, unsigned line, bool level);
+/* A device driving `line` claims it when it is created.  ISA interrupts are
+ * edge-triggered and each line is driven by one card (two drivers on one
+ * line fight: ISA spec; the PC/AT's 8259 sees one edge for two requests),
+ * so a second claim is an error naming both, unless the line is in
+ * share_ok.  `origin` and `who` are for the message. */
+bool nm_irq_claim(nm_irq_bus *b, unsigned line, const char *origin, const char *who, GError **err);
 /* A device that drives `line` as a level interrupt says so when it is
  * created, before the board sets the trigger modes. */
 static inline void nm_irq_declare_level(nm_irq_bus *b, unsigned line)

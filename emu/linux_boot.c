@@ -30,6 +30,7 @@
 
 /* Setup header fields (BOOT "The Real-Mode Kernel Header"). */
 #define HDR_SETUP_SECTS      0x1f1
+#define HDR_SYSSIZE          0x1f4
 #define HDR_JUMP             0x200
 #define HDR_MAGIC            0x202
 #define HDR_VERSION          0x206
@@ -185,6 +186,18 @@ nm_linux_boot *nm_linux_boot_open_data(nm_machine *m, const char *name, const ui
     if (setup_len >= len) {
         fail(err, "%s: truncated: the setup code (%zu bytes) leaves no kernel in %zu bytes", name,
              setup_len, len);
+        return NULL;
+    }
+    /* syssize: the protected-mode code in 16-byte paragraphs (BOOT, protocol
+     * 2.04+); arch/x86/boot/tools/build.c pads the file to exactly that, so a
+     * shorter file lost its tail (and would boot into garbage). */
+    uint64_t sys_bytes = (uint64_t)rd32(data + HDR_SYSSIZE) * 16;
+    if (sys_bytes > len - setup_len) {
+        fail(err,
+             "%s: truncated: the header's syssize says %llu bytes of kernel after the setup "
+             "code, the file has %zu (%llu bytes missing)",
+             name, (unsigned long long)sys_bytes, len - setup_len,
+             (unsigned long long)(sys_bytes - (len - setup_len)));
         return NULL;
     }
     nm_linux_boot *lb = g_new0(nm_linux_boot, 1);
@@ -414,10 +427,12 @@ bool nm_linux_boot_load(nm_machine *m, const char *kernel, const char *initrds, 
     bool ok = nm_linux_boot_set_cmdline(lb, cmdline, err);
     if (ok && initrds && *initrds) {
         char **paths = g_strsplit(initrds, ",", -1);
-        for (char **p = paths; ok && *p; p++) {
-            if (!**p) continue;
+        for (char **p = paths; ok && *p; p++)
+            if (!**p)
+                ok =
+                    fail(err, "initrd: an empty file name in '%s' (form: FILE[,FILE...])", initrds);
+        for (char **p = paths; ok && *p; p++)
             ok = nm_linux_boot_add_initrd(lb, *p, err);
-        }
         g_strfreev(paths);
     }
     ok = ok && nm_linux_boot_finish(lb, err);

@@ -68,6 +68,24 @@ extern uint8_t nm_log_levels[NM_SUB_COUNT];
             nm_log_emit(NM_SUB_##sub, (lvl), __VA_ARGS__);                                         \
     } while (0)
 
+/* Errors and warnings (mostly a guest's mistakes) are rate-limited: per
+ * subsystem, cause (the message's format string: one per call site) and
+ * device, the first NM_LOG_LIMIT_FIRST lines print; the rest are counted,
+ * and nm_log_limit_flush (called when a machine is freed, i.e. at the end of
+ * the run) prints one line per cause with how many were not shown.  A
+ * device with several instances passes its state as `dev` (nm_dev_warn) so
+ * each instance has its own allowance.  Debug and trace lines, which the
+ * user asks for, are never limited. */
+#define NM_LOG_LIMIT_FIRST 10
+
+#define nm_dev_log(sub, lvl, dev, ...)                                                             \
+    do {                                                                                           \
+        if (__builtin_expect(nm_log_enabled(sub, lvl), 0))                                         \
+            nm_log_emit_dev(NM_SUB_##sub, (lvl), (dev), __VA_ARGS__);                              \
+    } while (0)
+#define nm_dev_error(sub, dev, ...) nm_dev_log(sub, NM_LOG_ERROR, dev, __VA_ARGS__)
+#define nm_dev_warn(sub, dev, ...)  nm_dev_log(sub, NM_LOG_WARN, dev, __VA_ARGS__)
+
 #define nm_error(sub, ...) nm_log(sub, NM_LOG_ERROR, __VA_ARGS__)
 #define nm_warn(sub, ...)  nm_log(sub, NM_LOG_WARN, __VA_ARGS__)
 #define nm_info(sub, ...)  nm_log(sub, NM_LOG_INFO, __VA_ARGS__)
@@ -76,6 +94,14 @@ extern uint8_t nm_log_levels[NM_SUB_COUNT];
 
 void nm_log_emit(nm_log_subsystem sub, nm_log_level lvl, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+void nm_log_emit_dev(nm_log_subsystem sub, nm_log_level lvl, const void *dev, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Prints "[sub] warn: N more like "first line" not shown" for every cause
+ * past its allowance, in the order the causes first appeared, and forgets
+ * every count (a device's identity must not outlive it). */
+void nm_log_limit_flush(void);
+/* Lines a cause printed and suppressed so far (for tests). */
+uint64_t nm_log_limit_suppressed(void);
 
 /* Parses "cpu,ne2000=trace,all" and sets levels.  Returns false and fills
  * *bad with the offending word (caller frees) on an unknown name. */

@@ -16,6 +16,7 @@ const char *nm_stop_reason_name(nm_stop_reason why)
         [NM_STOP_MAX_TIME] = "max-virtual-time",
         [NM_STOP_SIGNAL] = "signal",
         [NM_STOP_ERROR] = "error",
+        [NM_STOP_PANIC] = "guest-panic",
     };
     return why < G_N_ELEMENTS(names) ? names[why] : "?";
 }
@@ -35,6 +36,7 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
     m->mem = nm_memmap_new(&m->clock);
     m->io = nm_ioport_new(&m->clock);
     nm_irq_init(&m->irq);
+    m->irq.share_ok = cfg->share_irqs;
     m->a20 = true; /* the boot ROM may close it; Linux expects it open */
     m->devices = g_ptr_array_new();
     m->pollers = g_array_new(FALSE, FALSE, sizeof(nm_machine_poller));
@@ -91,6 +93,8 @@ void nm_machine_free(nm_machine *m)
     nm_memmap_free(m->mem);
     g_free(m->stop_detail);
     g_free(m);
+    /* The end of the run: how many log lines were held back, per cause. */
+    nm_log_limit_flush();
 }
 
 void nm_machine_add_poller(nm_machine *m, void (*fn)(void *opaque), void *opaque)

@@ -27,7 +27,8 @@ typedef enum {
     NM_STOP_MAX_INSTRUCTIONS,
     NM_STOP_MAX_TIME,
     NM_STOP_SIGNAL,
-    NM_STOP_ERROR, /* an emulator error (not the guest's) */
+    NM_STOP_ERROR, /* an emulator error (not the guest's), e.g. a capture write failed */
+    NM_STOP_PANIC, /* the guest kernel panicked (its console said so) */
 } nm_stop_reason;
 
 const char *nm_stop_reason_name(nm_stop_reason why);
@@ -74,6 +75,7 @@ struct nm_machine {
     /* Why and how the run ended.  `stop_requested` is polled by the CPU loop
      * (a volatile flag, so a signal handler may set it). */
     volatile int stop_requested;
+    volatile int stop_signal; /* the signal that stopped the run, or 0 */
     nm_stop_reason stop_reason;
     int exit_status;
     char *stop_detail;

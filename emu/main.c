@@ -12,6 +12,7 @@
 #include "devices/video/vga.h"
 #include "emu/config.h"
 #include "emu/display.h"
+#include "emu/outfile.h"
 #include "emu/pc.h"
 #include "emu/profiler.h"
 #include "emu/run.h"
@@ -88,7 +89,7 @@ static bool write_report(nm_machine *m, nm_profiler *prof, const nm_run_result *
     nm_machine_report(m, rep);
     nm_profiler_report(prof, rep);
     char *json = nm_report_json(rep);
-    bool ok = g_file_set_contents(path, json, -1, err);
+    bool ok = nm_output_file_write("report-json", path, json, strlen(json), err);
     g_free(json);
     nm_report_free(rep);
     return ok;
@@ -127,6 +128,12 @@ int main(int argc, char **argv)
     if (exit_now) {
         nm_config_free(cfg);
         return 0;
+    }
+    /* Every output is checked before the run: a long run's report is not
+     * lost to a typo (capture and serial files are opened with the machine). */
+    if (cfg->report_json && !nm_output_file_check("report-json", cfg->report_json, &err)) {
+        nm_config_free(cfg);
+        return config_error(err);
     }
     nm_pc_devices devs;
     nm_machine *m = nm_pc_new(cfg, &devs, &err);

@@ -4,8 +4,11 @@
  * user configured (PCI NICs need the host), then the program to run. */
 #include "emu/pc.h"
 
+#include <string.h>
+
 #include "cpu/cpu.h"
 #include "cpu/trace.h"
+#include "devices/bus/isa.h"
 #include "devices/bus/pci.h"
 #include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
@@ -13,6 +16,7 @@
 #include "emu/elfload.h"
 #include "emu/linux_boot.h"
 #include "emu/log.h"
+#include "emu/outfile.h"
 #include "emu/rom_image.h"
 
 /* Creates a board device from a spec ("uart,file=stdout"); NULL on error. */
@@ -44,6 +48,16 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
     nm_machine *m = nm_machine_new_bare(cfg, err);
     if (!m) return NULL;
 
+    /* The console file is checked by name first: its own message, and the
+     * spec below could not carry a name with a comma. */
+    if (cfg->serial && strcmp(cfg->serial, "stdout") && strcmp(cfg->serial, "none") &&
+        (!nm_output_file_check("serial", cfg->serial, err) || strchr(cfg->serial, ','))) {
+        if (!*err)
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "serial: '%s': a file name with a comma cannot be used", cfg->serial);
+        nm_machine_free(m);
+        return NULL;
+    }
     g_autofree char *uart_spec =
         g_strdup_printf("uart,io=0x3f8,irq=4,file=%s", cfg->serial ? cfg->serial : "stdout");
     if (!(devs->pic = add_board_device(m, &nm_pic_class, NULL, err)) ||
@@ -52,7 +66,9 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
         !(devs->rtc = add_board_device(m, &nm_rtc_class, NULL, err)) ||
         !(devs->port92 = add_board_device(m, &nm_port92_class, NULL, err)) ||
         !(devs->i8042 = add_board_device(m, &nm_i8042_class, NULL, err)) ||
-        !(devs->postcode = add_board_device(m, &nm_postcode_class, NULL, err)) ||
+        /* The ISA bus where the POST port used to create it (the order of
+         * devices is the order of resets and of the report). */
+        !nm_isa_bus_get(m, err) ||
         !(devs->exitport = add_board_device(m, &nm_exitport_class, NULL, err)) ||
         !(devs->debugcon = add_board_device(m, &nm_debugcon_class, NULL, err)) ||
         !(devs->pci = add_board_device(m, &nm_pci_host_class, NULL, err)))
@@ -63,6 +79,9 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
     m->a20_listener_opaque = m->cpu;
     /* The measurement-window port and the cost model (after the CPU). */
     if (!add_board_device(m, &nm_marker_class, NULL, err)) goto fail;
+    /* The POST port last of the board: a post-port on a port another board
+     * device needs is then reported against post-port, not that device. */
+    if (!(devs->postcode = add_board_device(m, &nm_postcode_class, NULL, err))) goto fail;
     uint64_t a, b;
     if (cfg->trace_range && nm_parse_pair(cfg->trace_range, '-', &a, &b))
         nm_cpu_trace_set_range(m->cpu, (uint32_t)a, (uint32_t)b);

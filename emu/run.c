@@ -11,9 +11,11 @@ static nm_machine *volatile signal_target;
 
 static void on_signal(int sig)
 {
-    (void)sig;
     nm_machine *m = signal_target;
-    if (m) m->stop_requested = 1; /* reason left NONE: read as "signal" below */
+    if (m && !m->stop_requested) {
+        m->stop_signal = sig;
+        m->stop_requested = 1; /* reason left NONE: read as "signal" below */
+    }
 }
 
 static void on_max_time(void *opaque, uint64_t late)
@@ -32,11 +34,14 @@ nm_run_result nm_machine_run(nm_machine *m)
     nm_timer_init(&max_time, on_max_time, m, "max-virtual-time");
     if (cfg->max_virtual_ns) nm_timer_at_ns(&m->clock, &max_time, cfg->max_virtual_ns);
 
-    struct sigaction sa = {.sa_handler = on_signal}, old_int, old_term;
+    /* SIGINT, SIGTERM and SIGHUP (the terminal went away) end the run the
+     * same way: the summary and the report still come out. */
+    static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa = {.sa_handler = on_signal}, old[G_N_ELEMENTS(stop_signals)];
     sigemptyset(&sa.sa_mask);
     signal_target = m;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    for (size_t i = 0; i < G_N_ELEMENTS(stop_signals); i++)
+        sigaction(stop_signals[i], &sa, &old[i]);
 
     while (!m->stop_requested) {
         uint64_t budget = UINT64_MAX;
@@ -59,19 +64,30 @@ nm_run_result nm_machine_run(nm_machine *m)
             nm_machine_request_stop(m, NM_STOP_HALT, 0, "halted with no event pending");
     }
 
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(stop_signals); i++)
+        sigaction(stop_signals[i], &old[i], NULL);
     signal_target = NULL;
     nm_timer_cancel(&m->clock, &max_time);
 
     if (m->stop_reason == NM_STOP_NONE) m->stop_reason = NM_STOP_SIGNAL;
     r.reason = m->stop_reason;
+    r.signal = m->stop_signal;
     r.guest_status = m->exit_status;
     r.instructions = nm_cpu_instructions(m->cpu);
     r.cycles = m->clock.cycles;
     r.virtual_ns = nm_clock_now_ns(&m->clock);
     r.wall_seconds = (double)(g_get_monotonic_time() - wall_start) / 1e6;
     return r;
+}
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    }
+    return "?";
 }
 
 int nm_run_exit_status(const nm_run_result *r)
@@ -82,7 +98,8 @@ int nm_run_exit_status(const nm_run_result *r)
     case NM_STOP_RESET: return 3;
     case NM_STOP_MAX_INSTRUCTIONS:
     case NM_STOP_MAX_TIME: return 4;
-    case NM_STOP_SIGNAL: return 130;
+    case NM_STOP_SIGNAL: return 128 + (r->signal ? r->signal : SIGINT); /* the shell's rule */
+    case NM_STOP_PANIC: return 5;
     case NM_STOP_NONE:
     case NM_STOP_ERROR: break;
     }
@@ -93,6 +110,7 @@ void nm_run_print_summary(const nm_machine *m, const nm_run_result *r, FILE *out
 {
     fprintf(out, "nicemu: run ended: %s", nm_stop_reason_name(r->reason));
     if (r->reason == NM_STOP_EXIT_PORT) fprintf(out, " (status %d)", r->guest_status);
+    if (r->reason == NM_STOP_SIGNAL && r->signal) fprintf(out, " (%s)", signal_name(r->signal));
     if (m->stop_detail) fprintf(out, ": %s", m->stop_detail);
     fprintf(out,
             "\nnicemu: cpu %s, board %s, %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
@@ -108,6 +126,8 @@ void nm_run_report(const nm_machine *m, const nm_run_result *r, nm_report *rep)
     nm_report_str(rep, "end", nm_stop_reason_name(r->reason));
     nm_report_u64(rep, "exit_status", (uint64_t)nm_run_exit_status(r));
     if (m->stop_detail) nm_report_str(rep, "detail", m->stop_detail);
+    if (r->reason == NM_STOP_SIGNAL && r->signal)
+        nm_report_str(rep, "signal", signal_name(r->signal));
     nm_report_u64(rep, "instructions", r->instructions);
     nm_report_u64(rep, "cycles", r->cycles);
     nm_report_u64(rep, "virtual_time_ns", r->virtual_ns);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "emu/config.h"
+#include "emu/outfile.h"
 
 typedef struct raw_symbol {
     uint32_t start, size;
@@ -169,6 +170,7 @@ bool nm_symtab_load_system_map(nm_symtab *t, const char *path, GError **err)
     gchar *text = NULL;
     gsize len = 0;
     GError *e = NULL;
+    if (!nm_input_file_check("system-map", path, err)) return false;
     if (!g_file_get_contents(path, &text, &len, &e)) {
         g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE, "system map: %s", e->message);
         g_error_free(e);
@@ -205,6 +207,7 @@ bool nm_symtab_load_elf(nm_symtab *t, const char *path, bool has_load, uint32_t 
                         GError **err)
 {
     if (elf_version(EV_CURRENT) == EV_NONE) return file_error(err, path, "libelf unusable");
+    if (!nm_input_file_check("symbols", path, err)) return false;
     int fd = open(path, O_RDONLY);
     if (fd < 0) {
         g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE, "symbols: %s: %s", path,

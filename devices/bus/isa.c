@@ -280,6 +280,20 @@ nm_isa_mem *nm_isa_map_memory(nm_machine *m, uint32_t base, uint32_t size, const
     }
     nm_isa_bus *b = nm_isa_bus_get(m, err);
     if (!b) return NULL;
+    /* Two cards configured onto the same addresses would both answer (a
+     * conflict on the bus, not a configuration anyone means).  Where a
+     * guest later moves a window is the guest's business. */
+    for (guint i = 0; i < b->claims->len; i++) {
+        const isa_claim *o = b->claims->pdata[i];
+        if (o->kind != KIND_MEM || !o->region) continue;
+        uint32_t ob = o->region->base, os = o->region->size;
+        if (base < ob + os && ob < base + size) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "memory window 0x%x-0x%x overlaps %s at 0x%x-0x%x", base, base + size - 1,
+                        o->name, ob, ob + os - 1);
+            return NULL;
+        }
+    }
     check_clock(b);
     nm_isa_mem *w = g_new0(nm_isa_mem, 1);
     claim_init(b, &w->c, KIND_MEM, width, name, opaque);
@@ -329,7 +343,7 @@ void nm_isa_mem_move(nm_isa_mem *w, uint32_t base)
 {
     if (!w->c.bus || base == w->c.region->base) return;
     if (base >= (1u << 24) || w->c.region->size > (1u << 24) - base) {
-        nm_warn(ISA, "%s: window cannot move to 0x%x (past 16 MB)", w->c.name, base);
+        nm_dev_warn(ISA, w, "%s: window cannot move to 0x%x (past 16 MB)", w->c.name, base);
         return;
     }
     nm_mem_region_move(w->c.bus->m->mem, w->c.region, base);

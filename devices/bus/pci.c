@@ -100,10 +100,8 @@ static void update_mappings(nm_pci_device *d)
         bool is_mem = b->type == NM_PCI_BAR_MEM32;
         bool want = base != 0 && (cmd & (is_mem ? NM_PCI_CMD_MEM : NM_PCI_CMD_IO));
         if (want && is_mem && !mem_bar_placement_ok(h, base, b->size)) {
-            if (!b->warned)
-                nm_warn(PCI, "%s at 0x%08x (+0x%x) overlaps RAM or the boot ROM: not decoded",
+            nm_dev_warn(PCI, b, "%s at 0x%08x (+0x%x) overlaps RAM or the boot ROM: not decoded",
                         b->name, base, b->size);
-            b->warned = true;
             want = false;
         }
         if (b->mapped && (!want || b->mapped_base != base)) bar_unmap(h, b);
@@ -115,20 +113,16 @@ static void update_mappings(nm_pci_device *d)
             b->claim = nm_ioport_claim(h->m->io, (uint16_t)base, b->size, b->io_ops, b->opaque,
                                        b->name, b->cost);
             if (!b->claim) {
-                if (!b->warned) {
-                    const nm_io_claim *o = NULL;
-                    for (uint32_t p = base; p < base + b->size && !o; p++)
-                        o = nm_ioport_owner(h->m->io, (uint16_t)p);
-                    nm_warn(PCI, "%s at port 0x%04x collides with %s: not decoded", b->name, base,
-                            o ? o->name : "?");
-                }
-                b->warned = true;
+                const nm_io_claim *o = NULL;
+                for (uint32_t p = base; p < base + b->size && !o; p++)
+                    o = nm_ioport_owner(h->m->io, (uint16_t)p);
+                nm_dev_warn(PCI, b, "%s at port 0x%04x collides with %s: not decoded", b->name,
+                            base, o ? o->name : "?");
                 continue;
             }
         }
         b->mapped = true;
         b->mapped_base = base;
-        b->warned = false;
         nm_debug(PCI, "%s mapped at 0x%08x (+0x%x)", b->name, base, b->size);
     }
 }
@@ -237,14 +231,11 @@ bool nm_pci_device_set_bar_io(nm_pci_device *d, unsigned n, uint32_t size, const
 static void device_reset(nm_pci_device *d)
 {
     nm_pci_host *h = d->host;
-    for (unsigned n = 0; n < NM_PCI_BARS; n++) {
+    for (unsigned n = 0; n < NM_PCI_BARS; n++)
         bar_unmap(h, &d->bar[n]);
-        d->bar[n].warned = false;
-    }
     memcpy(d->config, d->reset_config, sizeof d->config);
     unsigned slot = (unsigned)d->devfn >> 3;
     d->config[NM_PCI_INT_LINE] = (uint8_t)nm_pci_route_irq(h, slot, d->config[NM_PCI_INT_PIN]);
-    d->dma_warned = false;
 }
 
 bool nm_pci_register(nm_pci_host *h, nm_pci_device *d, int devfn, GError **err)
@@ -367,13 +358,8 @@ static bool dma_refuse(nm_pci_device *d, const char *what, uint32_t addr, size_t
     d->dma_refused++;
     /* The cycle found no target: the master sees a master abort (6.2.3). */
     d->config[NM_PCI_STATUS + 1] |= NM_PCI_STATUS_RCV_MASTER_ABORT >> 8;
-    if (!d->dma_warned)
-        nm_warn(PCI, "%s: DMA %s of %zu bytes at 0x%08x refused: %s", d->name, what, len, addr,
+    nm_dev_warn(PCI, d, "%s: DMA %s of %zu bytes at 0x%08x refused: %s", d->name, what, len, addr,
                 why);
-    else
-        nm_debug(PCI, "%s: DMA %s of %zu bytes at 0x%08x refused: %s", d->name, what, len, addr,
-                 why);
-    d->dma_warned = true;
     return false;
 }
 

@@ -92,7 +92,6 @@ typedef struct nm_pci_bar {
     nm_io_claim *claim;
     bool mapped;
     uint32_t mapped_base;
-    bool warned; /* one log line per bad placement, not one per write */
 } nm_pci_bar;
 
 struct nm_pci_device {
@@ -114,7 +113,6 @@ struct nm_pci_device {
     uint8_t reset_config[256];
     bool irq_level;
     uint64_t dma_bytes_read, dma_bytes_written, dma_refused;
-    bool dma_warned;
 };
 
 /* ---- the host bridge ---- */

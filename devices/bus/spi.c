@@ -11,7 +11,6 @@ typedef struct spi_slot {
     void *opaque;
     char *name;
     uint64_t max_hz;
-    bool warned_speed;
 } spi_slot;
 
 struct nm_spi_bus {
@@ -33,13 +32,11 @@ uint64_t nm_spi_bytes_ns(uint64_t sclk_hz, uint64_t bytes)
 
 static void check_speed(nm_spi_bus *b, spi_slot *s)
 {
-    if (s->ops && s->max_hz && b->sclk_hz > s->max_hz && !s->warned_speed) {
-        nm_warn(SPI,
-                "%s: SCLK %" G_GUINT64_FORMAT " Hz exceeds what %s accepts (%" G_GUINT64_FORMAT
-                " Hz): the part would not sample reliably",
-                b->name, b->sclk_hz, s->name, s->max_hz);
-        s->warned_speed = true;
-    }
+    if (s->ops && s->max_hz && b->sclk_hz > s->max_hz)
+        nm_dev_warn(SPI, s,
+                    "%s: SCLK %" G_GUINT64_FORMAT " Hz exceeds what %s accepts (%" G_GUINT64_FORMAT
+                    " Hz): the part would not sample reliably",
+                    b->name, b->sclk_hz, s->name, s->max_hz);
 }
 
 nm_spi_bus *nm_spi_bus_new(nm_machine *m, const char *name, unsigned chip_selects, uint64_t sclk_hz,
@@ -105,7 +102,6 @@ bool nm_spi_bus_attach(nm_spi_bus *b, unsigned cs, const char *name, uint64_t ma
     s->opaque = opaque;
     s->name = g_strdup(name);
     s->max_hz = max_hz;
-    s->warned_speed = false;
     check_speed(b, s);
     return true;
 }
@@ -160,7 +156,8 @@ uint8_t nm_spi_bus_exchange(nm_spi_bus *b, uint8_t mosi)
     if (!b->cs) b->st.bytes_unselected++;
     if (drivers > 1) {
         if (!b->st.contentions)
-            nm_warn(SPI, "%s: %u devices selected at once: MISO contention", b->name, drivers);
+            nm_dev_warn(SPI, b, "%s: %u devices selected at once: MISO contention", b->name,
+                        drivers);
         b->st.contentions++;
     }
     return miso;

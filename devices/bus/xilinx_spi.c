@@ -79,7 +79,6 @@ typedef struct xspi {
     bool auto_ss;         /* automatic slave select asserted for this burst */
     nm_timer timer;
     bool irq_level;
-    bool warned_sub_dword;
 
     nm_xspi_stats st;
 } xspi;
@@ -356,10 +355,8 @@ static void mmio_write(void *opaque, uint32_t offset, uint32_t value, unsigned s
     s->st.reg_writes++;
     if (offset & 3) {
         s->st.bad_accesses++;
-        if (!s->warned_sub_dword)
-            nm_warn(SPI, "%s: %u-byte write at unaligned offset 0x%x ignored", s->name, size,
+        nm_dev_warn(SPI, s, "%s: %u-byte write at unaligned offset 0x%x ignored", s->name, size,
                     offset);
-        s->warned_sub_dword = true;
         return;
     }
     run_to(s, now_ns(s));

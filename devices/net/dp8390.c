@@ -48,7 +48,6 @@ struct nm_dp8390 {
     uint8_t *loop_frame; /* frame to deliver to ourselves when the TX ends */
     size_t loop_len;
     bool irq_level;
-    bool warned_ring;
     nm_dp8390_stats st;
 };
 
@@ -279,11 +278,9 @@ static void receive_frame(nm_dp8390 *d, const uint8_t *frame, size_t len, bool l
         update_irq(d);
         return;
     }
-    if (d->pstart >= d->pstop && !d->warned_ring) {
-        nm_warn(DP8390, "%s: receive ring PSTART 0x%02x / PSTOP 0x%02x is empty or inverted",
-                d->name, d->pstart, d->pstop);
-        d->warned_ring = true;
-    }
+    if (d->pstart >= d->pstop)
+        nm_dev_warn(DP8390, d, "%s: receive ring PSTART 0x%02x / PSTOP 0x%02x is empty or inverted",
+                    d->name, d->pstart, d->pstop);
     size_t total = len + 4;
     if (total > 0xffff) total = 0xffff; /* the header's count is 16 bits */
     unsigned pages = (unsigned)((total + 255) / 256);
@@ -376,9 +373,9 @@ static void start_tx(nm_dp8390 *d)
     /* The 8390 does not pad: a short TBCR goes on the wire as a runt. */
     if (total < NM_ETH_MIN_FRAME) d->st.tx_runts++;
     if (total > MAX_FRAME)
-        nm_warn(DP8390,
-                "%s: transmitting a %zu-byte frame (TBCR 0x%04x): longer than Ethernet allows",
-                d->name, total, d->tbcr);
+        nm_dev_warn(DP8390, d,
+                    "%s: transmitting a %zu-byte frame (TBCR 0x%04x): longer than Ethernet allows",
+                    d->name, total, d->tbcr);
     d->st.tx_frames++;
     d->st.tx_bytes += total;
 
@@ -493,14 +490,8 @@ void nm_dp8390_write(nm_dp8390 *d, unsigned reg, uint8_t v)
     switch (d->cr >> 6) {
     case 0:
         switch (reg) {
-        case 0x01:
-            d->pstart = v;
-            d->warned_ring = false;
-            break;
-        case 0x02:
-            d->pstop = v;
-            d->warned_ring = false;
-            break;
+        case 0x01: d->pstart = v; break;
+        case 0x02: d->pstop = v; break;
         case 0x03:
             /* Removing packets from the ring clears an overflow's RST. */
             if (v != d->bnry) d->rst_overflow = false;

@@ -312,7 +312,6 @@ typedef struct e1000 {
     nm_timer tx_timer;
     uint64_t tx_pending_ns; /* DMA time of the packet gathered */
     bool tx_have_packet;
-    bool tx_ring_warned, rx_ring_warned;
 
     nm_e1000_stats st;
 } e1000;
@@ -761,7 +760,7 @@ static void stat_add64(e1000 *s, unsigned lo, uint64_t v)
     s->stat[lo + 1] = (uint32_t)(t >> 32);
 }
 
-static bool ring_ok(e1000 *s, uint32_t len_reg, uint32_t bah, bool *warned, const char *what)
+static bool ring_ok(e1000 *s, uint32_t len_reg, uint32_t bah, const char *what)
 {
     uint32_t len = REG(s, len_reg);
     /* xDBAL is the register before xDBAH.  A ring that runs past 4 GB has
@@ -771,12 +770,10 @@ static bool ring_ok(e1000 *s, uint32_t len_reg, uint32_t bah, bool *warned, cons
     uint64_t end = (uint64_t)REG(s, bah - 4) + len;
     if (len >= 128 && !(len & 127) && !REG(s, bah) && end <= (1ull << 32)) return true;
     s->st.bad_ring_config++;
-    if (!*warned)
-        nm_warn(E1000, "%s: %s ring of %u bytes (base high 0x%08x) is not usable: %s", s->name,
+    nm_dev_warn(E1000, s, "%s: %s ring of %u bytes (base high 0x%08x) is not usable: %s", s->name,
                 what, len, REG(s, bah),
                 REG(s, bah) || end > (1ull << 32) ? "above 4 GB"
                                                   : "not a non-zero multiple of 128 bytes");
-    *warned = true;
     return false;
 }
 
@@ -838,17 +835,15 @@ static void endpoint_receive(void *opaque, const uint8_t *frame, size_t len)
     rx_checksum(s, src, n - NM_ETH_FCS_BYTES, &status, &errors);
     size_t store = (rctl & RCTL_SECRC) ? n - NM_ETH_FCS_BYTES : n;
 
-    if (!ring_ok(s, R_RDLEN, R_RDBAH, &s->rx_ring_warned, "receive")) {
+    if (!ring_ok(s, R_RDLEN, R_RDBAH, "receive")) {
         rx_drop_missed(s, "bad receive ring");
         return;
     }
     uint32_t count = REG(s, R_RDLEN) / 16, rdh = REG(s, R_RDH), rdt = REG(s, R_RDT);
     if (rdh >= count || rdt >= count) {
         s->st.bad_ring_config++;
-        if (!s->rx_ring_warned)
-            nm_warn(E1000, "%s: RDH %u / RDT %u outside the %u-descriptor ring", s->name, rdh, rdt,
-                    count);
-        s->rx_ring_warned = true;
+        nm_dev_warn(E1000, s, "%s: RDH %u / RDT %u outside the %u-descriptor ring", s->name, rdh,
+                    rdt, count);
         rx_drop_missed(s, "head/tail outside the ring");
         return;
     }
@@ -967,9 +962,9 @@ static void tx_send_segmented(e1000 *s)
     if (!c->mss || hdr > total || hdr < (size_t)c->tucss + 20 || (size_t)c->ipcss + 20 > hdr) {
         s->st.tx_dropped++;
         s->st.bad_descriptors++;
-        nm_warn(E1000,
-                "%s: TCP segmentation context (HDRLEN %u, MSS %u, %zu bytes) unusable: dropped",
-                s->name, c->hdrlen, c->mss, total);
+        nm_dev_warn(E1000, s,
+                    "%s: TCP segmentation context (HDRLEN %u, MSS %u, %zu bytes) unusable: dropped",
+                    s->name, c->hdrlen, c->mss, total);
         return;
     }
     size_t payload = total - hdr;
@@ -1030,7 +1025,8 @@ static void tx_send_packet(e1000 *s)
 {
     if (s->tx_oversize) {
         s->st.tx_dropped++;
-        nm_warn(E1000, "%s: transmit packet longer than %u bytes: dropped", s->name, MAX_TX_PACKET);
+        nm_dev_warn(E1000, s, "%s: transmit packet longer than %u bytes: dropped", s->name,
+                    MAX_TX_PACKET);
         return;
     }
     if (!s->tx_len) return;
@@ -1052,7 +1048,7 @@ static void tx_send_packet(e1000 *s)
     }
     if (s->tx_len > 16384) { /* SDM 3.3: no more than 16 KB without TSE */
         s->st.tx_dropped++;
-        nm_warn(E1000, "%s: %zu-byte frame without TSE: dropped", s->name, s->tx_len);
+        nm_dev_warn(E1000, s, "%s: %zu-byte frame without TSE: dropped", s->name, s->tx_len);
     } else {
         tx_put_frame(s, f, s->tx_len);
     }
@@ -1081,14 +1077,12 @@ static void tx_append(e1000 *s, uint64_t addr, size_t len)
 static bool tx_ring_ready(e1000 *s, uint32_t *count)
 {
     if (!(REG(s, R_TCTL) & TCTL_EN)) return false;
-    if (!ring_ok(s, R_TDLEN, R_TDBAH, &s->tx_ring_warned, "transmit")) return false;
+    if (!ring_ok(s, R_TDLEN, R_TDBAH, "transmit")) return false;
     *count = REG(s, R_TDLEN) / 16;
     if (REG(s, R_TDH) >= *count || REG(s, R_TDT) >= *count) {
         s->st.bad_ring_config++;
-        if (!s->tx_ring_warned)
-            nm_warn(E1000, "%s: TDH %u / TDT %u outside the %u-descriptor ring", s->name,
+        nm_dev_warn(E1000, s, "%s: TDH %u / TDT %u outside the %u-descriptor ring", s->name,
                     REG(s, R_TDH), REG(s, R_TDT), *count);
-        s->tx_ring_warned = true;
         return false;
     }
     return true;
@@ -1314,10 +1308,6 @@ static void reg_write(e1000 *s, uint32_t off, uint32_t v)
     case R_RDLEN:
     case R_TDLEN:
         REG(s, off) = v & 0xfff80u; /* multiple of 128 (SDM 13.4.27) */
-        if (off == R_RDLEN)
-            s->rx_ring_warned = false;
-        else
-            s->tx_ring_warned = false;
         return;
     case R_RDH:
     case R_RDT: REG(s, off) = v & 0xffff; return;
@@ -1457,8 +1447,9 @@ static void *e1000_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
         s->link = nm_net_attach(m, &s->ep, net, WIRE_BPS, capture, cfg->origin, err);
         if (!s->link) goto fail;
     } else if (capture) {
-        nm_warn(E1000, "%s: capture= without net=: the cable is unplugged, nothing to capture",
-                s->name);
+        nm_dev_warn(E1000, s,
+                    "%s: capture= without net=: the cable is unplugged, nothing to capture",
+                    s->name);
     }
     return s;
 fail:

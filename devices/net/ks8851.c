@@ -228,7 +228,6 @@ typedef struct ks8851 {
     tx_frame tx_stage;
     uint32_t tx_wpos, tx_wneed; /* bytes of the frame being written; its length */
     bool tx_wdrop;
-    bool warned_txq; /* one warning line, then debug */
     nm_timer tx_timer;
 
     nm_ks8851_stats st;
@@ -588,13 +587,8 @@ static void txq_write_byte(ks8851 *s, uint8_t v)
             if (why) {
                 s->tx_wdrop = true;
                 s->st.tx_dropped++;
-                if (!s->warned_txq)
-                    nm_warn(KS8851, "%s: TXQ frame of %u bytes dropped: %s (%u bytes free)",
+                nm_dev_warn(KS8851, s, "%s: TXQ frame of %u bytes dropped: %s (%u bytes free)",
                             s->name, st->count, why, txq_free(s));
-                else
-                    nm_debug(KS8851, "%s: TXQ frame of %u bytes dropped: %s (%u bytes free)",
-                             s->name, st->count, why, txq_free(s));
-                s->warned_txq = true;
                 raise_isr(s, IRQ_SPIBEI);
             }
         }
@@ -894,6 +888,8 @@ static void *ks_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
                     origin, bus_name);
         return NULL;
     }
+    if (!nm_irq_claim(&m->irq, irq, origin, cfg && cfg->name ? cfg->name : "ks8851", err))
+        return NULL;
     ks8851 *s = g_new0(ks8851, 1);
     s->m = m;
     s->name = g_strdup(cfg && cfg->name ? cfg->name : "ks8851");
@@ -919,8 +915,9 @@ static void *ks_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
         s->link = nm_net_attach(m, &s->ep, net, WIRE_BPS, capture, origin, err);
         if (!s->link) goto fail;
     } else if (capture) {
-        nm_warn(KS8851, "%s: capture= without net=: the cable is unplugged, nothing to capture",
-                s->name);
+        nm_dev_warn(KS8851, s,
+                    "%s: capture= without net=: the cable is unplugged, nothing to capture",
+                    s->name);
     }
     chip_reset(s);
     return s;

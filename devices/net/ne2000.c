@@ -137,6 +137,8 @@ static void *ne_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     }
     if (irq == 2) irq = 9; /* IRQ 2 on the 8-bit bus is IRQ 9 on the AT */
     const uint8_t defmac[6] = {0x52, 0x54, 0x00, 0x4e, (uint8_t)(io >> 8), (uint8_t)io};
+    g_autofree char *who = g_strdup_printf("ne2000@0x%x", io);
+    if (!nm_irq_claim(&m->irq, irq, cfg ? cfg->origin : "ne2000", who, err)) return NULL;
     ne2000 *s = g_new0(ne2000, 1);
     s->m = m;
     s->base = (uint16_t)io;
@@ -167,8 +169,9 @@ static void *ne_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     const char *capture = cfg ? nm_devcfg_get(cfg, "capture") : NULL;
     if (net && !nm_dp8390_attach(s->nic, net, capture, cfg->origin, err)) goto fail;
     if (!net && capture)
-        nm_warn(NE2000, "%s: capture= without net=: the cable is unplugged, nothing to capture",
-                s->name);
+        nm_dev_warn(NE2000, s,
+                    "%s: capture= without net=: the cable is unplugged, nothing to capture",
+                    s->name);
     return s;
 fail:
     ne_destroy(s);

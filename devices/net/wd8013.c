@@ -122,13 +122,13 @@ static void wd_update_window(wd8013 *s)
     uint32_t base = (uint32_t)(s->msr & MSR_ADDR) << 13 | (uint32_t)(s->laar & LAAR_ADDR) << 19;
     if (base != nm_isa_mem_base(s->window)) {
         if (base < 0xa0000 && (s->msr & MSR_MENB))
-            nm_warn(WD8013, "%s: shared memory moved to 0x%05x, over conventional memory", s->name,
-                    base);
+            nm_dev_warn(WD8013, s, "%s: shared memory moved to 0x%05x, over conventional memory",
+                        s->name, base);
         nm_isa_mem_move(s->window, base);
     }
     if (base < 0xa0000 && (s->msr & MSR_MENB) && !nm_isa_mem_enabled(s->window))
-        nm_warn(WD8013, "%s: shared memory enabled at 0x%05x, over conventional memory", s->name,
-                base);
+        nm_dev_warn(WD8013, s, "%s: shared memory enabled at 0x%05x, over conventional memory",
+                    s->name, base);
     bool wide = s->laar & LAAR_M16EN;
     nm_isa_mem_set_timing(s->window, wide ? 16 : 8,
                           wide ? (s->laar & LAAR_0WS16) != 0 : (s->irr & IRR_0WS) != 0);
@@ -256,6 +256,8 @@ static void *wd_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
         return NULL;
     }
     const uint8_t defmac[6] = {0x00, 0x00, 0xc0, 0x57, (uint8_t)(io >> 8), (uint8_t)io};
+    g_autofree char *who = g_strdup_printf("wd8013@0x%x", io);
+    if (!nm_irq_claim(&m->irq, irq, origin, who, err)) return NULL;
     wd8013 *s = g_new0(wd8013, 1);
     s->m = m;
     s->base = (uint16_t)io;
@@ -281,7 +283,10 @@ static void *wd_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     s->io_nic = nm_isa_claim_io(m, s->base + 0x10, 0x10, &wd_nic_ops, s, "wd8013-8390", 8, err);
     if (!s->io_nic) goto fail;
     s->window = nm_isa_map_memory(m, mem, WD_RAM_SIZE, &wd_window_ops, s, "wd8013-shmem", 8, err);
-    if (!s->window) goto fail;
+    if (!s->window) {
+        g_prefix_error(err, "%s: mem: ", origin);
+        goto fail;
+    }
     wd_board_reset(s);
     s->resets = 0;
 
@@ -289,8 +294,9 @@ static void *wd_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     const char *capture = cfg ? nm_devcfg_get(cfg, "capture") : NULL;
     if (net && !nm_dp8390_attach(s->nic, net, capture, origin, err)) goto fail;
     if (!net && capture)
-        nm_warn(WD8013, "%s: capture= without net=: the cable is unplugged, nothing to capture",
-                s->name);
+        nm_dev_warn(WD8013, s,
+                    "%s: capture= without net=: the cable is unplugged, nothing to capture",
+                    s->name);
     return s;
 fail:
     wd_destroy(s);

@@ -105,6 +105,7 @@ struct nm_net_link {
     link_dir dir[2];         /* dir[i] carries frames sent by end[i] */
     nm_pcap_writer *cap;
     char *capture_path;
+    bool capture_failed; /* a write failed: closed, the run stopped */
 };
 
 static void link_deliver(void *opaque, uint64_t late)
@@ -116,7 +117,17 @@ static void link_deliver(void *opaque, uint64_t late)
     if (!f) return;
     d->st.frames++;
     d->st.bytes += f->len;
-    if (l->cap) nm_pcap_writer_write(l->cap, f->arrive_ns, f->data, f->len);
+    const char *why;
+    if (l->cap && !nm_pcap_writer_write(l->cap, f->arrive_ns, f->data, f->len, &why)) {
+        /* A lost frame in a capture is a wrong capture: the run ends with
+         * reason "error" (exit status 1), the file closed (docs/netdev.md). */
+        g_autofree char *detail =
+            g_strdup_printf("%s: capture: cannot write '%s': %s", l->name, l->capture_path, why);
+        nm_machine_request_stop(l->m, NM_STOP_ERROR, 0, detail);
+        nm_pcap_writer_close(l->cap);
+        l->cap = NULL;
+        l->capture_failed = true;
+    }
     /* Re-arm before the receiver runs: it may send on this direction too. */
     link_frame *next = g_queue_peek_head(&d->frames);
     if (next) nm_timer_at_ns(&l->m->clock, &d->timer, next->arrive_ns);
@@ -262,6 +273,7 @@ static void link_report(void *opaque, nm_report *r)
     link_report_dir(r, "tx", &l->dir[0].st);
     link_report_dir(r, "rx", &l->dir[1].st);
     if (l->capture_path) nm_report_str(r, "capture", l->capture_path);
+    if (l->capture_path) nm_report_u64(r, "capture_failed", l->capture_failed);
 }
 
 const nm_net_link *nm_net_link_at(nm_machine *m, unsigned index, const char **nic_name,

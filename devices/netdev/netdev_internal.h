@@ -36,7 +36,10 @@ const char *nm_net_hub_name(void *hub);
 /* Capture writer (pcap.c): frames without their FCS, nanosecond stamps. */
 typedef struct nm_pcap_writer nm_pcap_writer;
 nm_pcap_writer *nm_pcap_writer_open(const char *path, GError **err);
-void nm_pcap_writer_write(nm_pcap_writer *w, uint64_t ns, const uint8_t *frame, size_t len);
+/* False when the frame could not be written (disk full, a device that
+ * refuses it): *why is then set to the reason (static storage). */
+bool nm_pcap_writer_write(nm_pcap_writer *w, uint64_t ns, const uint8_t *frame, size_t len,
+                          const char **why);
 void nm_pcap_writer_close(nm_pcap_writer *w);
 
 /* A backend's options: a devcfg made from "key=value" words (link.c). */

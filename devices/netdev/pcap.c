@@ -14,7 +14,9 @@
  * would overlap the one before it waits for the wire.  The FCS is computed
  * and appended (pcap frames have none).  Frames from the NIC are counted and
  * discarded. */
+#include <errno.h>
 #include <pcap/pcap.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "devices/netdev/netdev_internal.h"
@@ -51,7 +53,8 @@ nm_pcap_writer *nm_pcap_writer_open(const char *path, GError **err)
     return w;
 }
 
-void nm_pcap_writer_write(nm_pcap_writer *w, uint64_t ns, const uint8_t *frame, size_t len)
+bool nm_pcap_writer_write(nm_pcap_writer *w, uint64_t ns, const uint8_t *frame, size_t len,
+                          const char **why)
 {
     size_t n = len > NM_ETH_FCS_BYTES ? len - NM_ETH_FCS_BYTES : 0;
     struct pcap_pkthdr h;
@@ -61,8 +64,15 @@ void nm_pcap_writer_write(nm_pcap_writer *w, uint64_t ns, const uint8_t *frame, 
     h.ts.tv_usec = (suseconds_t)(ns % NS_PER_SECOND);
     h.len = (bpf_u_int32)n;
     h.caplen = (bpf_u_int32)(n > SNAPLEN ? SNAPLEN : n);
+    /* pcap_dump reports nothing; the stdio stream under it and the flush do. */
+    FILE *f = pcap_dump_file(w->dump);
+    errno = 0;
     pcap_dump((u_char *)w->dump, &h, frame);
-    pcap_dump_flush(w->dump);
+    if (pcap_dump_flush(w->dump) != 0 || ferror(f)) {
+        *why = g_strerror(errno ? errno : EIO);
+        return false;
+    }
+    return true;
 }
 
 void nm_pcap_writer_close(nm_pcap_writer *w)
@@ -82,13 +92,14 @@ typedef struct pcap_in {
     pcap_t *in;
     uint64_t start_ns;
     bool have_first;
-    uint64_t first_ts, first_wire_ns;
+    int64_t first_ts, last_ts;
+    uint64_t first_wire_ns;
     /* The frame waiting for its time, with room for the FCS. */
     uint8_t *frame;
     size_t frame_len;
     bool pending;
     nm_timer timer;
-    uint64_t sent, sent_bytes, truncated, received, received_bytes;
+    uint64_t sent, sent_bytes, truncated, cut, bad_stamps, received, received_bytes;
     bool done;
 } pcap_in;
 
@@ -105,6 +116,31 @@ static void pcap_in_discard(void *opaque, const uint8_t *frame, size_t len)
     p->received_bytes += len;
 }
 
+/* A record's time in ns.  The file's fields are signed 32-bit (libpcap
+ * passes them on): a negative second is before 1970 and simply earlier; a
+ * sub-second field outside 0..999999999 (ns, asked for at open) is not a
+ * time at all, so the frame keeps the stamp of the one before it.  Clamped
+ * to +-2^62 ns (146 years) so differences never overflow. */
+static int64_t stamp_ns(pcap_in *p, const struct pcap_pkthdr *h)
+{
+    const int64_t limit = INT64_C(1) << 62;
+    int64_t sec = (int64_t)h->ts.tv_sec, frac = (int64_t)h->ts.tv_usec;
+    if (frac < 0 || frac >= (int64_t)NS_PER_SECOND) {
+        p->bad_stamps++;
+        nm_dev_warn(PCAP, p, "%s: frame %" G_GUINT64_FORMAT ": sub-second field %lld is not a time",
+                    p->path, p->sent + 1, (long long)frac);
+        return p->have_first ? p->last_ts : 0;
+    }
+    int64_t ts;
+    if (sec > limit / (int64_t)NS_PER_SECOND)
+        ts = limit;
+    else if (sec < -limit / (int64_t)NS_PER_SECOND)
+        ts = -limit;
+    else
+        ts = sec * (int64_t)NS_PER_SECOND + frac;
+    return ts;
+}
+
 /* Reads the next frame and schedules it; at the end of the file, stops. */
 static void pcap_in_next(pcap_in *p)
 {
@@ -112,19 +148,24 @@ static void pcap_in_next(pcap_in *p)
     const u_char *data;
     int rc = pcap_next_ex(p->in, &h, &data);
     if (rc != 1) {
-        if (rc == PCAP_ERROR) nm_warn(PCAP, "%s: %s", p->path, pcap_geterr(p->in));
+        if (rc == PCAP_ERROR) nm_dev_warn(PCAP, p, "%s: %s", p->path, pcap_geterr(p->in));
         p->done = true;
         return;
     }
     size_t n = h->caplen;
     if (h->caplen < h->len) p->truncated++;
-    if (n > NM_NET_MAX_WIRE_FRAME - NM_ETH_FCS_BYTES) n = NM_NET_MAX_WIRE_FRAME - NM_ETH_FCS_BYTES;
+    if (n > NM_NET_MAX_WIRE_FRAME - NM_ETH_FCS_BYTES) {
+        /* Longer than a frame our wire carries: sent cut, and counted. */
+        n = NM_NET_MAX_WIRE_FRAME - NM_ETH_FCS_BYTES;
+        p->cut++;
+        nm_dev_warn(PCAP, p, "%s: frame %" G_GUINT64_FORMAT " of %u bytes cut to %zu", p->path,
+                    p->sent + 1, h->caplen, n);
+    }
     memcpy(p->frame, data, n);
     nm_eth_put_fcs(p->frame, n);
     p->frame_len = n + NM_ETH_FCS_BYTES;
 
-    /* Nanosecond precision was asked for at open: tv_usec holds ns. */
-    uint64_t ts = (uint64_t)h->ts.tv_sec * NS_PER_SECOND + (uint64_t)h->ts.tv_usec;
+    int64_t ts = stamp_ns(p, h);
     /* From the first bit of the preamble to the last bit of the frame. */
     uint64_t wire = p->ep.link ? nm_net_frame_ns(nm_net_link_bps(p->ep.link), p->frame_len) : 0;
     if (!p->have_first) {
@@ -132,7 +173,10 @@ static void pcap_in_next(pcap_in *p)
         p->first_ts = ts;
         p->first_wire_ns = wire;
     }
-    uint64_t rel = ts >= p->first_ts ? ts - p->first_ts : 0; /* out of order: at once */
+    p->last_ts = ts;
+    /* Stamped before the first: at once.  Both lie within +-2^62 ns, so the
+     * difference cannot overflow. */
+    uint64_t rel = ts >= p->first_ts ? (uint64_t)(ts - p->first_ts) : 0;
     uint64_t arrive = p->start_ns + p->first_wire_ns + rel;
     uint64_t send_at = arrive > wire ? arrive - wire : 0;
     uint64_t now = nm_clock_now_ns(&p->machine->clock);
@@ -213,6 +257,8 @@ static void pcap_in_report(void *opaque, nm_report *r)
     nm_report_u64(r, "frames_sent", p->sent);
     nm_report_u64(r, "bytes_sent", p->sent_bytes);
     nm_report_u64(r, "frames_truncated", p->truncated);
+    nm_report_u64(r, "frames_cut", p->cut);
+    nm_report_u64(r, "bad_timestamps", p->bad_stamps);
     nm_report_u64(r, "frames_discarded", p->received);
     nm_report_u64(r, "bytes_discarded", p->received_bytes);
     nm_report_u64(r, "finished", p->done);

@@ -79,7 +79,7 @@ static void cb_guest_error(const char *msg, void *opaque)
 {
     slirp_backend *s = opaque;
     s->guest_errors++;
-    nm_warn(SLIRP, "%s: guest error: %s", s->name, msg);
+    nm_dev_warn(SLIRP, s, "%s: guest error: %s", s->name, msg);
 }
 
 static int64_t cb_clock_get_ns(void *opaque)

@@ -221,7 +221,8 @@ static void chip_data_write(pic_chip *c, uint8_t value, const char *name)
         c->init_next = c->icw4_expected ? 4 : 0;
         break;
     case 4: /* ICW4: uPM, AEOI, M/S, BUF, SFNM */
-        if (!(value & 0x01)) nm_warn(PIC, "%s: ICW4 selects 8080 mode; x86 mode assumed", name);
+        if (!(value & 0x01))
+            nm_dev_warn(PIC, c, "%s: ICW4 selects 8080 mode; x86 mode assumed", name);
         c->auto_eoi = value & 0x02;
         c->special_fully_nested = value & 0x10;
         c->init_next = 0;

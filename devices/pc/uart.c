@@ -12,8 +12,10 @@
  *
  * The IRQ line is the chip's INTR gated by MCR OUT2, as PC serial cards
  * wire it; in loopback mode OUT2 is internal and the line stays low. */
+#include <errno.h>
 #include <glib.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "devices/pc/pc.h"
 #include "emu/log.h"
@@ -75,6 +77,7 @@ typedef struct byte_fifo {
 
 typedef struct uart {
     nm_machine *machine;
+    size_t line_start; /* where the line being printed starts in `text` */
     nm_io_claim *claim;
     unsigned irq;
     bool tx_fast;
@@ -211,10 +214,28 @@ static void tx_done(void *opaque, uint64_t late_cycles)
     uart_update_irq(u);
 }
 
+/* What Linux's panic() prints first (kernel/panic.c, 6.1).  A panicked
+ * kernel never ends the run itself (it spins or waits for a reboot that the
+ * command line may never ask for), so its console line ends it. */
+static const char PANIC_TEXT[] = "Kernel panic - not syncing";
+
+static void check_panic_line(uart *u)
+{
+    const char *line = u->text->str + u->line_start;
+    const char *at = strstr(line, PANIC_TEXT);
+    if (!at) return;
+    g_autofree char *detail = g_strndup(at, strcspn(at, "\r\n"));
+    nm_machine_request_stop(u->machine, NM_STOP_PANIC, 0, detail);
+}
+
 static void host_output(uart *u, uint8_t b)
 {
     g_string_append_c(u->text, (char)b);
     u->bytes_out++;
+    if (b == '\n') {
+        check_panic_line(u);
+        u->line_start = u->text->len;
+    }
     if (u->out) {
         fputc(b, u->out);
         if (b == '\n') fflush(u->out);
@@ -460,6 +481,11 @@ static void *uart_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
                     "%s: tx: bad value '%s' (accepted: baud, fast)", origin, tx);
         return NULL;
     }
+    g_autofree char *who = g_strdup_printf("uart@0x%x (COM%s)", port,
+                                           port == 0x3f8   ? "1"
+                                           : port == 0x2f8 ? "2"
+                                                           : "?");
+    if (!nm_irq_claim(&m->irq, irq, origin, who, err)) return NULL;
     uart *u = g_new0(uart, 1);
     u->machine = m;
     u->irq = irq;
@@ -475,8 +501,8 @@ static void *uart_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     } else {
         u->out = fopen(file, "w");
         if (!u->out) {
-            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE, "%s: file: cannot open '%s'",
-                        origin, file);
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_FILE,
+                        "%s: file: cannot write '%s': %s", origin, file, g_strerror(errno));
             uart_destroy(u);
             return NULL;
         }

@@ -102,7 +102,7 @@ static void test_keyfile_errors(void)
         {"[machine]\nrma=32M\n",
          "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, kernel, initrd, append, "
          "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, "
-         "trace-range, trace-window, strict-isa, rtc-epoch, cost-model, cost-from, "
+         "trace-range, trace-window, share-irq, strict-isa, rtc-epoch, cost-model, cost-from, "
          "mem-wait-states, dram-timing, board, l2, profile, profile-top, profile-from, "
          "profile-stack-region, symbols, "
          "system-map, "

@@ -173,6 +173,16 @@ static void test_bad_files(fixture *fx, gconstpointer data)
     g_assert_null(nm_linux_boot_open_data(fx->m, "short", img->data, img->len, &err));
     assert_error(&err, "short: truncated setup header");
     g_byte_array_free(img, TRUE);
+    /* Shorter than syssize says: the file lost its tail. */
+    img = fake_bzimage(&(fake_opts){.loadflags = 1}, nop_code, sizeof nop_code);
+    put32(img->data + 0x1f4, 2); /* 32 bytes of kernel; the file has 16 */
+    g_assert_null(nm_linux_boot_open_data(fx->m, "cut", img->data, img->len, &err));
+    assert_error(&err, "cut: truncated: the header's syssize says 32 bytes");
+    put32(img->data + 0x1f4, 1); /* exactly what is there */
+    nm_linux_boot *whole = nm_linux_boot_open_data(fx->m, "whole", img->data, img->len, &err);
+    g_assert_no_error(err);
+    nm_linux_boot_free(whole);
+    g_byte_array_free(img, TRUE);
     /* Needs more RAM to decompress than there is. */
     o = (fake_opts){.loadflags = 1, .init_size = 40 * MB};
     g_assert_null(open_fake(fx, &o, &err));

@@ -129,10 +129,23 @@ static void test_config_errors(void)
     /* Two cards on the same ports. */
     cfg = nm_config_new();
     g_assert_true(nm_config_add_device_spec(cfg, "--nic", "ne2000", &err));
-    g_assert_true(nm_config_add_device_spec(cfg, "--nic", "ne2000", &err));
+    g_assert_true(nm_config_add_device_spec(cfg, "--nic", "ne2000,irq=10", &err));
     g_assert_null(nm_machine_new(cfg, &err));
     g_assert_nonnull(strstr(err->message, "already taken"));
     g_clear_error(&err);
+    nm_config_free(cfg);
+    /* Two cards on one IRQ: refused, naming the first, unless share-irq. */
+    cfg = nm_config_new();
+    g_assert_true(nm_config_add_device_spec(cfg, "--nic", "ne2000", &err));
+    g_assert_true(nm_config_add_device_spec(cfg, "--nic", "ne2000,io=0x320", &err));
+    g_assert_null(nm_machine_new(cfg, &err));
+    g_assert_nonnull(strstr(err->message, "--nic ne2000,io=0x320: irq: IRQ 9 is already used by "
+                                          "ne2000@0x300"));
+    g_clear_error(&err);
+    g_assert_true(nm_config_set(cfg, "command line", "share-irq", "9", &err));
+    nm_machine *m2 = nm_machine_new(cfg, &err);
+    g_assert_no_error(err);
+    nm_machine_free(m2);
     nm_config_free(cfg);
 }
 
