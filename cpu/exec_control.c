@@ -113,8 +113,9 @@ void h_enter(nm_cpu *c, const nm_insn *i)
         }
         push(c, frame, sz);
     }
-    uint32_t esp = c->stack32 ? c->gpr[NM_ESP] - i->imm
-                              : (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] - i->imm) & 0xffff);
+    uint32_t esp = c->stack32
+                       ? c->gpr[NM_ESP] - i->imm
+                       : (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] - i->imm) & 0xffff);
     /* The final stack pointer must be writable before anything changes:
      * #SS beyond the limit, #PF where a write there would fault (SDM
      * vol. 2A, ENTER, protected-mode exceptions). */

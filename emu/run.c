@@ -116,8 +116,7 @@ void nm_run_print_summary(const nm_machine *m, const nm_run_result *r, FILE *out
             "\nnicemu: cpu %s, board %s, %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
             " clocks, virtual time %.9f s, wall time %.3f s\n",
             m->model->name, nm_timing_board(m->timing) ? nm_timing_board(m->timing) : "none",
-            r->instructions, r->cycles, (double)r->virtual_ns / 1e9,
-            r->wall_seconds);
+            r->instructions, r->cycles, (double)r->virtual_ns / 1e9, r->wall_seconds);
 }
 
 void nm_run_report(const nm_machine *m, const nm_run_result *r, nm_report *rep)

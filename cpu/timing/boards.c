@@ -26,8 +26,8 @@
 #define DRAM_PAGE_486    4096u
 /* The 486 boards' DRAM fields, in a preset's timing. */
 #define FPM70_486                                                                                  \
-    .dram_first = FPM70_486_FIRST, .dram_burst = FPM70_486_BURST,                                  \
-    .dram_single = FPM70_486_SINGLE, .dram_miss = FPM70_486_MISS, .dram_page_bytes = DRAM_PAGE_486
+    .dram_first = FPM70_486_FIRST, .dram_burst = FPM70_486_BURST, .dram_single = FPM70_486_SINGLE, \
+    .dram_miss = FPM70_486_MISS, .dram_page_bytes = DRAM_PAGE_486
 
 static const nm_board_preset presets[] = {
     {

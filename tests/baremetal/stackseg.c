@@ -76,7 +76,7 @@ volatile uint32_t u_sp, u_alloc_is_8;
                      "mov $0x23, %%ax\n"                                                           \
                      "mov %%ax, %%ss\n"                                                            \
                      "mov saved_esp, %%esp\n"                                                      \
-                     "mov saved_ebp, %%ebp\n" ::"r"((uint32_t)(SEL_SLOT_B | 3))                     \
+                     "mov saved_ebp, %%ebp\n" ::"r"((uint32_t)(SEL_SLOT_B | 3))                    \
                      : "eax", "memory")
 static void u_enter(void)
 {

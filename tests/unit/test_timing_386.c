@@ -425,7 +425,7 @@ static void test_fault_delivery(void)
         0x68, 0x40, 0x00, 0x10, 0x00, /* push CODE32+0x40 */
         0xcf,                         /* iretd (to ring 3) */
     };
-    static const uint8_t ring3[] = {0x0f, 0x0b, 0x90, 0xeb, 0xfe}; /* ud2; nop; jmp $ */
+    static const uint8_t ring3[] = {0x0f, 0x0b, 0x90, 0xeb, 0xfe};   /* ud2; nop; jmp $ */
     static const uint8_t handler[] = {0x83, 0x04, 0x24, 0x02, 0xcf}; /* add [esp],2; iretd */
     memcpy(code, ring0, sizeof ring0);
     memcpy(code + 0x40, ring3, sizeof ring3);

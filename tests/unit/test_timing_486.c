@@ -676,7 +676,8 @@ static void test_rep_vs_unrolled_stores(void)
         unrolled[3 * k + 2] = (uint8_t)(4 * k);
     }
     uint64_t a = stores_then_out(rep, sizeof rep), b = stores_then_out(unrolled, sizeof unrolled);
-    g_test_message("rep stosd + out: %" G_GUINT64_FORMAT ", 16 movs + out: %" G_GUINT64_FORMAT, a, b);
+    g_test_message("rep stosd + out: %" G_GUINT64_FORMAT ", 16 movs + out: %" G_GUINT64_FORMAT, a,
+                   b);
     g_assert_cmpuint(a, ==, b);
 }
 

@@ -347,8 +347,9 @@ static uint64_t fault_clocks(uint8_t vector, const uint8_t *insn, bool error_cod
 static void test_fault_delivery(void)
 {
     static const uint8_t ud2[] = {0x0f, 0x0b}, mov_ds[] = {0x8e, 0xd8}, fld1[] = {0xd9, 0xe8};
-    g_assert_cmpuint(fault_clocks(6, ud2, false, 0, false), ==, 1 + 31 + 3 + 10);       /* #UD */
-    g_assert_cmpuint(fault_clocks(13, mov_ds, true, 0x40, false), ==, 1 + 31 + 1 + 1 + 3 + 10); /* #GP */
+    g_assert_cmpuint(fault_clocks(6, ud2, false, 0, false), ==, 1 + 31 + 3 + 10); /* #UD */
+    g_assert_cmpuint(fault_clocks(13, mov_ds, true, 0x40, false), ==,
+                     1 + 31 + 1 + 1 + 3 + 10);                                    /* #GP */
     g_assert_cmpuint(fault_clocks(7, fld1, false, 0, true), ==, 1 + 31 + 3 + 10); /* #NM */
 }
 
