@@ -243,19 +243,21 @@ static pid_t start_run(const char *exe, GPtrArray *pass, run *r)
     return pid;
 }
 
-/* The first "error" line of a run's log, for the message. */
-static char *log_error(const char *log)
+char *nm_run_log_reason(const char *log, const char *needle)
 {
     gchar *text = NULL;
     if (!g_file_get_contents(log, &text, NULL, NULL)) return g_strdup("(no log)");
     char *found = NULL;
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    for (char **l = lines; *l && !found; l++)
-        if (strstr(*l, "error")) found = g_strdup(*l);
-    if (!found)
-        for (char **l = lines; *l; l++)
-            if (strstr(*l, "run ended")) found = g_strdup(*l);
     g_free(text);
+    for (char **l = lines; *l && !found; l++)
+        if (strstr(*l, needle)) found = g_strdup(*l);
+    /* else nicemu's own summary, the last "run ended" line (a guest line
+     * saying so comes before it) */
+    const char *summary = NULL;
+    for (char **l = lines; *l && !found; l++)
+        if (strstr(*l, "run ended")) summary = *l;
+    if (!found && summary) found = g_strdup(summary);
     return found ? found : g_strdup("(no error line in the log)");
 }
 
@@ -612,7 +614,7 @@ int nm_compare_main(int argc, char **argv)
         run *r = &runs[k];
         if (r->status == 0) r->ok = read_run(r);
         if (!r->ok) {
-            g_autofree char *why = log_error(r->log);
+            g_autofree char *why = nm_run_log_reason(r->log, "error");
             fprintf(stderr, "nicemu %s: error: run %s%s failed (exit status %d): %s (log: %s)\n",
                     cmd, ab ? (r->variant == 'A' ? "A " : "B ") : "", r->cpu, r->status, why,
                     r->log);

@@ -15,4 +15,9 @@ int nm_compare_main(int argc, char **argv);
  * text (strings unquoted).  NULL on a syntax error. */
 GHashTable *nm_report_json_parse(const char *text);
 
+/* Why a child run failed, from its log file: its first line containing
+ * `needle` (compare: "error"; sweep: "error:", not counters named *_errors),
+ * else nicemu's "run ended" summary line.  The caller frees it. */
+char *nm_run_log_reason(const char *log, const char *needle);
+
 #endif

@@ -794,21 +794,6 @@ static int run_parallel(const spec *s, const char *out, const char *joblog, prog
     return status;
 }
 
-/* The first "error" line of a cell's log, for the message. */
-static char *log_error(const char *log)
-{
-    gchar *text = NULL;
-    if (!g_file_get_contents(log, &text, NULL, NULL)) return g_strdup("(no log)");
-    char *found = NULL;
-    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-    g_free(text);
-    for (char **l = lines; *l && !found; l++)
-        if (strstr(*l, "error:")) found = g_strdup(*l); /* not counters named *_errors */
-    for (char **l = lines; *l && !found; l++)
-        if (strstr(*l, "run ended")) found = g_strdup(*l);
-    return found ? found : g_strdup("(no error line in the log)");
-}
-
 /* ---------------------------------------------------------- the table */
 
 typedef struct figure {
@@ -1282,7 +1267,7 @@ static guint gather_results(const spec *s, cell *cells, guint n, const char *out
         if (!c->ok) {
             g_autofree char *name = cell_name(s, c);
             g_autofree char *log = g_strdup_printf("%s/cells/%s.log", out, c->id);
-            g_autofree char *why = log_error(log);
+            g_autofree char *why = nm_run_log_reason(log, "error:");
             fprintf(stderr, "nicemu sweep: error: cell %s failed: %s (log: %s)\n", name, why, log);
             n_failed++;
         }
