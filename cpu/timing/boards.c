@@ -29,6 +29,15 @@
     .dram_first = FPM70_486_FIRST, .dram_burst = FPM70_486_BURST, .dram_single = FPM70_486_SINGLE, \
     .dram_miss = FPM70_486_MISS, .dram_page_bytes = DRAM_PAGE_486
 
+/* The 486 boards' 256 KB L2 (two banks): 2-1-1-1 reads, 2-clock write hits
+ * (sources at 486-wt256 and 486-wb256 below); the policy is the preset's. */
+#define L2_486_256K .l2_size = 256u << 10, .l2_first = 2, .l2_burst = 1, .l2_write = 2
+
+/* The 430FX boards' EDO DRAM and posted writes (sources at p54c-430fx-pb). */
+#define EDO60_430FX                                                                                \
+    .dram_first = 7, .dram_burst = 2, .dram_single = 7, .dram_miss = 5, .dram_page_bytes = 8192u,  \
+    .posted = 4, .posted_accept = 3
+
 static const nm_board_preset presets[] = {
     {
         .name = "386-nocache",
@@ -75,12 +84,7 @@ static const nm_board_preset presets[] = {
          * enough and there are 2 banks", EMIS motherboard FAQ); write
          * through: every write also goes to DRAM; UMC 8881 offers 2T/3T cache
          * write cycles (86Box register notes, as read by our research). */
-        .t = {.l2_size = 256u << 10,
-              .l2_policy = NM_L2_WRITE_THROUGH,
-              .l2_first = 2,
-              .l2_burst = 1,
-              .l2_write = 2,
-              FPM70_486},
+        .t = {L2_486_256K, .l2_policy = NM_L2_WRITE_THROUGH, FPM70_486},
     },
     {
         .name = "486-wb256",
@@ -91,12 +95,7 @@ static const nm_board_preset presets[] = {
          * 8881, SiS 496: VOGONS "diagnose poor memory performance on 486
          * boards"); write hits 2 clocks (OPTi 82C497 data book: 0 wait state
          * write hits, i.e. the 486's 2-clock minimum cycle). */
-        .t = {.l2_size = 256u << 10,
-              .l2_policy = NM_L2_WRITE_BACK,
-              .l2_first = 2,
-              .l2_burst = 1,
-              .l2_write = 2,
-              FPM70_486},
+        .t = {L2_486_256K, .l2_policy = NM_L2_WRITE_BACK, FPM70_486},
     },
     {
         .name = "486-wb256-ad",
@@ -105,12 +104,7 @@ static const nm_board_preset presets[] = {
         .default_for = "",
         /* The third 486 L2 mode (VOGONS, ibid.: older chipsets without a
          * dirty-bit SRAM, "write-back assuming always dirty"). */
-        .t = {.l2_size = 256u << 10,
-              .l2_policy = NM_L2_WRITE_BACK_ALWAYS_DIRTY,
-              .l2_first = 2,
-              .l2_burst = 1,
-              .l2_write = 2,
-              FPM70_486},
+        .t = {L2_486_256K, .l2_policy = NM_L2_WRITE_BACK_ALWAYS_DIRTY, FPM70_486},
     },
     {
         .name = "p5-430lx",
@@ -152,13 +146,7 @@ static const nm_board_preset presets[] = {
               .l2_first = 3,
               .l2_burst = 1,
               .l2_write = 3,
-              .dram_first = 7,
-              .dram_burst = 2,
-              .dram_single = 7,
-              .dram_miss = 5,
-              .dram_page_bytes = 8192u,
-              .posted = 4,
-              .posted_accept = 3},
+              EDO60_430FX},
     },
     {
         .name = "p54c-430fx-async",
@@ -172,13 +160,7 @@ static const nm_board_preset presets[] = {
               .l2_first = 3,
               .l2_burst = 2,
               .l2_write = 4,
-              .dram_first = 7,
-              .dram_burst = 2,
-              .dram_single = 7,
-              .dram_miss = 5,
-              .dram_page_bytes = 8192u,
-              .posted = 4,
-              .posted_accept = 3},
+              EDO60_430FX},
     },
 };
 
