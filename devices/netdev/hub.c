@@ -115,3 +115,80 @@ const nm_device_class nm_net_hub_class = {
     .destroy = hub_destroy,
     .report = hub_report,
 };
+
+/* ---- attaching to a hub (the `hub:` backend, backends.c) ----------------- */
+
+static void *find_hub(nm_machine *m, const char *name)
+{
+    for (guint i = 0; i < m->devices->len; i++) {
+        nm_device_instance *inst = m->devices->pdata[i];
+        if (inst->cls == &nm_net_hub_class && !strcmp(nm_net_hub_name(inst->state), name))
+            return inst->state;
+    }
+    return NULL;
+}
+
+nm_net_link *nm_net_hub_attach(nm_machine *m, nm_net_endpoint *nic, const char *spec, uint64_t bps,
+                               const char *capture, const char *origin, GError **err)
+{
+    /* hub:NAME or hub:NAME+BACKEND[,backend options] */
+    const char *name = spec + 4;
+    size_t n = strcspn(name, "+,");
+    const char *bad = NULL;
+    g_autofree char *forms = nm_net_backend_forms(true);
+    if (n == 0) bad = forms;
+    for (size_t i = 0; i < n && !bad; i++)
+        if (!g_ascii_isalnum(name[i]) && name[i] != '-' && name[i] != '_' && name[i] != '.')
+            bad = "hub:NAME with NAME of letters, digits, '-', '_', '.'";
+    if (!bad && name[n] == ',') bad = "hub:NAME or hub:NAME+BACKEND (a hub has no options)";
+    if (bad) {
+        nm_net_bad_value(err, origin, "net", spec, bad);
+        return NULL;
+    }
+    g_autofree char *hub_id = g_strndup(name, n);
+    const char *hub_backend = name[n] == '+' ? name + n + 1 : NULL;
+
+    void *hub = find_hub(m, hub_id);
+    if (!hub) {
+        g_autofree char *hub_name = g_strdup_printf("hub:%s", hub_id);
+        nm_devcfg *cfg = nm_net_devcfg_new(origin, hub_name);
+        nm_net_devcfg_put(cfg, "name", hub_id);
+        hub = nm_machine_add_device(m, &nm_net_hub_class, cfg, err);
+        nm_devcfg_free(cfg);
+        if (!hub) return NULL;
+    }
+    g_autofree char *link_name = g_strdup_printf("%s.link", nic->name);
+    nm_net_link *l = nm_net_link_new(m, link_name, bps, capture, origin, err);
+    if (!l) return NULL;
+    nm_net_link_connect(l, nic, nm_net_hub_new_port(hub, nic->name));
+
+    /* hub:NAME+BACKEND: that backend joins the hub once, on its own port. */
+    if (hub_backend && !nm_net_hub_has_backend(hub, hub_backend)) {
+        if (g_str_has_prefix(hub_backend, "hub:")) {
+            g_autofree char *forms = nm_net_backend_forms(false);
+            g_autofree char *accepted = g_strdup_printf("%s after hub:NAME+", forms);
+            nm_net_bad_value(err, origin, "net", hub_backend, accepted);
+            return NULL;
+        }
+        g_autofree char *bname =
+            g_strdup_printf("hub:%s.%.*s", hub_id, (int)strcspn(hub_backend, ",:"), hub_backend);
+        nm_net_backend_spec inner;
+        if (!nm_net_backend_spec_parse(hub_backend, origin, bname, &inner, err)) {
+            nm_net_backend_spec_clear(&inner);
+            return NULL;
+        }
+        void *state = nm_machine_add_device(m, inner.be->cls, inner.cfg, err);
+        if (!state) {
+            nm_net_backend_spec_clear(&inner);
+            return NULL;
+        }
+        nm_net_endpoint *ep = inner.be->endpoint(state);
+        g_autofree char *blink_name = g_strdup_printf("%s.link", bname);
+        nm_net_link *bl = nm_net_link_new(m, blink_name, bps, NULL, origin, err);
+        nm_net_backend_spec_clear(&inner);
+        if (!bl) return NULL;
+        nm_net_link_connect(bl, nm_net_hub_new_port(hub, bname), ep);
+        nm_net_hub_add_backend(hub, hub_backend);
+    }
+    return l;
+}
