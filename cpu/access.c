@@ -10,7 +10,7 @@
  * every access comes here and is reported. */
 #include "cpu/core.h"
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 static bool align_check_on(const nm_cpu *c)
 {

@@ -7,7 +7,7 @@
 #include <glib.h>
 #include <inttypes.h>
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 void icache_watch_cb(void *opaque, uint32_t paddr, unsigned len);
 
@@ -62,7 +62,7 @@ nm_cpu *nm_cpu_new(nm_machine *m)
     c->mem = m->mem;
     c->io = m->io;
     c->model = m->model;
-    c->strict_isa = m->cfg && m->cfg->strict_isa;
+    c->strict_isa = m->settings.strict_isa;
     c->icache = icache_new();
     c->a20_mask = 0xffffffffu;
     nm_memmap_set_write_watch(m->mem, icache_watch_cb, c);

@@ -20,7 +20,7 @@
 #include "cpu/cpu.h"
 #include "cpu/decode.h"
 #include "cpu/models.h"
-#include "emu/machine.h"
+#include "emu/core/machine.h"
 
 /* Kinds of memory access, for the TLB and the page walk (bit values are the
  * page-fault error code's W/R and U/S bits, SDM vol. 3A, 4.7). */

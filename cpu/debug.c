@@ -23,7 +23,7 @@
  * fast TLB tags, so only their accesses are checked. */
 #include "cpu/core.h"
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 enum { DR7_GD = 1u << 13, DR7_LOCAL = 0x155u, DR6_BD = 1u << 13 };
 

@@ -3,7 +3,7 @@
  * RET, IRET pseudo-code; vol. 3A, 5.8 and 7.3). */
 #include "cpu/system.h"
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 static uint32_t err_sel(uint16_t sel)
 {

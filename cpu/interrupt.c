@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 static void interrupt_real(nm_cpu *c, unsigned vector, uint32_t return_eip)
 {

@@ -3,7 +3,7 @@
  * stack helpers the far transfers and interrupts share. */
 #include "cpu/system.h"
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 bool sys_fetch_desc(nm_cpu *c, uint16_t sel, nm_desc *d)
 {

@@ -3,7 +3,7 @@
  * and vol. 2 for each instruction). */
 #include "cpu/system.h"
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 uint32_t sys_eflags_mask(const nm_cpu *c)
 {

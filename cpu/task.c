@@ -2,7 +2,7 @@
  * the I/O permission bitmap (vol. 1, 18.5). */
 #include "cpu/system.h"
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 static bool tr_is32(const nm_cpu *c)
 {

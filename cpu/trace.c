@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "cpu/core.h"
-#include "emu/config.h"
-#include "emu/log.h"
+#include "emu/core/devcfg.h"
+#include "emu/core/log.h"
 
 typedef struct tracer {
     csh cs16, cs32;

@@ -3,10 +3,11 @@
 #include <glib.h>
 #include <string.h>
 
+#include "devices/registry.h"
+
 #include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
 #include "devices/video/vga.h"
-#include "emu/device.h"
 
 extern const nm_device_class nm_pci_host_class;
 extern const nm_device_class nm_isa_class;        /* devices/bus/isa.c */

@@ -8,11 +8,10 @@
 
 #include "cpu/models.h"
 #include "cpu/timing/boards.h"
-#include "emu/device.h"
-#include "emu/log.h"
+#include "devices/registry.h"
+#include "emu/core/device.h"
+#include "emu/core/log.h"
 #include "emu/outfile.h"
-
-G_DEFINE_QUARK(nicemu - config - error - quark, nm_config_error)
 
 #define DEFAULT_RAM (32u << 20)
 /* 2023-01-01 00:00:00 UTC: a fixed epoch, so RTC reads are reproducible. */
@@ -27,16 +26,6 @@ nm_config *nm_config_new(void)
     c->rtc_epoch = DEFAULT_RTC_EPOCH;
     c->devices = g_ptr_array_new();
     return c;
-}
-
-void nm_devcfg_free(nm_devcfg *d)
-{
-    g_free(d->origin);
-    g_free(d->name);
-    g_free(d->model);
-    g_ptr_array_free(d->keys, TRUE);
-    g_ptr_array_free(d->values, TRUE);
-    g_free(d);
 }
 
 void nm_config_free(nm_config *c)
@@ -71,72 +60,6 @@ void nm_config_free(nm_config *c)
         nm_devcfg_free(c->devices->pdata[i]);
     g_ptr_array_free(c->devices, TRUE);
     g_free(c);
-}
-
-/* ---- value parsers ---------------------------------------------------- */
-
-bool nm_parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s || *s == '-' || *s == '+') return false;
-    char *end;
-    errno = 0;
-    guint64 v = g_ascii_strtoull(s, &end, 0);
-    if (errno || *end) return false;
-    *out = v;
-    return true;
-}
-
-bool nm_parse_size(const char *s, uint64_t *out)
-{
-    if (!s || !*s || !g_ascii_isdigit(*s)) return false;
-    char *end;
-    errno = 0;
-    guint64 v = g_ascii_strtoull(s, &end, 10);
-    if (errno) return false;
-    unsigned shift = 0;
-    if (*end) {
-        switch (g_ascii_toupper(*end)) {
-        case 'K': shift = 10; break;
-        case 'M': shift = 20; break;
-        case 'G': shift = 30; break;
-        default: return false;
-        }
-        end++;
-        if (g_ascii_toupper(*end) == 'B') end++;
-        if (*end) return false;
-    }
-    if (v > (UINT64_MAX >> shift)) return false;
-    *out = v << shift;
-    return true;
-}
-
-bool nm_parse_pair(const char *s, char sep, uint64_t *a, uint64_t *b)
-{
-    const char *mid = s ? strchr(s, sep) : NULL;
-    if (!mid) return false;
-    g_autofree char *first = g_strndup(s, (gsize)(mid - s));
-    return nm_parse_u64(first, a) && nm_parse_u64(mid + 1, b);
-}
-
-bool nm_parse_duration_ns(const char *s, uint64_t *out)
-{
-    if (!s || !*s || !g_ascii_isdigit(*s)) return false;
-    char *end;
-    errno = 0;
-    guint64 v = g_ascii_strtoull(s, &end, 10);
-    if (errno) return false;
-    static const struct {
-        const char *unit;
-        uint64_t ns;
-    } units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
-    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
-        if (!strcmp(end, units[i].unit)) {
-            if (v > UINT64_MAX / units[i].ns) return false;
-            *out = v * units[i].ns;
-            return true;
-        }
-    }
-    return false;
 }
 
 /* ---- the [machine] keys, one table for key-file and command line ------ */
@@ -246,15 +169,6 @@ static char *machine_key_names(void)
     return g_string_free(s, FALSE);
 }
 
-static bool bad_value(GError **err, const char *origin, const char *key, const char *value,
-                      const char *accepted)
-{
-    g_autofree char *shown = nm_escape_for_message(value);
-    g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
-                "%s: %s: bad value '%s' (accepted: %s)", origin, key, shown, accepted);
-    return false;
-}
-
 bool nm_config_set(nm_config *c, const char *origin, const char *key, const char *value,
                    GError **err)
 {
@@ -274,25 +188,25 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         return true;
     case KEY_CPU:
         if (!nm_cpu_model_find(value))
-            return bad_value(err, origin, key, value, nm_cpu_model_names());
+            return nm_config_bad_value(err, origin, key, value, nm_cpu_model_names());
         g_free(*(char **)field);
         *(char **)field = g_strdup(value);
         return true;
     case KEY_RAM:
         if (!nm_parse_size(value, &v) || v < (1u << 20) || v > (2048ull << 20) || v % 4096)
-            return bad_value(err, origin, key, value,
-                             "a size from 1M to 2G in whole 4K pages, e.g. 32M");
+            return nm_config_bad_value(err, origin, key, value,
+                                       "a size from 1M to 2G in whole 4K pages, e.g. 32M");
         *(uint64_t *)field = v;
         return true;
     case KEY_COUNT:
         if (!nm_parse_u64(value, &v))
-            return bad_value(err, origin, key, value, "a non-negative integer");
+            return nm_config_bad_value(err, origin, key, value, "a non-negative integer");
         *(uint64_t *)field = v;
         return true;
     case KEY_TIME:
         if (!nm_parse_duration_ns(value, &v))
-            return bad_value(err, origin, key, value,
-                             "a duration with a unit: s, ms, us or ns, e.g. 10s");
+            return nm_config_bad_value(err, origin, key, value,
+                                       "a duration with a unit: s, ms, us or ns, e.g. 10s");
         *(uint64_t *)field = v;
         return true;
     case KEY_BOOL:
@@ -301,24 +215,24 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         else if (!strcmp(value, "false") || !strcmp(value, "0") || !strcmp(value, "no"))
             *(bool *)field = false;
         else
-            return bad_value(err, origin, key, value, "true, false");
+            return nm_config_bad_value(err, origin, key, value, "true, false");
         return true;
     case KEY_RANGE:
     case KEY_WINDOW: {
         uint64_t a, b;
         if (!nm_parse_pair(value, k->kind == KEY_RANGE ? '-' : ',', &a, &b) ||
             (k->kind == KEY_RANGE && (a > b || b > 0xffffffffu)))
-            return bad_value(err, origin, key, value,
-                             k->kind == KEY_RANGE
-                                 ? "LO-HI, linear addresses, e.g. 0xc1000000-0xc1001000"
-                                 : "START,COUNT, e.g. 1000000,500");
+            return nm_config_bad_value(err, origin, key, value,
+                                       k->kind == KEY_RANGE
+                                           ? "LO-HI, linear addresses, e.g. 0xc1000000-0xc1001000"
+                                           : "START,COUNT, e.g. 1000000,500");
         g_free(*(char **)field);
         *(char **)field = g_strdup(value);
         return true;
     }
     case KEY_DISPLAY:
         if (strcmp(value, "none") && strcmp(value, "sdl"))
-            return bad_value(err, origin, key, value, "none, sdl");
+            return nm_config_bad_value(err, origin, key, value, "none, sdl");
         g_free(*(char **)field);
         *(char **)field = strcmp(value, "none") ? g_strdup(value) : NULL;
         return true;
@@ -327,16 +241,17 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         g_auto(GStrv) words = g_strsplit(value, ",", -1);
         for (char **w = words; *w; w++) {
             if (!nm_parse_u64(*w, &v) || v > 15)
-                return bad_value(err, origin, key, value, "IRQ numbers 0-15, e.g. 4,9");
+                return nm_config_bad_value(err, origin, key, value, "IRQ numbers 0-15, e.g. 4,9");
             mask |= 1u << v;
         }
-        if (!mask) return bad_value(err, origin, key, value, "IRQ numbers 0-15, e.g. 4,9");
+        if (!mask)
+            return nm_config_bad_value(err, origin, key, value, "IRQ numbers 0-15, e.g. 4,9");
         *(uint32_t *)field = mask;
         return true;
     }
     case KEY_PORT:
         if (!nm_parse_u64(value, &v) || v > 0xffff)
-            return bad_value(err, origin, key, value, "an I/O port from 0 to 0xffff");
+            return nm_config_bad_value(err, origin, key, value, "an I/O port from 0 to 0xffff");
         *(int *)field = (int)v;
         return true;
     }
@@ -372,7 +287,8 @@ static bool devcfg_check(const nm_devcfg *d, GError **err)
         return false;
     }
     const nm_device_class *cls = nm_device_class_find(d->model);
-    if (!cls) return bad_value(err, d->origin, "model", d->model, nm_device_class_names());
+    if (!cls)
+        return nm_config_bad_value(err, d->origin, "model", d->model, nm_device_class_names());
     for (guint i = 0; i < d->keys->len; i++) {
         const char *key = d->keys->pdata[i];
         bool known = false;
@@ -547,55 +463,6 @@ bool nm_config_load_file(nm_config *c, const char *path, GError **err)
             g_ptr_array_add(c->devices, d);
         }
     }
-    return true;
-}
-
-/* ---- device key helpers ------------------------------------------------ */
-
-const char *nm_devcfg_get(const nm_devcfg *d, const char *key)
-{
-    for (guint i = 0; i < d->keys->len; i++)
-        if (!strcmp(d->keys->pdata[i], key)) return d->values->pdata[i];
-    return NULL;
-}
-
-bool nm_devcfg_u32(const nm_devcfg *d, const char *key, uint32_t def, uint32_t min, uint32_t max,
-                   uint32_t *out, GError **err)
-{
-    const char *s = nm_devcfg_get(d, key);
-    uint64_t v;
-    if (!s) {
-        *out = def;
-        return true;
-    }
-    if (!nm_parse_u64(s, &v) || v < min || v > max) {
-        g_autofree char *range =
-            g_strdup_printf("an integer from %u (0x%x) to %u (0x%x)", min, min, max, max);
-        return bad_value(err, d->origin, key, s, range);
-    }
-    *out = (uint32_t)v;
-    return true;
-}
-
-bool nm_devcfg_mac(const nm_devcfg *d, const char *key, const uint8_t def[6], uint8_t out[6],
-                   GError **err)
-{
-    const char *s = nm_devcfg_get(d, key);
-    if (!s) {
-        memcpy(out, def, 6);
-        return true;
-    }
-    unsigned b[6];
-    char tail;
-    if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &tail) !=
-            6 ||
-        strlen(s) != 17 || (b[0] & 1) || !(b[0] | b[1] | b[2] | b[3] | b[4] | b[5]))
-        /* Multicast (I/G bit, IEEE 802-2014 8.2) and all-zero addresses are
-         * no station's: frames to them would be filtered or dropped. */
-        return bad_value(err, d->origin, key, s,
-                         "a unicast MAC address, not all zero, like 52:54:00:12:34:56");
-    for (int i = 0; i < 6; i++)
-        out[i] = (uint8_t)b[i];
     return true;
 }
 

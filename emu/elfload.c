@@ -7,7 +7,7 @@
 
 #include "cpu/cpu.h"
 #include "emu/config.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 #include "emu/machine.h"
 #include "emu/outfile.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 #include "emu/machine.h"
 #include "emu/rom_image.h"
 #include "devices/video/vga.h"

@@ -3,23 +3,7 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
-#include "emu/log.h"
-
-const char *nm_stop_reason_name(nm_stop_reason why)
-{
-    static const char *const names[] = {
-        [NM_STOP_NONE] = "running",
-        [NM_STOP_EXIT_PORT] = "exit-port",
-        [NM_STOP_HALT] = "halt",
-        [NM_STOP_RESET] = "reset",
-        [NM_STOP_MAX_INSTRUCTIONS] = "max-instructions",
-        [NM_STOP_MAX_TIME] = "max-virtual-time",
-        [NM_STOP_SIGNAL] = "signal",
-        [NM_STOP_ERROR] = "error",
-        [NM_STOP_PANIC] = "guest-panic",
-    };
-    return why < G_N_ELEMENTS(names) ? names[why] : "?";
-}
+#include "emu/core/log.h"
 
 nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
 {
@@ -32,6 +16,12 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
     nm_machine *m = g_new0(nm_machine, 1);
     m->cfg = cfg;
     m->model = model;
+    m->settings = (nm_machine_settings){
+        .ram_bytes = cfg->ram_bytes,
+        .rtc_epoch = cfg->rtc_epoch,
+        .post_port = cfg->post_port,
+        .strict_isa = cfg->strict_isa,
+    };
     nm_clock_init(&m->clock, model->hz_num, model->hz_den);
     m->mem = nm_memmap_new(&m->clock);
     m->io = nm_ioport_new(&m->clock);
@@ -63,19 +53,6 @@ nm_machine *nm_machine_new(const nm_config *cfg, GError **err)
     return m;
 }
 
-void *nm_machine_add_device(nm_machine *m, const nm_device_class *cls, const nm_devcfg *cfg,
-                            GError **err)
-{
-    void *state = cls->create(m, cfg, err);
-    if (!state) return NULL;
-    nm_device_instance *inst = g_new0(nm_device_instance, 1);
-    inst->cls = cls;
-    inst->state = state;
-    inst->name = g_strdup(cfg && cfg->name ? cfg->name : cls->name);
-    g_ptr_array_add(m->devices, inst);
-    return state;
-}
-
 void nm_machine_free(nm_machine *m)
 {
     if (!m) return;
@@ -95,37 +72,6 @@ void nm_machine_free(nm_machine *m)
     g_free(m);
     /* The end of the run: how many log lines were held back, per cause. */
     nm_log_limit_flush();
-}
-
-void nm_machine_add_poller(nm_machine *m, void (*fn)(void *opaque), void *opaque)
-{
-    nm_machine_poller p = {fn, opaque};
-    g_array_append_val(m->pollers, p);
-}
-
-void nm_machine_reset(nm_machine *m)
-{
-    for (guint i = 0; i < m->devices->len; i++) {
-        nm_device_instance *inst = m->devices->pdata[i];
-        if (inst->cls->reset) inst->cls->reset(inst->state);
-    }
-}
-
-void nm_machine_set_a20(nm_machine *m, bool enabled)
-{
-    if (m->a20 == enabled) return;
-    m->a20 = enabled;
-    if (m->a20_listener) m->a20_listener(m->a20_listener_opaque, enabled);
-}
-
-void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status, const char *detail)
-{
-    if (m->stop_requested) return;
-    m->stop_reason = why;
-    m->exit_status = exit_status;
-    g_free(m->stop_detail); /* a caller may clear stop_requested and run on */
-    m->stop_detail = g_strdup(detail);
-    m->stop_requested = 1;
 }
 
 void nm_machine_report(nm_machine *m, nm_report *r)

@@ -103,21 +103,3 @@ bool nm_output_file_write(const char *option, const char *path, const char *data
     }
     return true;
 }
-
-char *nm_escape_for_message(const char *text)
-{
-    GString *o = g_string_new(NULL);
-    const char *p = text;
-    while (*p) {
-        gunichar c = g_utf8_get_char_validated(p, -1);
-        if (c == (gunichar)-1 || c == (gunichar)-2 || c < 0x20 || (c >= 0x7f && c < 0xa0)) {
-            g_string_append_printf(o, "\\x%02x", (unsigned char)*p);
-            p++;
-            continue;
-        }
-        const char *next = g_utf8_next_char(p);
-        g_string_append_len(o, p, next - p);
-        p = next;
-    }
-    return g_string_free(o, FALSE);
-}

@@ -24,8 +24,4 @@ bool nm_output_file_check(const char *option, const char *path, GError **err);
 bool nm_output_file_write(const char *option, const char *path, const char *data, size_t len,
                           GError **err);
 
-/* `text` with control characters and bytes that are not UTF-8 as \xNN (for
- * echoing what a user's file holds in one line).  Free with g_free. */
-char *nm_escape_for_message(const char *text);
-
 #endif

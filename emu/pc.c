@@ -15,7 +15,7 @@
 #include "devices/video/vga.h"
 #include "emu/elfload.h"
 #include "emu/linux_boot.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 #include "emu/outfile.h"
 #include "emu/rom_image.h"
 

@@ -26,8 +26,8 @@
 #include <stdio.h>
 
 #include "cpu/timing/timing.h"
-#include "emu/clock.h"
-#include "emu/report.h"
+#include "emu/core/clock.h"
+#include "emu/core/report.h"
 #include "emu/symbols.h"
 
 typedef struct nm_machine nm_machine;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 #include "emu/machine.h"
 #include "firmware/rom_params.h"
 

@@ -4,7 +4,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/timing/timing.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 /* The machine a signal should stop.  Only the signal handler reads it. */
 static nm_machine *volatile signal_target;

@@ -12,7 +12,7 @@
 #include "cpu/models.h"
 #include "cpu/timing/cache.h"
 #include "cpu/timing/timing.h"
-#include "emu/report.h"
+#include "emu/core/report.h"
 
 /* Core clocks for `bus_clocks` clocks of the external bus, rounded up
  * (a DX2-66 runs 2 core clocks per 33 MHz bus clock; a DX4-100, 3). */

@@ -57,7 +57,7 @@
 #include "cpu/timing/timing.h"
 #include "cpu/timing/tlb.h"
 #include "cpu/timing/x86cost.h"
-#include "emu/memmap.h"
+#include "emu/core/memmap.h"
 
 /* ------------------------------------------------------------ the table */
 

@@ -7,7 +7,7 @@
 
 #include "cpu/cpu_internal.h"
 #include "cpu/timing/boards.h"
-#include "emu/machine.h"
+#include "emu/core/machine.h"
 
 extern const nm_cost_model_class nm_cost_model_386;     /* cpu/timing/i386.c */
 extern const nm_cost_model_class nm_cost_model_486;     /* cpu/timing/i486.c */
@@ -351,7 +351,7 @@ static bool parse_dram(const char *s, nm_timing_params *p)
     return true;
 }
 
-bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
+bool nm_timing_from_config(const nm_cost_config *cfg, const nm_cpu_model *model,
                            const nm_cost_model_class **cls, nm_cost_from *from, nm_timing_params *p,
                            GError **err)
 {

@@ -31,8 +31,8 @@
 #include "cpu/cpu.h"
 #include "cpu/decode.h"
 #include "cpu/models.h"
-#include "emu/config.h"
-#include "emu/report.h"
+#include "emu/core/devcfg.h"
+#include "emu/core/report.h"
 
 typedef struct nm_machine nm_machine;
 
@@ -171,9 +171,14 @@ void nm_timing_set_observer(nm_timing *t, const nm_timing_observer *obs);
 typedef enum { NM_COST_FROM_MARKER, NM_COST_FROM_BOOT } nm_cost_from;
 /* The defaults for a CPU model (docs/cost-models.md gives the sources). */
 void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p);
+/* The [machine] keys as the user wrote them (NULL: not given), filled by
+ * the application from its configuration (emu/config.h). */
+typedef struct nm_cost_config {
+    const char *cost_model, *cost_from, *mem_wait_states, *dram_timing, *l2, *board;
+} nm_cost_config;
 /* Reads and checks the keys: *cls is NULL for "none"; one clear error on a
  * bad value. */
-bool nm_timing_from_config(const nm_config *cfg, const nm_cpu_model *model,
+bool nm_timing_from_config(const nm_cost_config *cfg, const nm_cpu_model *model,
                            const nm_cost_model_class **cls, nm_cost_from *from, nm_timing_params *p,
                            GError **err);
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cpu/cpu_internal.h"
-#include "emu/memmap.h"
+#include "emu/core/memmap.h"
 
 #define TAG_VALID 1u
 

@@ -9,9 +9,9 @@
 
 #include <glib.h>
 
-#include "emu/device.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/device.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 enum { KIND_IO = 0, KIND_MEM = 1 };
 

@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "emu/ioport.h"
-#include "emu/memmap.h"
+#include "emu/core/ioport.h"
+#include "emu/core/memmap.h"
 
 typedef struct nm_machine nm_machine;
 typedef struct nm_isa_bus nm_isa_bus;

@@ -12,8 +12,8 @@
 
 #include <string.h>
 
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define CONF_ADDR_PORT 0xcf8
 #define CONF_ENABLE    0x80000000u

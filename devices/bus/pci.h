@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "emu/device.h"
-#include "emu/ioport.h"
-#include "emu/memmap.h"
+#include "emu/core/device.h"
+#include "emu/core/ioport.h"
+#include "emu/core/memmap.h"
 
 typedef struct nm_pci_host nm_pci_host;
 typedef struct nm_pci_device nm_pci_device;

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 typedef struct spi_slot {
     const nm_spi_device_ops *ops;

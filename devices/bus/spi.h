@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "emu/device.h"
+#include "emu/core/device.h"
 
 typedef struct nm_machine nm_machine;
 typedef struct nm_spi_bus nm_spi_bus;

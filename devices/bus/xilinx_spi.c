@@ -22,9 +22,9 @@
 #include <string.h>
 
 #include "devices/bus/pci.h"
-#include "emu/clock.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/clock.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define MAX_FIFO 256
 

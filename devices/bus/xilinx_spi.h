@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "devices/bus/spi.h"
-#include "emu/device.h"
+#include "emu/core/device.h"
 
 extern const nm_device_class nm_xilinx_spi_class;
 

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "devices/netdev/netdev.h"
-#include "emu/clock.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/clock.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define WIRE_BPS  10000000u /* 10BASE-T / 10BASE2 */
 #define MAX_FRAME 1518      /* with FCS: longer is a giant (sent anyway, logged) */

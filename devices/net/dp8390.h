@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "emu/report.h"
+#include "emu/core/report.h"
 
 typedef struct nm_machine nm_machine;
 typedef struct nm_dp8390 nm_dp8390;

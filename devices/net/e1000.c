@@ -23,9 +23,9 @@
 
 #include "devices/bus/pci.h"
 #include "devices/netdev/netdev.h"
-#include "emu/clock.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/clock.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define WIRE_BPS 1000000000u /* 1000BASE-T */
 

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "emu/device.h"
+#include "emu/core/device.h"
 
 extern const nm_device_class nm_e1000_class;
 

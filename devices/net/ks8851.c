@@ -34,9 +34,9 @@
 
 #include "devices/bus/spi.h"
 #include "devices/netdev/netdev.h"
-#include "emu/clock.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/clock.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define WIRE_BPS   100000000u /* 100BASE-TX, full duplex after autonegotiation */
 #define MAX_SCLK   40000000u  /* "SPI with clock speeds up to 40 MHz" */

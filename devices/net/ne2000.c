@@ -16,9 +16,9 @@
 
 #include "devices/bus/isa.h"
 #include "devices/net/dp8390.h"
-#include "emu/device.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/device.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define NE_RAM_BASE 0x4000u
 #define NE_RAM_SIZE 0x4000u

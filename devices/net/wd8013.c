@@ -17,9 +17,9 @@
 
 #include "devices/bus/isa.h"
 #include "devices/net/dp8390.h"
-#include "emu/device.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/device.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define WD_RAM_SIZE 0x4000u
 #define WD_BOARD_ID 0x27 /* WD8013EP: soft config (0x20) | type 7 */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "devices/netdev/netdev_internal.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 /* ---- the link ----------------------------------------------------------- */
 

@@ -6,8 +6,8 @@
 #define NICEMU_NETDEV_INTERNAL_H
 
 #include "devices/netdev/netdev.h"
-#include "emu/device.h"
-#include "emu/machine.h"
+#include "emu/core/device.h"
+#include "emu/core/machine.h"
 
 extern const nm_device_class nm_net_link_class;
 extern const nm_device_class nm_net_peer_class;

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "devices/netdev/netdev_internal.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 #define NS_PER_SECOND 1000000000ull
 #define SNAPLEN       65535

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "devices/netdev/netdev_internal.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 #define PEER_MAX_CONNS        32
 #define PEER_MAX_PORTS        16

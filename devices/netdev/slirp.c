@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "devices/netdev/netdev_internal.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 #define PACE_NS          1000000ull /* 1 ms of virtual time */
 #define POLL_INTERVAL_NS 1000000ull

@@ -5,9 +5,9 @@
 #include <stdio.h>
 
 #include "devices/pc/pc.h"
-#include "emu/device.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/device.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 typedef struct debugcon {
     nm_machine *machine;

@@ -4,8 +4,8 @@
 #include <glib.h>
 
 #include "devices/pc/pc.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 typedef struct exitport {
     nm_machine *machine;

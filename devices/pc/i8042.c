@@ -26,8 +26,8 @@
 #include <string.h>
 
 #include "devices/pc/pc.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define KBD_IRQ      1
 #define AUX_IRQ      12

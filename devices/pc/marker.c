@@ -13,8 +13,9 @@
 
 #include "cpu/cpu.h"
 #include "cpu/timing/timing.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
+#include "emu/machine.h" /* until the window moves out (m->cfg) */
 
 #define NM_MARKER_KEPT 64u
 #define MAX_LISTENERS  8
@@ -125,7 +126,10 @@ static void *marker_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
     marker *k = g_new0(marker, 1);
     k->machine = m;
     nm_timing_params params;
-    if (!nm_timing_from_config(m->cfg, m->model, &k->cls, &k->from, &params, err)) {
+    const nm_config *c = m->cfg;
+    const nm_cost_config cost = {c->cost_model,  c->cost_from, c->mem_wait_states,
+                                 c->dram_timing, c->l2,        c->board};
+    if (!nm_timing_from_config(&cost, m->model, &k->cls, &k->from, &params, err)) {
         g_free(k);
         return NULL;
     }

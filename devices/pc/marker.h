@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "emu/device.h"
+#include "emu/core/device.h"
 
 typedef struct nm_machine nm_machine;
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "emu/device.h"
+#include "emu/core/device.h"
 
 extern const nm_device_class nm_debugcon_class;
 extern const nm_device_class nm_pic_class;      /* 8259A pair + ELCR */

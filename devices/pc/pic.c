@@ -17,8 +17,8 @@
 #include <glib.h>
 
 #include "devices/pc/pc.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define PIC_MASTER 0
 #define PIC_SLAVE  1

@@ -16,8 +16,8 @@
 #include <glib.h>
 
 #include "devices/pc/pc.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define PIT_CHANNELS 3
 #define PIT_IRQ      0

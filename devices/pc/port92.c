@@ -5,8 +5,8 @@
 #include <glib.h>
 
 #include "devices/pc/pc.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define PORT92_RESET 0x01
 #define PORT92_A20   0x02

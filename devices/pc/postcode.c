@@ -6,8 +6,8 @@
 
 #include "devices/bus/isa.h"
 #include "devices/pc/pc.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 typedef struct postcode {
     nm_machine *machine;
@@ -51,7 +51,7 @@ static void *postcode_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
      * 8-bit ISA I/O cycle (docs/isa-bus.md). */
     nm_bus_cost *isa8 = nm_isa_io8_cost(m);
     p->claim = nm_ioport_claim(m->io, 0x80, 1, &postcode_ops, p, "postcode", isa8);
-    int extra = m->cfg->post_port;
+    int extra = m->settings.post_port;
     if (p->claim && extra >= 0 && extra != 0x80) {
         p->claim_extra =
             nm_ioport_claim(m->io, (uint16_t)extra, 1, &postcode_ops, p, "postcode", isa8);

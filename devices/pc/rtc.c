@@ -1,7 +1,7 @@
 /* Motorola MC146818A real-time clock and CMOS RAM (index 0x70, data 0x71,
  * IRQ 8).
  *
- * Time is the configuration's epoch (m->cfg->rtc_epoch, seconds since
+ * Time is the configuration's epoch (m->settings.rtc_epoch, seconds since
  * 1970, UTC) plus virtual time: never the host clock.  The time registers
  * are computed when read.  Updates (one a second) end at exact virtual
  * second boundaries; UIP is set from 244 us before the update cycle
@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "devices/pc/pc.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define RTC_IRQ   8
 #define CMOS_SIZE 128
@@ -464,7 +464,7 @@ static void put_u16(uint8_t *p, unsigned v)
  * address map"; 0x34/0x35 as AMI/SeaBIOS do). */
 static void cmos_fill(rtc *r)
 {
-    uint64_t ram = r->machine->cfg->ram_bytes;
+    uint64_t ram = r->machine->settings.ram_bytes;
     uint64_t ext_kb = ram > (1u << 20) ? (ram - (1u << 20)) >> 10 : 0;
     uint64_t above_16m = ram > (16u << 20) ? (ram - (16u << 20)) >> 16 : 0;
     memset(r->cmos + 0x0e, 0, CMOS_SIZE - 0x0e);
@@ -480,7 +480,7 @@ static void cmos_fill(rtc *r)
         sum += r->cmos[i];
     r->cmos[0x2e] = (uint8_t)(sum >> 8);
     r->cmos[0x2f] = (uint8_t)sum;
-    int64_t days = (int64_t)(r->machine->cfg->rtc_epoch / 86400);
+    int64_t days = (int64_t)(r->machine->settings.rtc_epoch / 86400);
     int64_t year;
     unsigned month, day;
     civil_from_days(days, &year, &month, &day);
@@ -500,7 +500,7 @@ static void rtc_power_on(rtc *r)
     cmos_fill(r);
     uint64_t now = rtc_now_ns(r);
     r->phase_ns = now % NS_PER_S;
-    r->seconds_at_ref = (int64_t)r->machine->cfg->rtc_epoch + (int64_t)(now / NS_PER_S);
+    r->seconds_at_ref = (int64_t)r->machine->settings.rtc_epoch + (int64_t)(now / NS_PER_S);
     r->ref_index = boundary_index(r, now);
     r->flags_cleared_ns = now;
     rtc_update_irq(r);

@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "devices/pc/pc.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define FIFO_SIZE     16
 #define UART_CLOCK_HZ 1843200u

@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include "devices/bus/isa.h"
-#include "emu/log.h"
-#include "emu/machine.h"
+#include "emu/core/log.h"
+#include "emu/core/machine.h"
 
 #define CRTC_COUNT 25
 #define SEQ_COUNT  5

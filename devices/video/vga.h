@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "emu/device.h"
+#include "emu/core/device.h"
 
 typedef struct nm_machine nm_machine;
 

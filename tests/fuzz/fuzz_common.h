@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "devices/netdev/netdev.h"
-#include "emu/clock.h"
-#include "emu/log.h"
+#include "emu/core/clock.h"
+#include "emu/core/log.h"
 
 /* ---- the input as a stream ---------------------------------------------- */
 

@@ -2,7 +2,7 @@
  * scheduled from inside events, and exact ns<->cycle conversion. */
 #include <glib.h>
 
-#include "emu/clock.h"
+#include "emu/core/clock.h"
 
 typedef struct {
     nm_clock *clock;

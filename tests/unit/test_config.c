@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "emu/config.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 #include "emu/machine.h"
 
 extern const nm_device_class nm_debugcon_class;

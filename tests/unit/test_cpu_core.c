@@ -10,7 +10,7 @@
 #include "cpu/cpu_internal.h"
 #include "cpu/decode.h"
 #include "emu/config.h"
-#include "emu/log.h"
+#include "emu/core/log.h"
 #include "emu/machine.h"
 
 #define CODE16   0x7c00u

@@ -6,7 +6,7 @@
 
 #include "cpu/cpu.h"
 #include "emu/config.h"
-#include "emu/device.h"
+#include "emu/core/device.h"
 #include "emu/elfload.h"
 #include "emu/machine.h"
 

@@ -1,8 +1,8 @@
 /* I/O port map and IRQ lines. */
 #include <glib.h>
 
-#include "emu/ioport.h"
-#include "emu/irq.h"
+#include "emu/core/ioport.h"
+#include "emu/core/irq.h"
 
 typedef struct {
     uint32_t offset, value;

@@ -17,7 +17,7 @@
 #include "emu/config.h"
 #include "emu/machine.h"
 #include "emu/pc.h"
-#include "emu/report.h"
+#include "emu/core/report.h"
 #include "tests/unit/nic_peer_fixture.h"
 
 #define BAR0 0xf0000000u

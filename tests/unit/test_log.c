@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 static char *captured(FILE *f, char **buf)
 {

@@ -3,7 +3,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "emu/memmap.h"
+#include "emu/core/memmap.h"
 
 typedef struct {
     uint32_t last_offset, last_value;

@@ -1,4 +1,4 @@
-#include "emu/clock.h"
+#include "emu/core/clock.h"
 
 #include <assert.h>
 #include <stddef.h>

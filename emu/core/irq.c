@@ -1,7 +1,7 @@
-#include "emu/irq.h"
+#include "emu/core/irq.h"
 
-#include "emu/config.h"
-#include "emu/log.h"
+#include "emu/core/devcfg.h"
+#include "emu/core/log.h"
 
 void nm_irq_init(nm_irq_bus *b)
 {

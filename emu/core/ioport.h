@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "emu/memmap.h" /* nm_bus_cost */
+#include "emu/core/memmap.h" /* nm_bus_cost */
 
 typedef struct nm_io_ops {
     uint32_t (*read)(void *opaque, uint32_t offset, unsigned size);

@@ -113,4 +113,8 @@ const char *nm_log_subsystem_list(void);
 /* Where log lines go (default stderr). */
 void nm_log_set_file(void *file /* FILE* */);
 
+/* `text` with control characters and bytes that are not UTF-8 as \xNN (for
+ * echoing what a user's file holds in one line).  Free with g_free. */
+char *nm_escape_for_message(const char *text);
+
 #endif

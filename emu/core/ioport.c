@@ -1,8 +1,8 @@
-#include "emu/ioport.h"
+#include "emu/core/ioport.h"
 
 #include <glib.h>
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 nm_ioport_map *nm_ioport_new(nm_clock *clock)
 {

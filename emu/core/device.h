@@ -2,13 +2,13 @@
  * of these classes; it is created from its configuration, claims its ports,
  * MMIO, IRQ lines and timers through the machine, and holds no globals, so
  * any number of instances can coexist. */
-#ifndef NICEMU_DEVICE_H
-#define NICEMU_DEVICE_H
+#ifndef NICEMU_CORE_DEVICE_H
+#define NICEMU_CORE_DEVICE_H
 
 #include <glib.h>
 
-#include "emu/config.h"
-#include "emu/report.h"
+#include "emu/core/devcfg.h"
+#include "emu/core/report.h"
 
 typedef struct nm_machine nm_machine;
 
@@ -24,11 +24,5 @@ typedef struct nm_device_class {
      * figures count them over the measurement window); NULL otherwise. */
     void (*frames)(const void *dev, uint64_t *tx, uint64_t *rx);
 } nm_device_class;
-
-/* The classes a configuration may name (devices/registry.c). */
-const nm_device_class *nm_device_class_find(const char *name);
-const nm_device_class *const *nm_device_class_list(void);
-/* Comma-separated names (static storage), for error messages. */
-const char *nm_device_class_names(void);
 
 #endif

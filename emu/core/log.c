@@ -1,4 +1,4 @@
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 #include <glib.h>
 #include <stdarg.h>
@@ -198,4 +198,22 @@ uint64_t nm_log_limit_suppressed(void)
 __attribute__((constructor)) static void log_defaults(void)
 {
     nm_log_reset();
+}
+
+char *nm_escape_for_message(const char *text)
+{
+    GString *o = g_string_new(NULL);
+    const char *p = text;
+    while (*p) {
+        gunichar c = g_utf8_get_char_validated(p, -1);
+        if (c == (gunichar)-1 || c == (gunichar)-2 || c < 0x20 || (c >= 0x7f && c < 0xa0)) {
+            g_string_append_printf(o, "\\x%02x", (unsigned char)*p);
+            p++;
+            continue;
+        }
+        const char *next = g_utf8_next_char(p);
+        g_string_append_len(o, p, next - p);
+        p = next;
+    }
+    return g_string_free(o, FALSE);
 }

@@ -1,9 +1,9 @@
-#include "emu/memmap.h"
+#include "emu/core/memmap.h"
 
 #include <glib.h>
 #include <string.h>
 
-#include "emu/log.h"
+#include "emu/core/log.h"
 
 nm_memmap *nm_memmap_new(nm_clock *clock)
 {

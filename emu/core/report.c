@@ -1,4 +1,4 @@
-#include "emu/report.h"
+#include "emu/core/report.h"
 
 #include <inttypes.h>
 #include <stdbool.h>

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "emu/clock.h"
+#include "emu/core/clock.h"
 
 #define NM_PAGE_SHIFT 12
 #define NM_PAGE_SIZE  (1u << NM_PAGE_SHIFT)
