@@ -65,6 +65,9 @@ void nm_machine_free(nm_machine *m)
         g_free(inst);
     }
     g_ptr_array_free(m->devices, TRUE);
+    /* The measurement window and the cost-model state, after every device
+     * (and before the memory map, whose DMA snoop the timing state holds). */
+    if (m->window_ops && m->window_ops->destroy) m->window_ops->destroy(m->window_opaque);
     g_array_free(m->pollers, TRUE);
     nm_ioport_free(m->io);
     nm_memmap_free(m->mem);

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devices/pc/marker.h"
 #include "devices/pc/pc.h"
 #include "emu/compare.h"
 #include "devices/video/vga.h"
 #include "emu/config.h"
 #include "emu/display.h"
+#include "emu/measure.h"
 #include "emu/outfile.h"
 #include "emu/pc.h"
 #include "emu/profiler.h"
@@ -67,10 +67,10 @@ static void print_network_report(nm_machine *m, FILE *out)
  * interrupts off), and at 9600 baud timer ticks are lost. */
 static void warn_console_in_window(nm_machine *m, FILE *out)
 {
-    void *mk = nm_marker_of(m);
+    void *mk = nm_measure_of(m);
     if (!mk) return;
-    nm_marker_window w;
-    nm_marker_window_totals(mk, &w);
+    nm_measure_window w;
+    nm_measure_window_totals(mk, &w);
     if (!w.console_bytes) return;
     fprintf(out,
             "nicemu: warning: the guest wrote %" G_GUINT64_FORMAT

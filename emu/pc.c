@@ -16,6 +16,7 @@
 #include "emu/elfload.h"
 #include "emu/linux_boot.h"
 #include "emu/core/log.h"
+#include "emu/measure.h"
 #include "emu/outfile.h"
 #include "emu/rom_image.h"
 
@@ -77,8 +78,9 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
     m->cpu = nm_cpu_new(m);
     m->a20_listener = cpu_a20_listener;
     m->a20_listener_opaque = m->cpu;
-    /* The measurement-window port and the cost model (after the CPU). */
-    if (!add_board_device(m, &nm_marker_class, NULL, err)) goto fail;
+    /* The measurement window and the cost model (after the CPU), then the
+     * port the guest opens and closes it with. */
+    if (!nm_measure_new(m, err) || !add_board_device(m, &nm_marker_class, NULL, err)) goto fail;
     /* The POST port last of the board: a post-port on a port another board
      * device needs is then reported against post-port, not that device. */
     if (!(devs->postcode = add_board_device(m, &nm_postcode_class, NULL, err))) goto fail;

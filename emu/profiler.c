@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "cpu/decode.h"
-#include "devices/pc/marker.h"
 #include "emu/machine.h"
+#include "emu/measure.h"
 
 #define MAX_TABLES  64
 #define STACK_MAX   1024 /* frames per shadow stack */
@@ -1003,8 +1003,8 @@ nm_profiler *nm_profiler_new(nm_machine *m, GError **err)
     }
     if (!find_nic(p, cfg->measure_nic, err)) goto fail;
     if (p->observing && !load_symbols(p, cfg, err)) goto fail;
-    p->marker = nm_marker_of(m);
-    if (p->marker) nm_marker_on_window(p->marker, on_window, p);
+    p->marker = nm_measure_of(m);
+    if (p->marker) nm_measure_on_window(p->marker, on_window, p);
     if (p->observing && p->from_boot && m->timing) {
         nm_profiler_start(p);
         nm_timing_set_observer(m->timing, &p->obs);
@@ -1075,14 +1075,14 @@ static GArray *rank(const nm_profiler *p, bool incl)
 }
 
 typedef struct packet_figures {
-    nm_marker_window w;
+    nm_measure_window w;
     uint64_t tx, rx, frames;
 } packet_figures;
 
 static void packets(nm_profiler *p, packet_figures *f)
 {
     *f = (packet_figures){0};
-    if (p->marker) nm_marker_window_totals(p->marker, &f->w);
+    if (p->marker) nm_measure_window_totals(p->marker, &f->w);
     f->tx = p->nic_tx;
     f->rx = p->nic_rx;
     if (p->window_open) {

@@ -51,6 +51,18 @@ typedef struct nm_intc {
     void *opaque;
 } nm_intc;
 
+/* The measurement window (docs/cost-models.md) as the machine core sees
+ * it: a port device (devices/pc/marker.c) decodes the guest's writes and
+ * calls these; the application's measurement module (emu/measure.c) fills
+ * them in and owns the window, its counters, its listeners and the
+ * cost-model switch.  NULL ops: nothing measures on this machine. */
+typedef struct nm_window_ops {
+    void (*set)(void *opaque, bool open); /* the guest opened (true) or closed it */
+    bool (*is_open)(void *opaque);
+    void (*report)(void *opaque, nm_report *r); /* its counters, in the port's report */
+    void (*destroy)(void *opaque);              /* by nm_machine_free, after the devices */
+} nm_window_ops;
+
 /* What devices and the CPU are told of the configuration: copied from the
  * nm_config by nm_machine_new (emu/machine.c). */
 typedef struct nm_machine_settings {
@@ -71,8 +83,13 @@ struct nm_machine {
     nm_mem_region *ram;
     nm_cpu *cpu;
     /* The cost-model state (nm_timing*, cpu/timing/timing.h); owned by the
-     * marker device (devices/pc/marker.c), NULL without one. */
+     * measurement window (emu/measure.c), NULL without one. */
     void *timing;
+    /* The measurement window (above) and the port device that drives it
+     * (one per machine). */
+    const nm_window_ops *window_ops;
+    void *window_opaque;
+    void *window_port;
     nm_intc intc;
     bool intr; /* the CPU's INTR input, driven by the interrupt controller */
     bool a20;  /* A20 gate open */
@@ -130,6 +147,17 @@ static inline void nm_machine_run_pollers(nm_machine *m)
 static inline void nm_machine_set_intr(nm_machine *m, bool level)
 {
     m->intr = level;
+}
+
+/* The guest opened or closed the measurement window (a no-op without one). */
+static inline void nm_machine_window_set(nm_machine *m, bool open)
+{
+    if (m->window_ops) m->window_ops->set(m->window_opaque, open);
+}
+
+static inline bool nm_machine_window_is_open(nm_machine *m)
+{
+    return m->window_ops && m->window_ops->is_open(m->window_opaque);
 }
 
 /* The A20 gate (port 0x92, the keyboard controller's output port): when
