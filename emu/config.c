@@ -50,6 +50,8 @@ void nm_config_free(nm_config *c)
     g_free(c->trace_window);
     g_free(c->profile_from);
     g_free(c->profile_stack_region);
+    g_free(c->profile_callers);
+    g_free(c->profile_dist);
     g_free(c->symbols);
     g_free(c->system_map);
     g_free(c->measure_nic);
@@ -75,7 +77,8 @@ typedef enum {
     KEY_RANGE,
     KEY_WINDOW,
     KEY_DISPLAY,
-    KEY_IRQ_LIST
+    KEY_IRQ_LIST,
+    KEY_LIST /* repeatable: each value appended, comma-separated */
 } key_kind;
 
 typedef struct {
@@ -137,6 +140,12 @@ static const machine_key machine_keys[] = {
     {"profile-stack-region", KEY_STRING, FIELD(profile_stack_region), "SIZE",
      "the guest's kernel stack size and alignment (one shadow call stack per task); 0: one "
      "shadow stack; default 8K (Linux i386)"},
+    {"profile-callers", KEY_LIST, FIELD(profile_callers), "FN[,FN...]",
+     "print each caller and callee of these guest functions, with calls and inclusive clocks, "
+     "and their per-call distribution (repeatable; implies --profile)"},
+    {"profile-dist", KEY_LIST, FIELD(profile_dist), "FN[,FN...]",
+     "the per-call distribution of inclusive clocks for these guest functions too (the NIC's "
+     "driver functions always have one; repeatable; implies --profile)"},
     {"symbols", KEY_STRING, FIELD(symbols), "FILE[@ADDR],...",
      "ELF files whose function symbols the profiler uses (ADDR: where the file's first "
      "segment is loaded)"},
@@ -186,6 +195,13 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         g_free(*(char **)field);
         *(char **)field = g_strdup(value);
         return true;
+    case KEY_LIST: {
+        char *old = *(char **)field;
+        if (!*value) return nm_config_bad_value(err, origin, key, value, "one or more names, e.g. a,b");
+        *(char **)field = old ? g_strconcat(old, ",", value, NULL) : g_strdup(value);
+        g_free(old);
+        return true;
+    }
     case KEY_CPU:
         if (!nm_cpu_model_find(value))
             return nm_config_bad_value(err, origin, key, value, nm_cpu_model_names());

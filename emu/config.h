@@ -32,6 +32,8 @@ typedef struct nm_config {
     uint64_t profile_top;       /* 0: default */
     char *profile_from;         /* marker (default) or boot */
     char *profile_stack_region; /* kernel stack size (SIZE or 0); NULL: 8K */
+    char *profile_callers;      /* FN[,FN...]: call graph and distribution of these */
+    char *profile_dist;         /* FN[,FN...]: distribution of these */
     char *symbols;              /* FILE[@ADDR][,FILE[@ADDR]...] */
     char *system_map;
     char *measure_nic; /* the NIC whose frames count as packets */

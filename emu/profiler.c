@@ -4,8 +4,10 @@
 #include <string.h>
 
 #include "cpu/decode.h"
+#include "emu/core/log.h"
 #include "emu/machine.h"
 #include "emu/measure.h"
+#include "emu/outfile.h"
 
 #define MAX_TABLES  64
 #define STACK_MAX   1024 /* frames per shadow stack */
@@ -27,18 +29,54 @@ typedef struct fn_stats {
     uint64_t self_clocks, self_insns, self_bus;
     uint64_t incl_clocks, incl_insns;
     uint64_t calls;
+    /* Hardware interrupts that landed while it was open (outermost frame,
+     * like incl_clocks) and their clocks; incl_clocks less those. */
+    uint64_t irqs_inside, irq_clocks_inside, incl_no_irq;
     uint32_t active; /* frames of this function on the shadow stack */
+    uint32_t dist;   /* 1 + its index in dists (0: no per-call distribution) */
 } fn_stats;
 
-enum { FRAME_CALL, FRAME_INT };
+/* CALL; an exception or INT n; a hardware interrupt (whose time the frames
+ * below it leave out of their no-irq figures). */
+enum { FRAME_CALL, FRAME_INT, FRAME_IRQ };
+
+/* Callers that are not functions: what opened an interrupt frame. */
+#define CALLER_IRQ  (-2) /* a hardware interrupt */
+#define CALLER_TRAP (-3) /* an exception or INT n */
 
 typedef struct frame {
     uint32_t ret;    /* linear return address */
     uint32_t target; /* CALL: the callee's address (resolved lazily) */
     int32_t fn;      /* -1: not known yet */
+    int32_t caller;  /* the function that CALLed, or CALLER_IRQ/CALLER_TRAP */
+    uint32_t arc;    /* 1 + its caller->callee arc's index (0: none yet) */
     uint8_t kind;
+    uint32_t irqs;                /* hardware interrupts that landed above it */
+    uint64_t irq_clocks;          /* and their clocks (their frames' lengths) */
     uint64_t at_clocks, at_insns; /* its stack's own time (ctx_now) when it opened */
 } frame;
+
+/* One caller -> callee edge of the call graph: the calls along it and the
+ * callee's inclusive clocks on those calls (each frame its own length). */
+typedef struct arc {
+    uint64_t key; /* caller (as uint32) << 32 | callee */
+    int32_t caller, callee;
+    uint64_t calls, incl_clocks, incl_no_irq;
+} arc;
+
+/* A per-call distribution: exact count, min, max and sum; a histogram
+ * exact below DIST_EXACT and in eighths of an octave above (bucket width
+ * at most 1/8 of its lower edge), from which the log2 histogram and the
+ * median and p90 (to bucket resolution) come.  Fixed size: 4 KB. */
+#define DIST_EXACT   16
+#define DIST_SUB     8 /* sub-buckets per octave */
+#define DIST_BUCKETS (DIST_EXACT + (64 - 4) * DIST_SUB)
+typedef struct dist {
+    uint64_t n, min, max, sum;
+    uint64_t bucket[DIST_BUCKETS];
+} dist;
+
+#define ARCS_MAX (1u << 20) /* distinct call-graph edges kept */
 
 typedef struct ctx_ref {
     uint16_t slot;
@@ -115,6 +153,13 @@ struct nm_profiler {
     } cr3map[CR3_SLOTS];
     unsigned cr3_used, cr3_next;
     uint64_t windows;
+    uint8_t int_kind; /* FRAME_INT or FRAME_IRQ: the pending interrupt's frame */
+    /* The call graph: edges in first-seen order, found by key. */
+    GPtrArray *arcs; /* arc* */
+    GHashTable *arc_index;
+    uint64_t arcs_dropped; /* calls along edges past ARCS_MAX */
+    GArray *dists;         /* dist, indexed by fn_stats.dist - 1 */
+    GArray *watched;       /* uint32_t fn ids named by --profile-callers */
 
     nm_timing_observer obs;
 
@@ -261,24 +306,108 @@ static void ctx_now(const nm_profiler *p, const ctx *c, uint64_t *clocks, uint64
     *insns = (c->running ? p->tot_insns : c->park_insns) - c->off_insns;
 }
 
+/* The caller -> callee edge (created at its first call). */
+static uint32_t arc_of(nm_profiler *p, int32_t caller, int32_t callee)
+{
+    uint64_t key = (uint64_t)(uint32_t)caller << 32 | (uint32_t)callee;
+    gpointer v = g_hash_table_lookup(p->arc_index, &key);
+    if (v) return GPOINTER_TO_UINT(v);
+    if (p->arcs->len >= ARCS_MAX) return 0;
+    arc *a = g_new0(arc, 1);
+    *a = (arc){.key = key, .caller = caller, .callee = callee};
+    g_ptr_array_add(p->arcs, a);
+    g_hash_table_insert(p->arc_index, &a->key, GUINT_TO_POINTER(p->arcs->len));
+    return p->arcs->len;
+}
+
 static void frame_enter(nm_profiler *p, frame *f, int32_t fn)
 {
     f->fn = fn;
     fn_stats *s = &p->fn[fn];
     s->calls++;
     s->active++;
+    f->arc = arc_of(p, f->caller, fn);
+    if (f->arc)
+        ((arc *)p->arcs->pdata[f->arc - 1])->calls++;
+    else
+        p->arcs_dropped++;
+}
+
+/* Histogram bucket of a value, and the lowest value of a bucket. */
+static unsigned dist_bucket(uint64_t v)
+{
+    if (v < DIST_EXACT) return (unsigned)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v); /* 2^e <= v; e >= 4 */
+    return DIST_EXACT + (e - 4) * DIST_SUB + (unsigned)((v >> (e - 3)) & (DIST_SUB - 1));
+}
+
+static uint64_t dist_bucket_low(unsigned b)
+{
+    if (b < DIST_EXACT) return b;
+    unsigned e = 4 + (b - DIST_EXACT) / DIST_SUB, sub = (b - DIST_EXACT) % DIST_SUB;
+    return (uint64_t)(DIST_SUB + sub) << (e - 3);
+}
+
+static void dist_add(dist *d, uint64_t v)
+{
+    if (!d->n || v < d->min) d->min = v;
+    if (v > d->max) d->max = v;
+    d->n++;
+    d->sum += v;
+    d->bucket[dist_bucket(v)]++;
+}
+
+/* A hardware interrupt's frame closed after `clocks` (its stack's time):
+ * the frames open below it when it landed leave those clocks out — down to
+ * the next interrupt frame below, which passes them on (inside its own
+ * length) when it closes.  Below the stack it was on: the running chain's
+ * stacks under it (the system call below an interrupted kernel function). */
+static void irq_closed(nm_profiler *p, ctx *c, uint64_t clocks)
+{
+    for (unsigned j = c->depth; j-- > 0;) {
+        frame *g = &c->frames[j];
+        g->irqs++;
+        g->irq_clocks += clocks;
+        if (g->kind == FRAME_IRQ) return;
+    }
+    if (!c->running) return;
+    unsigned i = 0;
+    while (i < p->chain_len && &p->ctxs[p->chain[i]] != c)
+        i++;
+    if (i == p->chain_len) return;
+    while (i-- > 0) {
+        ctx *b = &p->ctxs[p->chain[i]];
+        for (unsigned j = b->depth; j-- > 0;) {
+            frame *g = &b->frames[j];
+            g->irqs++;
+            g->irq_clocks += clocks;
+            if (g->kind == FRAME_IRQ) return;
+        }
+    }
 }
 
 static void pop_one(nm_profiler *p, ctx *c)
 {
     frame *f = &c->frames[--c->depth];
+    uint64_t clocks, insns;
+    ctx_now(p, c, &clocks, &insns);
+    uint64_t len = clocks - f->at_clocks;
+    uint64_t irq = f->irq_clocks < len ? f->irq_clocks : len;
+    if (f->kind == FRAME_IRQ) irq_closed(p, c, len);
     if (f->fn < 0) return;
     fn_stats *s = &p->fn[f->fn];
+    if (f->arc) {
+        arc *a = p->arcs->pdata[f->arc - 1];
+        a->incl_clocks += len;
+        a->incl_no_irq += len - irq;
+    }
+    if (s->dist) dist_add(&g_array_index(p->dists, dist, s->dist - 1), len - irq);
     if (--s->active == 0) {
-        uint64_t clocks, insns;
-        ctx_now(p, c, &clocks, &insns);
-        s->incl_clocks += clocks - f->at_clocks;
+        s->incl_clocks += len;
         s->incl_insns += insns - f->at_insns;
+        s->incl_no_irq += len - irq;
+        s->irqs_inside += f->irqs;
+        s->irq_clocks_inside += irq;
     }
 }
 
@@ -297,7 +426,7 @@ static frame *push(nm_profiler *p, ctx *c, uint32_t ret, uint8_t kind)
         c->frames = g_renew(frame, c->frames, c->cap);
     }
     frame *f = &c->frames[c->depth++];
-    *f = (frame){.ret = ret, .fn = -1, .kind = kind};
+    *f = (frame){.ret = ret, .fn = -1, .kind = kind, .caller = -1};
     ctx_now(p, c, &f->at_clocks, &f->at_insns);
     if (c->depth > p->ss.max_depth) p->ss.max_depth = c->depth;
     return f;
@@ -527,7 +656,9 @@ static void obs_insn(void *opaque, const nm_insn *insn, const nm_timing_insn_inf
         uint64_t key = ctx_key(p, info->cpl, info->cr3, info->esp);
         if (!p->run) switch_to(p, key);
         if (p->int_pending == 1) {
-            frame_enter(p, push(p, p->run, p->int_ret, FRAME_INT), fn);
+            frame *f = push(p, p->run, p->int_ret, p->int_kind);
+            f->caller = p->int_kind == FRAME_IRQ ? CALLER_IRQ : CALLER_TRAP;
+            frame_enter(p, f, fn);
             p->int_pending = 0;
         }
         if (key != p->cur_key) switch_to(p, key);
@@ -550,12 +681,15 @@ static void obs_insn(void *opaque, const nm_insn *insn, const nm_timing_insn_inf
         p->int_pending == 2 ? p->cur_key : ctx_key(p, info->cpl_next, info->cr3, info->esp_next);
     switch (insn->op) {
     case NM_OP_CALL:
-    case NM_OP_CALL_FAR:
+    case NM_OP_CALL_FAR: {
         /* The frame goes where the return address went. */
         if (key != p->cur_key) switch_to(p, key);
-        push(p, p->run, eip + insn->len, FRAME_CALL)->target = info->next;
+        frame *f = push(p, p->run, eip + insn->len, FRAME_CALL);
+        f->target = info->next;
+        f->caller = fn;
         p->call_pending = true;
         break;
+    }
     case NM_OP_RET:
     case NM_OP_RET_FAR:
         /* Popped from where the return address was. */
@@ -579,6 +713,9 @@ static void obs_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t
     (void)vector;
     nm_profiler *p = opaque;
     if (!p->active) return;
+    /* External (INTR, NMI): the hardware interrupts whose time the
+     * interrupted functions' no-irq figures leave out. */
+    p->int_kind = kind == NM_INT_EXTERNAL ? FRAME_IRQ : FRAME_INT;
     if (p->call_pending) {
         /* Interrupted before the callee's first instruction. */
         frame *f = &p->run->frames[p->run->depth - 1];
@@ -601,6 +738,10 @@ nm_profiler *nm_profiler_new_bare(nm_clock *clock)
     p->region = NM_PROFILER_STACK_REGION;
     p->cur_key = KEY_NONE;
     p->obs = (nm_timing_observer){.opaque = p, .insn = obs_insn, .interrupt = obs_interrupt};
+    p->arcs = g_ptr_array_new_with_free_func(g_free);
+    p->arc_index = g_hash_table_new(g_int64_hash, g_int64_equal);
+    p->dists = g_array_new(FALSE, TRUE, sizeof(dist));
+    p->watched = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     return p;
 }
 
@@ -677,19 +818,154 @@ static void fill_entry(const nm_profiler *p, uint32_t id, nm_profile_entry *out)
     out->incl_clocks = s->incl_clocks;
     out->incl_insns = s->incl_insns;
     out->calls = s->calls;
+    out->incl_no_irq = s->incl_no_irq;
+    out->irqs_inside = s->irqs_inside;
+    out->irq_clocks_inside = s->irq_clocks_inside;
+}
+
+/* The first function of that name seen in the profile; -1: none. */
+static int32_t seen_fn(const nm_profiler *p, const char *name)
+{
+    if (!p->fn) return -1;
+    for (uint32_t id = 0; id < p->n_fn; id++) {
+        if (!p->fn[id].self_insns && !p->fn[id].calls && !p->fn[id].self_clocks) continue;
+        if (!strcmp(fn_name(p, id, NULL), name)) return (int32_t)id;
+    }
+    return -1;
 }
 
 bool nm_profiler_get(nm_profiler *p, const char *name, nm_profile_entry *out)
 {
-    if (!p->fn) return false;
-    for (uint32_t id = 0; id < p->n_fn; id++) {
-        if (!p->fn[id].self_insns && !p->fn[id].calls && !p->fn[id].self_clocks) continue;
-        if (!strcmp(fn_name(p, id, NULL), name)) {
-            fill_entry(p, id, out);
-            return true;
+    int32_t id = seen_fn(p, name);
+    if (id < 0) return false;
+    fill_entry(p, (uint32_t)id, out);
+    return true;
+}
+
+/* ---- watched functions: call graph and distributions ---- */
+
+bool nm_profiler_watch(nm_profiler *p, const char *name, bool callers)
+{
+    ensure_alloc(p);
+    bool found = false;
+    for (unsigned k = 0; k < p->n_tables; k++) {
+        const table *t = &p->tables[k];
+        for (uint32_t j = 0; j < t->count; j++) {
+            if (strcmp(nm_symtab_get(t->tab, j)->name, name)) continue;
+            uint32_t id = t->base + j;
+            found = true;
+            if (!p->fn[id].dist) {
+                g_array_set_size(p->dists, p->dists->len + 1);
+                p->fn[id].dist = p->dists->len;
+            }
+            if (!callers) continue;
+            bool have = false;
+            for (guint w = 0; w < p->watched->len; w++)
+                have = have || g_array_index(p->watched, uint32_t, w) == id;
+            if (!have) g_array_append_val(p->watched, id);
         }
     }
-    return false;
+    return found;
+}
+
+static const char *arc_end_name(const nm_profiler *p, int32_t id)
+{
+    if (id == CALLER_IRQ) return "(hardware interrupt)";
+    if (id == CALLER_TRAP) return "(exception or INT n)";
+    if (id < 0) return "(unknown)";
+    return fn_name(p, (uint32_t)id, NULL);
+}
+
+static gint arc_name_cmp(gconstpointer pa, gconstpointer pb)
+{
+    return strcmp(((const nm_profile_arc *)pa)->name, ((const nm_profile_arc *)pb)->name);
+}
+
+static gint arc_calls_cmp(gconstpointer pa, gconstpointer pb)
+{
+    const nm_profile_arc *a = pa, *b = pb;
+    if (a->calls != b->calls) return a->calls > b->calls ? -1 : 1;
+    if (a->incl_clocks != b->incl_clocks) return a->incl_clocks > b->incl_clocks ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* The callers (or callees) of function `id`, the edges of one name merged
+ * (static functions of the same name), most calls first. */
+static GArray *arcs_of(const nm_profiler *p, uint32_t id, bool callers)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(nm_profile_arc));
+    for (guint k = 0; k < p->arcs->len; k++) {
+        const arc *e = p->arcs->pdata[k];
+        if ((callers ? e->callee : e->caller) != (int32_t)id) continue;
+        nm_profile_arc r = {arc_end_name(p, callers ? e->caller : e->callee), e->calls,
+                            e->incl_clocks, e->incl_no_irq};
+        g_array_append_val(a, r);
+    }
+    g_array_sort(a, arc_name_cmp);
+    guint out = 0;
+    for (guint k = 0; k < a->len; k++) {
+        nm_profile_arc *r = &g_array_index(a, nm_profile_arc, k);
+        nm_profile_arc *last = out ? &g_array_index(a, nm_profile_arc, out - 1) : NULL;
+        if (last && !strcmp(last->name, r->name)) {
+            last->calls += r->calls;
+            last->incl_clocks += r->incl_clocks;
+            last->incl_no_irq += r->incl_no_irq;
+        } else {
+            g_array_index(a, nm_profile_arc, out++) = *r;
+        }
+    }
+    g_array_set_size(a, out);
+    g_array_sort(a, arc_calls_cmp);
+    return a;
+}
+
+unsigned nm_profiler_arcs(nm_profiler *p, const char *name, bool callers, nm_profile_arc *out,
+                          unsigned max)
+{
+    int32_t id = seen_fn(p, name);
+    if (id < 0) return 0;
+    GArray *a = arcs_of(p, (uint32_t)id, callers);
+    unsigned n = a->len;
+    for (unsigned k = 0; k < n && k < max; k++)
+        out[k] = g_array_index(a, nm_profile_arc, k);
+    g_array_free(a, TRUE);
+    return n;
+}
+
+/* The value of nearest rank `rank` (1-based): the lower edge of the bucket
+ * holding it, within [min, max]. */
+static uint64_t dist_rank(const dist *d, uint64_t rank)
+{
+    uint64_t seen = 0;
+    for (unsigned b = 0; b < DIST_BUCKETS; b++) {
+        seen += d->bucket[b];
+        if (seen >= rank) {
+            uint64_t v = dist_bucket_low(b);
+            return v < d->min ? d->min : v > d->max ? d->max : v;
+        }
+    }
+    return d->max;
+}
+
+static void dist_fill(const dist *d, nm_profile_dist *out)
+{
+    *out = (nm_profile_dist){.calls = d->n, .min = d->min, .max = d->max, .sum = d->sum};
+    if (!d->n) return;
+    out->median = dist_rank(d, (d->n + 1) / 2);
+    out->p90 = dist_rank(d, (d->n * 9 + 9) / 10);
+    for (unsigned b = 0; b < DIST_BUCKETS; b++) {
+        uint64_t low = dist_bucket_low(b);
+        unsigned k = low ? 64u - (unsigned)__builtin_clzll(low) : 0; /* [2^(k-1), 2^k) */
+        out->log2[k] += d->bucket[b];
+    }
+}
+
+bool nm_profiler_dist(nm_profiler *p, const char *name, nm_profile_dist *out)
+{
+    int32_t id = seen_fn(p, name);
+    if (id < 0 || !p->fn[id].dist) return false;
+    dist_fill(&g_array_index(p->dists, dist, p->fn[id].dist - 1), out);
+    return true;
 }
 
 /* ======================================================= function sets */
@@ -949,6 +1225,50 @@ static bool load_symbols(nm_profiler *p, const nm_config *cfg, GError **err)
     return true;
 }
 
+/* --profile-callers and --profile-dist names (each must name a symbol),
+ * and the NIC's driver functions: their per-call distributions. */
+static bool watch_functions(nm_profiler *p, const nm_config *cfg, GError **err)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const char *list = pass == 0 ? cfg->profile_callers : cfg->profile_dist;
+        if (!list) continue;
+        g_auto(GStrv) names = g_strsplit(list, ",", -1);
+        for (char **n = names; *n; n++) {
+            g_strstrip(*n);
+            if (!**n || !nm_profiler_watch(p, *n, pass == 0)) {
+                g_autofree char *shown = nm_escape_for_message(*n);
+                g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                            "%s: no function named '%s' in the symbol tables (%u loaded; names "
+                            "as in System.map, e.g. pskb_expand_head)",
+                            pass == 0 ? "profile-callers" : "profile-dist", shown, p->n_tables);
+                return false;
+            }
+        }
+    }
+    if (!p->nic.model) return true;
+    ensure_alloc(p);
+    /* Only names a driver glob matches get the full set lookup (the first
+     * matching set decides, as in the report). */
+    for (unsigned k = 0; k < p->n_tables; k++) {
+        const table *t = &p->tables[k];
+        if (!t->kernel) continue;
+        for (uint32_t j = 0; j < t->count; j++) {
+            const char *name = nm_symtab_get(t->tab, j)->name;
+            bool maybe = false;
+            for (size_t g = 0; g < G_N_ELEMENTS(function_sets) && !maybe; g++)
+                maybe = set_is_driver(p->nic.model, function_sets[g].set) &&
+                        g_pattern_match_simple(function_sets[g].glob, name);
+            if (!maybe || !set_is_driver(p->nic.model, nm_profiler_function_set(name))) continue;
+            fn_stats *s = &p->fn[t->base + j];
+            if (!s->dist) {
+                g_array_set_size(p->dists, p->dists->len + 1);
+                s->dist = p->dists->len;
+            }
+        }
+    }
+    return true;
+}
+
 static bool find_nic(nm_profiler *p, const char *want, GError **err)
 {
     for (guint n = 0; n < p->m->devices->len; n++) {
@@ -977,7 +1297,7 @@ nm_profiler *nm_profiler_new(nm_machine *m, GError **err)
     const nm_config *cfg = m->cfg;
     nm_profiler *p = nm_profiler_new_bare(&m->clock);
     p->m = m;
-    p->print = cfg->profile || cfg->profile_top;
+    p->print = cfg->profile || cfg->profile_top || cfg->profile_callers || cfg->profile_dist;
     if (cfg->profile_top) p->top = cfg->profile_top > 10000 ? 10000 : (unsigned)cfg->profile_top;
     p->observing = p->print || cfg->symbols || cfg->system_map || cfg->profile_from;
     if (cfg->profile_from) {
@@ -1003,6 +1323,7 @@ nm_profiler *nm_profiler_new(nm_machine *m, GError **err)
     }
     if (!find_nic(p, cfg->measure_nic, err)) goto fail;
     if (p->observing && !load_symbols(p, cfg, err)) goto fail;
+    if (p->observing && !watch_functions(p, cfg, err)) goto fail;
     p->marker = nm_measure_of(m);
     if (p->marker) nm_measure_on_window(p->marker, on_window, p);
     if (p->observing && p->from_boot && m->timing) {
@@ -1040,6 +1361,10 @@ void nm_profiler_free(nm_profiler *p)
     for (unsigned k = 0; k < CTX_MAX; k++)
         g_free(p->ctxs[k].frames);
     g_free(p->fn);
+    g_hash_table_destroy(p->arc_index);
+    g_ptr_array_free(p->arcs, TRUE);
+    g_array_free(p->dists, TRUE);
+    g_array_free(p->watched, TRUE);
     g_free(p);
 }
 
@@ -1117,6 +1442,80 @@ unsigned nm_profiler_top(nm_profiler *p, unsigned n, const char **names, uint64_
     return k;
 }
 
+/* "profile-callers": per --profile-callers function, its totals and each
+ * caller and callee edge. */
+static void report_callgraph(const nm_profiler *p, nm_report *r)
+{
+    if (!p->watched->len) return;
+    nm_report_section(r, "profile-callers");
+    for (guint w = 0; w < p->watched->len; w++) {
+        uint32_t id = g_array_index(p->watched, uint32_t, w);
+        nm_profile_entry e;
+        fill_entry(p, id, &e);
+        char key[256];
+#define PUT(fmt, value, ...)                                                                       \
+    do {                                                                                           \
+        g_snprintf(key, sizeof key, fmt, __VA_ARGS__);                                             \
+        nm_report_u64(r, key, value);                                                              \
+    } while (0)
+        PUT("%s.calls", e.calls, e.name);
+        PUT("%s.incl_clocks", e.incl_clocks, e.name);
+        PUT("%s.incl_clocks_no_irq", e.incl_no_irq, e.name);
+        PUT("%s.irqs_inside", e.irqs_inside, e.name);
+        PUT("%s.irq_clocks_inside", e.irq_clocks_inside, e.name);
+        for (int pass = 0; pass < 2; pass++) {
+            const char *dir = pass == 0 ? "caller" : "callee";
+            GArray *a = arcs_of(p, id, pass == 0);
+            for (guint k = 0; k < a->len; k++) {
+                const nm_profile_arc *c = &g_array_index(a, nm_profile_arc, k);
+                PUT("%s.%s.%s.calls", c->calls, e.name, dir, c->name);
+                PUT("%s.%s.%s.incl_clocks", c->incl_clocks, e.name, dir, c->name);
+                PUT("%s.%s.%s.incl_clocks_no_irq", c->incl_no_irq, e.name, dir, c->name);
+            }
+            g_array_free(a, TRUE);
+        }
+#undef PUT
+    }
+}
+
+/* "profile-distributions": per function with a distribution that was
+ * called, ranked by self clocks. */
+static void report_dists(const nm_profiler *p, nm_report *r)
+{
+    GArray *a = rank(p, false);
+    bool any = false;
+    for (guint i = 0; i < a->len; i++) {
+        uint32_t id = g_array_index(a, ranked, i).id;
+        if (!p->fn[id].dist) continue;
+        nm_profile_dist d;
+        dist_fill(&g_array_index(p->dists, dist, p->fn[id].dist - 1), &d);
+        if (!d.calls) continue;
+        if (!any) nm_report_section(r, "profile-distributions");
+        any = true;
+        const char *name = fn_name(p, id, NULL);
+        char key[256];
+        g_snprintf(key, sizeof key, "%s.calls", name);
+        nm_report_u64(r, key, d.calls);
+        g_snprintf(key, sizeof key, "%s.min_clocks", name);
+        nm_report_u64(r, key, d.min);
+        g_snprintf(key, sizeof key, "%s.median_clocks", name);
+        nm_report_u64(r, key, d.median);
+        g_snprintf(key, sizeof key, "%s.p90_clocks", name);
+        nm_report_u64(r, key, d.p90);
+        g_snprintf(key, sizeof key, "%s.max_clocks", name);
+        nm_report_u64(r, key, d.max);
+        g_snprintf(key, sizeof key, "%s.mean_clocks", name);
+        nm_report_double(r, key, (double)d.sum / (double)d.calls);
+        for (unsigned k = 0; k < G_N_ELEMENTS(d.log2); k++) {
+            if (!d.log2[k]) continue;
+            g_snprintf(key, sizeof key, "%s.hist_%" G_GUINT64_FORMAT, name,
+                       k ? (uint64_t)1 << (k - 1) : 0);
+            nm_report_u64(r, key, d.log2[k]);
+        }
+    }
+    g_array_free(a, TRUE);
+}
+
 void nm_profiler_report(nm_profiler *p, nm_report *r)
 {
     packet_figures pf;
@@ -1147,7 +1546,7 @@ void nm_profiler_report(nm_profiler *p, nm_report *r)
         if (pf.tx) nm_report_double(r, "clocks_per_tx_frame", (double)pf.w.clocks / (double)pf.tx);
         if (pf.rx) nm_report_double(r, "clocks_per_rx_frame", (double)pf.w.clocks / (double)pf.rx);
     }
-    if (!p->observing || !p->fn) return;
+    if (!p->observing || !p->windows) return;
 
     nm_report_section(r, "profile");
     nm_report_str(r, "scope", p->from_boot ? "boot" : "window");
@@ -1169,6 +1568,8 @@ void nm_profiler_report(nm_profiler *p, nm_report *r)
                                p->tables[k].count);
     nm_report_str(r, "symbol_tables", tabs->str);
     g_string_free(tabs, TRUE);
+    nm_report_u64(r, "callgraph_arcs", p->arcs->len);
+    nm_report_u64(r, "callgraph_calls_dropped", p->arcs_dropped);
     for (int pass = 0; pass < 2; pass++) {
         GArray *a = rank(p, pass == 1);
         const char *pre = pass ? "incl" : "self";
@@ -1192,6 +1593,9 @@ void nm_profiler_report(nm_profiler *p, nm_report *r)
             KEY("incl_clocks", e.incl_clocks);
             KEY("incl_instructions", e.incl_insns);
             KEY("calls", e.calls);
+            KEY("incl_clocks_no_irq", e.incl_no_irq);
+            KEY("irqs_inside", e.irqs_inside);
+            KEY("irq_clocks_inside", e.irq_clocks_inside);
 #undef KEY
         }
         g_array_free(a, TRUE);
@@ -1220,6 +1624,9 @@ void nm_profiler_report(nm_profiler *p, nm_report *r)
         g_snprintf(key, sizeof key, "%s_instructions", nm_symtab_label(t->tab));
         nm_report_u64(r, key, ki);
     }
+
+    report_callgraph(p, r);
+    report_dists(p, r);
 
     /* Per packet, per driver and stack function. */
     if (!pf.frames || p->from_boot) return;
@@ -1250,18 +1657,25 @@ void nm_profiler_report(nm_profiler *p, nm_report *r)
         g_snprintf(key, sizeof key, "%s.%s.incl_clocks_per_call", driver ? "driver" : "stack",
                    e.name);
         nm_report_double(r, key, e.calls ? (double)e.incl_clocks / (double)e.calls : 0.0);
+        /* The same without the hardware interrupts that landed inside. */
+        g_snprintf(key, sizeof key, "%s.%s.incl_clocks_per_call_no_irq",
+                   driver ? "driver" : "stack", e.name);
+        nm_report_double(r, key, e.calls ? (double)e.incl_no_irq / (double)e.calls : 0.0);
+        g_snprintf(key, sizeof key, "%s.%s.irqs_inside", driver ? "driver" : "stack", e.name);
+        nm_report_u64(r, key, e.irqs_inside);
+        g_snprintf(key, sizeof key, "%s.%s.irq_clocks_inside", driver ? "driver" : "stack", e.name);
+        nm_report_u64(r, key, e.irq_clocks_inside);
     }
     g_array_free(a, TRUE);
     nm_report_double(r, "driver_self_clocks_per_frame", (double)drv / (double)pf.frames);
     nm_report_double(r, "stack_self_clocks_per_frame", (double)stack / (double)pf.frames);
 }
 
-void nm_profiler_print(nm_profiler *p, FILE *out)
+static void print_tables(nm_profiler *p, FILE *out)
 {
-    if (!p->print) return;
     packet_figures pf;
     packets(p, &pf);
-    if (!p->fn) {
+    if (!p->windows) {
         fprintf(out, "profile: nothing profiled (the guest never opened the measurement window; "
                      "--profile-from boot profiles the whole run)\n");
         return;
@@ -1313,12 +1727,95 @@ void nm_profiler_print(nm_profiler *p, FILE *out)
         const char *set = nm_profiler_function_set(e.name);
         if (!set || !set_is_driver(p->nic.model, set)) continue;
         if (!shown++)
-            fprintf(out, "%14s %14s %10s %14s  %s\n", "self clk/frame", "incl clk/frame", "calls",
-                    "incl clk/call", "driver function");
-        fprintf(out, "%14.1f %14.1f %10" G_GUINT64_FORMAT " %14.1f  %s\n",
+            fprintf(out, "%14s %14s %10s %14s %14s %8s %12s  %s\n", "self clk/frame",
+                    "incl clk/frame", "calls", "incl clk/call", "no-irq clk/call", "irqs in",
+                    "irq clocks", "driver function");
+        fprintf(out,
+                "%14.1f %14.1f %10" G_GUINT64_FORMAT " %14.1f %15.1f %8" G_GUINT64_FORMAT
+                " %12" G_GUINT64_FORMAT "  %s\n",
                 (double)e.self_clocks / (double)pf.frames,
                 (double)e.incl_clocks / (double)pf.frames, e.calls,
-                e.calls ? (double)e.incl_clocks / (double)e.calls : 0.0, e.name);
+                e.calls ? (double)e.incl_clocks / (double)e.calls : 0.0,
+                e.calls ? (double)e.incl_no_irq / (double)e.calls : 0.0, e.irqs_inside,
+                e.irq_clocks_inside, e.name);
     }
     g_array_free(a, TRUE);
+}
+
+/* Per-call distributions: one line of figures and one of the log2
+ * histogram per function. */
+static void print_dists(const nm_profiler *p, FILE *out)
+{
+    GArray *a = rank(p, false);
+    unsigned shown = 0;
+    for (guint i = 0; i < a->len; i++) {
+        uint32_t id = g_array_index(a, ranked, i).id;
+        if (!p->fn[id].dist) continue;
+        nm_profile_dist d;
+        dist_fill(&g_array_index(p->dists, dist, p->fn[id].dist - 1), &d);
+        if (!d.calls) continue;
+        if (!shown++)
+            fprintf(out,
+                    "per-call inclusive clocks, hardware interrupts excluded (median, p90: lower "
+                    "edge of a 1/8-octave bucket)\n%10s %10s %10s %10s %10s  %s\n",
+                    "calls", "min", "median", "p90", "max", "function");
+        fprintf(out,
+                "%10" G_GUINT64_FORMAT " %10" G_GUINT64_FORMAT " %10" G_GUINT64_FORMAT
+                " %10" G_GUINT64_FORMAT " %10" G_GUINT64_FORMAT "  %s\n",
+                d.calls, d.min, d.median, d.p90, d.max, fn_name(p, id, NULL));
+        fprintf(out, "%10s", "");
+        for (unsigned k = 0; k < G_N_ELEMENTS(d.log2); k++) {
+            if (!d.log2[k]) continue;
+            if (!k)
+                fprintf(out, " [0]:%" G_GUINT64_FORMAT, d.log2[k]);
+            else
+                fprintf(out, " [%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "):%" G_GUINT64_FORMAT,
+                        (uint64_t)1 << (k - 1), k < 64 ? (uint64_t)1 << k : UINT64_MAX, d.log2[k]);
+        }
+        fputc('\n', out);
+    }
+    g_array_free(a, TRUE);
+}
+
+/* gprof-style: a --profile-callers function, its callers above, its
+ * callees below. */
+static void print_callgraph(const nm_profiler *p, FILE *out)
+{
+    for (guint w = 0; w < p->watched->len; w++) {
+        uint32_t id = g_array_index(p->watched, uint32_t, w);
+        nm_profile_entry e;
+        fill_entry(p, id, &e);
+        fprintf(out,
+                "callers and callees of %s%s%s%s: %" G_GUINT64_FORMAT
+                " calls, incl %" G_GUINT64_FORMAT " clocks (%.1f a call), %" G_GUINT64_FORMAT
+                " without interrupts (%.1f a call); hardware interrupts inside: %" G_GUINT64_FORMAT
+                ", clocks %" G_GUINT64_FORMAT "\n",
+                e.name, *e.where ? " [" : "", e.where, *e.where ? "]" : "", e.calls, e.incl_clocks,
+                e.calls ? (double)e.incl_clocks / (double)e.calls : 0.0, e.incl_no_irq,
+                e.calls ? (double)e.incl_no_irq / (double)e.calls : 0.0, e.irqs_inside,
+                e.irq_clocks_inside);
+        for (int pass = 0; pass < 2; pass++) {
+            GArray *a = arcs_of(p, id, pass == 0);
+            fprintf(out, "%12s %14s %14s  %s\n", "calls", "incl clocks", "no-irq clocks",
+                    pass == 0 ? "caller" : "callee");
+            for (guint k = 0; k < a->len; k++) {
+                const nm_profile_arc *c = &g_array_index(a, nm_profile_arc, k);
+                fprintf(out,
+                        "%12" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT
+                        "  %s\n",
+                        c->calls, c->incl_clocks, c->incl_no_irq, c->name);
+            }
+            if (!a->len) fprintf(out, "%12s  (none)\n", "");
+            g_array_free(a, TRUE);
+        }
+    }
+}
+
+void nm_profiler_print(nm_profiler *p, FILE *out)
+{
+    if (!p->print) return;
+    print_tables(p, out);
+    if (!p->windows) return;
+    print_dists(p, out);
+    print_callgraph(p, out);
 }

@@ -83,8 +83,42 @@ typedef struct nm_profile_entry {
     uint64_t self_clocks, self_insns, self_bus;
     uint64_t incl_clocks, incl_insns;
     uint64_t calls;
+    /* Hardware interrupts that landed while it was open (its outermost
+     * frames), the clocks they took (their handlers up to the IRET:
+     * softirqs run on the way out included), and incl_clocks less those. */
+    uint64_t irqs_inside, irq_clocks_inside, incl_no_irq;
 } nm_profile_entry;
 bool nm_profiler_get(nm_profiler *p, const char *name, nm_profile_entry *out);
+
+/* Marks every function named `name` for a per-call distribution and, with
+ * `callers`, for the callers-and-callees report (--profile-callers).  After
+ * the symbol tables are added.  false: no symbol has that name. */
+bool nm_profiler_watch(nm_profiler *p, const char *name, bool callers);
+/* One edge of the call graph seen from a function: the caller (or callee),
+ * the calls along it and the callee's inclusive clocks on those calls
+ * (each call's own length), with and without the hardware interrupts that
+ * landed in them.  Callers that are not functions: "(hardware interrupt)",
+ * "(exception or INT n)" (interrupt frames). */
+typedef struct nm_profile_arc {
+    const char *name;
+    uint64_t calls, incl_clocks, incl_no_irq;
+} nm_profile_arc;
+/* The callers (callees: false) of `name`, most calls first, edges from
+ * functions of one name merged; stores at most `max`, returns how many
+ * there are. */
+unsigned nm_profiler_arcs(nm_profiler *p, const char *name, bool callers, nm_profile_arc *out,
+                          unsigned max);
+/* A watched function's per-call inclusive clocks, hardware interrupts
+ * excluded: exact calls, min, max, sum; median and p90 (nearest rank) to
+ * bucket resolution: the lower edge of the histogram bucket holding them
+ * (exact below 16, else buckets an eighth of an octave wide: the true value
+ * is at most 12.5 % above); log2[0]: calls of 0 clocks, log2[k]: calls of
+ * [2^(k-1), 2^k) clocks. */
+typedef struct nm_profile_dist {
+    uint64_t calls, min, max, sum, median, p90;
+    uint64_t log2[65];
+} nm_profile_dist;
+bool nm_profiler_dist(nm_profiler *p, const char *name, nm_profile_dist *out);
 /* All clocks / instructions attributed. */
 void nm_profiler_totals(nm_profiler *p, uint64_t *clocks, uint64_t *insns);
 /* Shadow-stack statistics. */

@@ -104,7 +104,7 @@ static void test_keyfile_errors(void)
          "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, "
          "trace-range, trace-window, share-irq, strict-isa, rtc-epoch, cost-model, cost-from, "
          "mem-wait-states, dram-timing, board, l2, profile, profile-top, profile-from, "
-         "profile-stack-region, symbols, "
+         "profile-stack-region, profile-callers, profile-dist, symbols, "
          "system-map, "
          "measure-nic, display, screenshot, vga-dump)"},
         {"[machine]\ncpu=z80\n",

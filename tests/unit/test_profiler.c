@@ -546,6 +546,219 @@ static void test_recursion(void)
     nm_profiler_free(f.p);
 }
 
+/* ---- call graph, interrupts excluded, per-call distributions ---- */
+
+static void assert_arc(const nm_profile_arc *a, const char *name, uint64_t calls, uint64_t incl,
+                       uint64_t no_irq)
+{
+    if (strcmp(a->name, name) || a->calls != calls || a->incl_clocks != incl ||
+        a->incl_no_irq != no_irq)
+        g_error("arc %s %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                ", want %s %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT,
+                a->name, a->calls, a->incl_clocks, a->incl_no_irq, name, calls, incl, no_irq);
+}
+
+/* main calls a twice and b once, a calls b each time, and a hardware
+ * interrupt's handler calls b: b's callers (a 2, main 1, irq 1) add up to
+ * its 4 calls, each edge with the clocks of its own calls. */
+static void test_callgraph(void)
+{
+    feed f;
+    feed_init(&f);
+    nm_profiler_start(f.p);
+    for (int k = 0; k < 2; k++) {
+        step(&f, 0x1000, NM_OP_CALL, 0x2000, 1, 0); /* main -> a */
+        step(&f, 0x2000, NM_OP_CALL, 0x3000, 2, 0); /* a -> b */
+        step(&f, 0x3000, NM_OP_MOV, 0x3001, 10, 0);
+        step(&f, 0x3001, NM_OP_RET, 0x2005, 3, 0);
+        step(&f, 0x2005, NM_OP_RET, 0x1005, 4, 0);
+    }
+    step(&f, 0x1005, NM_OP_CALL, 0x3000, 1, 0); /* main -> b */
+    step(&f, 0x3000, NM_OP_RET, 0x100a, 7, 0);
+    f.obs->interrupt(f.obs->opaque, 0x20, NM_INT_EXTERNAL, 0x100a);
+    step(&f, 0x4000, NM_OP_CALL, 0x3000, 5, 0); /* irq -> b */
+    step(&f, 0x3000, NM_OP_RET, 0x4005, 6, 0);
+    step(&f, 0x4005, NM_OP_IRET, 0x100a, 8, 0);
+    step(&f, 0x100a, NM_OP_MOV, 0x100b, 1, 0);
+    nm_profiler_stop(f.p);
+
+    nm_profile_arc a[8];
+    g_assert_cmpuint(nm_profiler_arcs(f.p, "b", true, a, 8), ==, 3);
+    assert_arc(&a[0], "a", 2, 2 * (10 + 3), 2 * (10 + 3));
+    assert_arc(&a[1], "main", 1, 7, 7); /* equal calls: more clocks first */
+    assert_arc(&a[2], "irq", 1, 6, 6);
+    nm_profile_entry e;
+    entry(&f, "b", &e);
+    g_assert_cmpuint(e.calls, ==, a[0].calls + a[1].calls + a[2].calls);
+    g_assert_cmpuint(nm_profiler_arcs(f.p, "main", false, a, 8), ==, 2);
+    assert_arc(&a[0], "a", 2, 2 * (2 + 13 + 4), 2 * (2 + 13 + 4));
+    assert_arc(&a[1], "b", 1, 7, 7);
+    g_assert_cmpuint(nm_profiler_arcs(f.p, "irq", true, a, 8), ==, 1);
+    assert_arc(&a[0], "(hardware interrupt)", 1, 5 + 6 + 8, 5 + 6 + 8);
+    /* Only `max` stored, all counted. */
+    g_assert_cmpuint(nm_profiler_arcs(f.p, "b", true, a, 1), ==, 3);
+    g_assert_cmpuint(nm_profiler_arcs(f.p, "nosuch", true, a, 8), ==, 0);
+    nm_profiler_free(f.p);
+}
+
+/* A hardware interrupt inside a, with a second one nested in its handler,
+ * and an INT n inside a (not a hardware interrupt: stays in): a and main
+ * leave the outer interrupt's clocks (the inner's among them) out once; the
+ * outer handler leaves the inner's out. */
+static void test_irq_excluded(void)
+{
+    feed f;
+    feed_init(&f);
+    nm_profiler_start(f.p);
+    step(&f, 0x1000, NM_OP_CALL, 0x2000, 1, 0); /* main -> a */
+    step(&f, 0x2000, NM_OP_MOV, 0x2001, 2, 0);
+    f.obs->interrupt(f.obs->opaque, 0x20, NM_INT_EXTERNAL, 0x2001);
+    step(&f, 0x4000, NM_OP_PUSH, 0x4001, 10, 0); /* irq */
+    step(&f, 0x4001, NM_OP_CALL, 0x3000, 3, 0);  /* irq -> b */
+    f.obs->interrupt(f.obs->opaque, 0x21, NM_INT_EXTERNAL, 0x3000);
+    step(&f, 0x4000, NM_OP_PUSH, 0x4001, 20, 0); /* irq again, nested in b */
+    step(&f, 0x4001, NM_OP_IRET, 0x3000, 30, 0);
+    step(&f, 0x3000, NM_OP_RET, 0x4006, 5, 0); /* b */
+    step(&f, 0x4006, NM_OP_IRET, 0x2001, 8, 0);
+    step(&f, 0x2001, NM_OP_MOV, 0x2002, 4, 0);
+    f.obs->interrupt(f.obs->opaque, 0x80, NM_INT_SOFTWARE, 0x2003);
+    step(&f, 0x2002, NM_OP_INT, 0x5000, 6, 0);
+    step(&f, 0x5000, NM_OP_IRET, 0x2003, 7, 0); /* sw */
+    step(&f, 0x2003, NM_OP_RET, 0x1005, 9, 0);
+    step(&f, 0x1005, NM_OP_MOV, 0x1006, 1, 0);
+    nm_profiler_stop(f.p);
+
+    const uint64_t inner = 20 + 30, outer = 10 + 3 + inner + 5 + 8;
+    nm_profile_entry e;
+    entry(&f, "a", &e);
+    g_assert_cmpuint(e.incl_clocks, ==, 2 + outer + 4 + 6 + 7 + 9);
+    g_assert_cmpuint(e.incl_no_irq, ==, 2 + 4 + 6 + 7 + 9);
+    g_assert_cmpuint(e.irqs_inside, ==, 1);
+    g_assert_cmpuint(e.irq_clocks_inside, ==, outer);
+    entry(&f, "main", &e); /* no frame: opened before the window */
+    g_assert_cmpuint(e.incl_clocks, ==, 0);
+    entry(&f, "b", &e);
+    g_assert_cmpuint(e.incl_clocks, ==, inner + 5);
+    g_assert_cmpuint(e.incl_no_irq, ==, 5);
+    g_assert_cmpuint(e.irqs_inside, ==, 1);
+    /* irq: its outer frame holds the inner one (recursion: outermost only). */
+    entry(&f, "irq", &e);
+    g_assert_cmpuint(e.calls, ==, 2);
+    g_assert_cmpuint(e.incl_clocks, ==, outer);
+    g_assert_cmpuint(e.incl_no_irq, ==, outer - inner);
+    g_assert_cmpuint(e.irq_clocks_inside, ==, inner);
+    entry(&f, "sw", &e);
+    g_assert_cmpuint(e.irqs_inside, ==, 0);
+    g_assert_cmpuint(e.incl_no_irq, ==, e.incl_clocks);
+    /* The edges carry the same split. */
+    nm_profile_arc arc[4];
+    g_assert_cmpuint(nm_profiler_arcs(f.p, "a", true, arc, 4), ==, 1);
+    assert_arc(&arc[0], "main", 1, 2 + outer + 4 + 6 + 7 + 9, 2 + 4 + 6 + 7 + 9);
+    g_assert_cmpuint(nm_profiler_arcs(f.p, "sw", true, arc, 4), ==, 1);
+    assert_arc(&arc[0], "(exception or INT n)", 1, 7, 7);
+    uint64_t clocks, insns;
+    nm_profiler_totals(f.p, &clocks, &insns);
+    g_assert_cmpuint(clocks, ==, f.clock.cycles); /* self times unchanged: still exact */
+    nm_profiler_free(f.p);
+}
+
+/* A hardware interrupt in a kernel function called from a system call: the
+ * system call's frame (on the process's user stack, below the kernel
+ * stack) leaves it out too. */
+static void test_irq_excluded_below(void)
+{
+    feed f;
+    feed_init(&f);
+    nm_symtab *u = nm_symtab_new("prog");
+    nm_symtab_add(u, 0x8000, 0x100, "umain", true);
+    nm_symtab_finish(u);
+    nm_profiler_add_symbols(f.p, u, false);
+    nm_profiler_start(f.p);
+    const uint32_t cr3 = 0x1000, ue = 0xbffff000, t = 0x11f00;
+    f.obs->interrupt(f.obs->opaque, 0x80, NM_INT_SOFTWARE, 0x8002);
+    step_at(&f, 0x8000, NM_OP_INT, 0x5000, 1, (at){.cpl = 3, .cr3 = cr3, .esp = ue, .esp_next = t});
+    step_at(&f, 0x5000, NM_OP_CALL, 0x2000, 2, in_kernel(cr3, t, t - 4)); /* sw -> a */
+    f.obs->interrupt(f.obs->opaque, 0x20, NM_INT_EXTERNAL, 0x2000);
+    step_at(&f, 0x4000, NM_OP_PUSH, 0x4001, 30, in_kernel(cr3, t - 16, t - 20)); /* irq */
+    step_at(&f, 0x4001, NM_OP_IRET, 0x2000, 40, in_kernel(cr3, t - 20, t - 4));
+    step_at(&f, 0x2000, NM_OP_RET, 0x5005, 3, in_kernel(cr3, t - 4, t));
+    step_at(&f, 0x5005, NM_OP_IRET, 0x8002, 4,
+            (at){.cpl = 0, .cpl_next = 3, .cr3 = cr3, .esp = t, .esp_next = ue});
+    step_at(&f, 0x8002, NM_OP_MOV, 0x8003, 5, in_user(cr3));
+    nm_profiler_stop(f.p);
+    nm_profile_entry e;
+    entry(&f, "sw", &e);
+    g_assert_cmpuint(e.incl_clocks, ==, 2 + 70 + 3 + 4);
+    g_assert_cmpuint(e.incl_no_irq, ==, 2 + 3 + 4);
+    g_assert_cmpuint(e.irqs_inside, ==, 1);
+    g_assert_cmpuint(e.irq_clocks_inside, ==, 70);
+    entry(&f, "a", &e);
+    g_assert_cmpuint(e.incl_no_irq, ==, 3);
+    nm_profile_stack_stats ss;
+    nm_profiler_stack_stats(f.p, &ss);
+    g_assert_cmpuint(ss.resyncs, ==, 0);
+    nm_profiler_free(f.p);
+}
+
+/* Ten calls of a of known lengths (one with an interrupt inside, left
+ * out): exact count, min, max and mean; median and p90 at the lower edge
+ * of their 1/8-octave buckets; the log2 histogram. */
+static void test_distribution(void)
+{
+    static const uint32_t lengths[] = {1000, 5, 100, 20000, 1000, 100, 1000, 5000, 100, 1000};
+    feed f;
+    feed_init(&f);
+    g_assert_true(nm_profiler_watch(f.p, "a", false));
+    g_assert_false(nm_profiler_watch(f.p, "nosuch", true));
+    nm_profiler_start(f.p);
+    for (size_t k = 0; k < G_N_ELEMENTS(lengths); k++) {
+        step(&f, 0x1000, NM_OP_CALL, 0x2000, 1, 0);
+        step(&f, 0x2000, NM_OP_MOV, 0x2001, lengths[k] - 1, 0);
+        if (k == 3) { /* 500 clocks of interrupt, not in the call's figure */
+            f.obs->interrupt(f.obs->opaque, 0x20, NM_INT_EXTERNAL, 0x2001);
+            step(&f, 0x4000, NM_OP_PUSH, 0x4001, 200, 0);
+            step(&f, 0x4001, NM_OP_IRET, 0x2001, 300, 0);
+        }
+        step(&f, 0x2001, NM_OP_RET, 0x1005, 1, 0);
+    }
+    nm_profiler_stop(f.p);
+    nm_profile_dist d;
+    g_assert_true(nm_profiler_dist(f.p, "a", &d));
+    g_assert_cmpuint(d.calls, ==, 10);
+    g_assert_cmpuint(d.min, ==, 5);
+    g_assert_cmpuint(d.max, ==, 20000);
+    g_assert_cmpuint(d.sum, ==, 4 * 1000 + 5 + 3 * 100 + 20000 + 5000);
+    /* Sorted: 5 100 100 100 1000 1000 1000 1000 5000 20000; nearest rank
+     * 5 (median) is 1000, in [960, 1024); rank 9 (p90) is 5000, in
+     * [4608, 5120). */
+    g_assert_cmpuint(d.median, ==, 960);
+    g_assert_cmpuint(d.p90, ==, 4608);
+    for (unsigned k = 0; k < G_N_ELEMENTS(d.log2); k++) {
+        uint64_t want = k == 3 ? 1 : k == 7 ? 3 : k == 10 ? 4 : k == 13 ? 1 : k == 15 ? 1 : 0;
+        if (d.log2[k] != want) g_error("log2[%u] = %" G_GUINT64_FORMAT, k, d.log2[k]);
+    }
+    /* Not watched: no distribution. */
+    g_assert_false(nm_profiler_dist(f.p, "main", &d));
+    nm_profiler_free(f.p);
+
+    /* Small values are exact; a single value is its own median. */
+    feed_init(&f);
+    g_assert_true(nm_profiler_watch(f.p, "b", true));
+    nm_profiler_start(f.p);
+    for (int k = 0; k < 3; k++) {
+        step(&f, 0x1000, NM_OP_CALL, 0x3000, 1, 0);
+        step(&f, 0x3000, NM_OP_MOV, 0x3001, 12, 0);
+        step(&f, 0x3001, NM_OP_RET, 0x1005, 1, 0);
+    }
+    nm_profiler_stop(f.p);
+    g_assert_true(nm_profiler_dist(f.p, "b", &d));
+    g_assert_cmpuint(d.calls, ==, 3);
+    g_assert_cmpuint(d.median, ==, 13);
+    g_assert_cmpuint(d.p90, ==, 13);
+    g_assert_cmpuint(d.log2[4], ==, 3); /* [8, 16) */
+    nm_profiler_free(f.p);
+}
+
 static void test_function_sets(void)
 {
     g_assert_cmpstr(nm_profiler_function_set("ei_interrupt"), ==, "8390");
@@ -585,6 +798,10 @@ int main(int argc, char **argv)
     g_test_add_func("/profiler/stack-irq-stack", test_stack_irq_stack);
     g_test_add_func("/profiler/stack-user", test_stack_user);
     g_test_add_func("/profiler/stack-evict", test_stack_evict);
+    g_test_add_func("/profiler/callgraph", test_callgraph);
+    g_test_add_func("/profiler/irq-excluded", test_irq_excluded);
+    g_test_add_func("/profiler/irq-excluded-below", test_irq_excluded_below);
+    g_test_add_func("/profiler/distribution", test_distribution);
     g_test_add_func("/profiler/function-sets", test_function_sets);
     g_test_add_func("/profiler/json-parse", test_json_parse);
     return g_test_run();
