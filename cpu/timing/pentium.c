@@ -9,7 +9,8 @@
  *   - AGI: a base or index register written by the previous issue group
  *     costs one clock;
  *   - prefix decode: one clock per prefix byte (0F counts, except before a
- *     near Jcc), hidden in the shadow of a preceding multi-clock group;
+ *     near Jcc), hidden in the shadow of a multi-clock group up to three
+ *     groups before;
  *   - branch prediction: a 256-entry, 4-way BTB of 2-bit counters;
  *   - memory: split 8 KB 2-way code and data caches (cache.c), the data
  *     cache write-back without write allocation, two write buffers, burst
@@ -248,6 +249,7 @@ static const p5_row rows[NM_OP_COUNT] = {
 #define MISPREDICT_V      4u
 #define MISPREDICT_UNCOND 2u
 #define MISALIGN_CLOCKS   3u    /* [MA] "misaligned data" on the P1 */
+#define PREFIX_SHADOW_GROUPS 3u /* issue groups a multi-clock group's shadow reaches [MA 4.4, BB] */
 #define P5_WRITE_BUFFERS  2     /* one per pipe [DB] */
 #define LOG_CAP           4096u /* > 2 accesses x 1024 REP iterations per step */
 #define BTB_SETS          64
@@ -1246,11 +1248,17 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->u_data = first_data;
         s->st.u_issues++;
     }
-    /* A group of N clocks hides N-1 prefix clocks of the next two groups
-     * [MA 4.4]. */
+    /* A group of N clocks hides N-1 prefix clocks of the groups that follow
+     * it: "the next two (sometimes three) instructions or instruction pairs",
+     * also across a predicted branch [MA 4.4].  Three: Abrash's measured
+     * listing 21.1 [BB ch. 21] needs the 2-clock ADD AX,[ESI] to hide its
+     * own next iteration's prefix, three groups on, once ADC AX,0 became
+     * ADC EAX,0 (5 -> 4 clocks a word); two groups give 5 for both.  Agner's
+     * own examples (CLD / REP MOVSD, CMP mem / MOV / SETNZ) are within two
+     * and come out the same either way (docs/boards.md, ab2-p5-211e). */
     if (exec > 1) {
         s->shadow = exec - 1;
-        s->shadow_groups = 2;
+        s->shadow_groups = PREFIX_SHADOW_GROUPS;
     }
     if (i->op == NM_OP_HLT) {
         /* HLT drains the pipeline: no shadow, no V slot left. */
