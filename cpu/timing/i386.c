@@ -185,6 +185,11 @@ static const uint16_t jmpf_d[6] = {12, 27, 45, 45, 45, TS}, jmpf_m[6] = {17, 31,
 /* RET far: real 18+m; PM same 32+m; to outer level 68 */
 static const uint16_t retf_t[6] = {18, 32, 32, 68, 68, TS};
 
+/* Data cycles one instruction step logs for the DRAM occupancy: a REP string
+ * step does at most a few thousand iterations of two cycles. */
+#define BUS_LOG_CAP 8192u
+enum { BUS_READ_HIT, BUS_READ_MISS, BUS_WRITE };
+
 typedef struct i386_state {
     nm_cpu *cpu;
     const nm_cpu_model *model;
@@ -193,11 +198,20 @@ typedef struct i386_state {
      * The Intel386 DX Hardware Reference Manual's example design (7.6): 64 KB,
      * direct-mapped, 4-byte lines, buffered write-through: a read hit is a
      * 0-wait-state cycle, a miss takes the DRAM's W and fills the line; a
-     * write goes to the buffer at 0 wait states and updates a line it hits
-     * (no allocation); a full buffer is not modelled (the 386 makes a write
-     * at most every 4 clocks in its string moves, the DRAM takes 2 + W). */
+     * write goes to the one-deep write buffer at 0 wait states and updates
+     * a line it hits (no allocation).  The buffered write then holds the
+     * DRAM for a whole cycle (2 + W): a second write, or a read miss, that
+     * comes before it is done waits for it (HRM 7.6, "posted" write-through:
+     * one write buffered; the DRAM serves one cycle at a time).  Read hits
+     * come from the cache SRAM and never wait. */
     nm_cache *l2;
     uint64_t l2_read_hits, l2_read_misses, l2_writes;
+    /* This instruction's data cycles in order, for the DRAM's occupancy. */
+    uint8_t bus_log[BUS_LOG_CAP];
+    unsigned bus_n;
+    bool bus_overflow; /* more cycles than the log holds: not simulated */
+    uint64_t bus_free; /* model clock at which the DRAM finishes its cycle */
+    uint64_t bus_wait_clocks, bus_waits, bus_unsimulated;
     /* this instruction */
     uint32_t data_cycles, data_waits, walk_cycles, last_read_phys;
     bool taken;
@@ -242,6 +256,42 @@ static uint32_t read_waits(i386_state *s, uint32_t phys)
     return s->W;
 }
 
+static void bus_log(i386_state *s, uint8_t kind)
+{
+    if (s->bus_n < BUS_LOG_CAP)
+        s->bus_log[s->bus_n++] = kind;
+    else
+        s->bus_overflow = true;
+}
+
+/* The clocks this instruction waits for the DRAM (with the external cache
+ * only).  Its data cycles are placed evenly over its `span` table clocks,
+ * from model clock `start`, each moved on by the wait states and waits
+ * before it: a read miss or a write that finds the DRAM busy waits until
+ * it is free, then holds it for 2 + W. */
+static uint32_t bus_occupancy(i386_state *s, uint64_t start, uint32_t span)
+{
+    uint32_t waited = 0, waits = 0, n = s->bus_n;
+    if (s->bus_overflow) {
+        s->bus_unsimulated++;
+        s->bus_free = 0;
+        return 0;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (s->bus_log[k] == BUS_READ_HIT) continue;
+        uint64_t t = start + (uint64_t)span * k / n + waits + waited;
+        if (s->bus_free > t) {
+            waited += (uint32_t)(s->bus_free - t);
+            s->bus_waits++;
+            t = s->bus_free;
+        }
+        s->bus_free = t + 2 + s->W;
+        if (s->bus_log[k] == BUS_READ_MISS) waits += s->W;
+    }
+    s->bus_wait_clocks += waited;
+    return waited;
+}
+
 static void i386_resume(void *st, nm_cpu *cpu)
 {
     i386_state *s = st;
@@ -251,6 +301,9 @@ static void i386_resume(void *st, nm_cpu *cpu)
     s->m_pending = false;
     s->credit = 0;
     s->have_dword = false;
+    s->bus_n = 0;
+    s->bus_overflow = false;
+    s->bus_free = 0; /* time went on without the model: the DRAM is idle */
 }
 
 static void i386_destroy(void *st)
@@ -284,9 +337,17 @@ static void i386_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     } else if (flags & NM_MEM_WRITE) {
         s->l2_writes++;
         (void)nm_cache_access(s->l2, phys, true, NULL); /* buffered: no wait state */
+        for (uint32_t k = 0; k < cycles; k++)
+            bus_log(s, BUS_WRITE);
     } else {
-        s->data_waits += read_waits(s, phys);
-        if (cycles == 2) s->data_waits += read_waits(s, (phys | 3) + 1);
+        uint32_t w = read_waits(s, phys);
+        s->data_waits += w;
+        bus_log(s, w ? BUS_READ_MISS : BUS_READ_HIT);
+        if (cycles == 2) {
+            w = read_waits(s, (phys | 3) + 1);
+            s->data_waits += w;
+            bus_log(s, w ? BUS_READ_MISS : BUS_READ_HIT);
+        }
     }
 }
 
@@ -458,6 +519,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 
     uint32_t base = cost_of(s, c, i, &now);
     uint32_t bus = s->data_cycles;
+    if (s->l2 && s->bus_n) clocks += bus_occupancy(s, s->clocks + clocks, base);
     clocks += base + s->data_waits + (2 + s->W) * s->walk_cycles;
     s->wait_clocks += s->data_waits;
 
@@ -508,6 +570,8 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
     s->data_cycles = s->walk_cycles = s->data_waits = 0;
+    s->bus_n = 0;
+    s->bus_overflow = false;
     s->taken = false;
     s->prev = now;
     /* a REP string once, however many steps (any other instruction retires) */
@@ -525,6 +589,9 @@ static void i386_report(void *opaque, nm_report *r)
     nm_report_u64(r, "l2_read_hits", s->l2_read_hits);
     nm_report_u64(r, "l2_read_misses", s->l2_read_misses);
     nm_report_u64(r, "l2_writes", s->l2_writes);
+    nm_report_u64(r, "dram_busy_waits", s->bus_waits);
+    nm_report_u64(r, "dram_busy_wait_clocks", s->bus_wait_clocks);
+    nm_report_u64(r, "dram_busy_unsimulated_steps", s->bus_unsimulated);
     nm_report_u64(r, "prefetch_stall_clocks", s->prefetch_stall);
     nm_report_u64(r, "next_instruction_m_clocks", s->m_clocks);
     nm_report_u64(r, "taken_transfers", s->taken_transfers);

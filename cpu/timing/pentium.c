@@ -9,7 +9,8 @@
  *   - AGI: a base or index register written by the previous issue group
  *     costs one clock;
  *   - prefix decode: one clock per prefix byte (0F counts, except before a
- *     near Jcc), hidden in the shadow of a preceding multi-clock group;
+ *     near Jcc), hidden in the shadow of a multi-clock group up to three
+ *     groups before;
  *   - branch prediction: a 256-entry, 4-way BTB of 2-bit counters;
  *   - memory: split 8 KB 2-way code and data caches (cache.c), the data
  *     cache write-back without write allocation, two write buffers, burst
@@ -244,14 +245,16 @@ static const p5_row rows[NM_OP_COUNT] = {
 /* Mispredicted branch: 3 clocks in U, 4 in V [MA, P1 branch prediction];
  * a Jcc then takes 4 / 5 in all [BB ch. 21].  A direct near JMP or CALL
  * takes 3 in either pipe [BB ch. 21]: 2 more than its row. */
-#define MISPREDICT_U      3u
-#define MISPREDICT_V      4u
-#define MISPREDICT_UNCOND 2u
-#define MISALIGN_CLOCKS   3u    /* [MA] "misaligned data" on the P1 */
-#define P5_WRITE_BUFFERS  2     /* one per pipe [DB] */
-#define LOG_CAP           4096u /* > 2 accesses x 1024 REP iterations per step */
-#define BTB_SETS          64
-#define BTB_WAYS          4
+#define MISPREDICT_U         3u
+#define MISPREDICT_V         4u
+#define MISPREDICT_UNCOND    2u
+#define MISALIGN_CLOCKS      3u /* [MA] "misaligned data" on the P1 */
+#define PREFIX_SHADOW_GROUPS 3u /* issue groups a multi-clock group's shadow reaches [MA 4.4, BB]  \
+                                 */
+#define P5_WRITE_BUFFERS 2      /* one per pipe [DB] */
+#define LOG_CAP          4096u  /* > 2 accesses x 1024 REP iterations per step */
+#define BTB_SETS         64
+#define BTB_WAYS         4
 
 /* -------------------------------------------------------------- state */
 
@@ -1246,11 +1249,17 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->u_data = first_data;
         s->st.u_issues++;
     }
-    /* A group of N clocks hides N-1 prefix clocks of the next two groups
-     * [MA 4.4]. */
+    /* A group of N clocks hides N-1 prefix clocks of the groups that follow
+     * it: "the next two (sometimes three) instructions or instruction pairs",
+     * also across a predicted branch [MA 4.4].  Three: Abrash's measured
+     * listing 21.1 [BB ch. 21] needs the 2-clock ADD AX,[ESI] to hide its
+     * own next iteration's prefix, three groups on, once ADC AX,0 became
+     * ADC EAX,0 (5 -> 4 clocks a word); two groups give 5 for both.  Agner's
+     * own examples (CLD / REP MOVSD, CMP mem / MOV / SETNZ) are within two
+     * and come out the same either way (docs/boards.md, ab2-p5-211e). */
     if (exec > 1) {
         s->shadow = exec - 1;
-        s->shadow_groups = 2;
+        s->shadow_groups = PREFIX_SHADOW_GROUPS;
     }
     if (i->op == NM_OP_HLT) {
         /* HLT drains the pipeline: no shadow, no V slot left. */

@@ -452,13 +452,18 @@ static u16 csum_plain(const u8 *p, u32 len)
 	return csum_fold(csum_add_tail(sum, p + (len & ~3u), len & 3));
 }
 
+/* size=imix: the packet lengths of the "simple IMIX", IP packets of 40, 576
+ * and 1500 bytes in the ratio 7:4:1, in this fixed order (mean 354 bytes). */
+static const u16 imix_lengths[12] = { 40, 576, 40, 40, 576, 40, 1500, 40, 576, 40, 40, 576 };
+
 static int run_csum(int argc, char **argv)
 {
 	static const char w[] = "csum";
 	static u8 src_area[256 * 1024], dst_pkt[2048];
 	const char *mode = arg_get(argc, argv, w, "mode");
+	const char *size_arg = arg_get(argc, argv, w, "size");
 	u32 size, count, span, off = 0, total = 0;
-	int fused;
+	int fused, imix = size_arg && !strcmp(size_arg, "imix");
 	u64 start;
 	char t[24];
 
@@ -471,20 +476,29 @@ static int run_csum(int argc, char **argv)
 		dprintf(2, "nicemu-csum: error: mode=%s: use fused or separate\n", mode);
 		return 2;
 	}
-	if (arg_u32(argc, argv, w, "size", 1500, 1, sizeof(dst_pkt), &size) < 0 ||
-	    arg_u32(argc, argv, w, "count", 1000, 1, 100000000, &count) < 0 ||
+	if (imix)
+		size = 1500; /* the longest */
+	else if (arg_u32(argc, argv, w, "size", 1500, 1, sizeof(dst_pkt), &size) < 0)
+		return 2;
+	if (arg_u32(argc, argv, w, "count", 1000, 1, 100000000, &count) < 0 ||
 	    arg_u32(argc, argv, w, "span", 65536, 4096, sizeof(src_area), &span) < 0)
 		return 2;
 	for (u32 i = 0; i < span; i++)
 		src_area[i] = (u8)(i * 7 + (i >> 8));
 	size = (size + 3) & ~3u; /* whole words: the packets stay aligned */
-	printf("nicemu-csum: mode=%s, %u rounds of %u bytes from a %u-byte area\n", mode, count,
-	       size, span);
+	if (imix)
+		printf("nicemu-csum: mode=%s, %u rounds of imix (40/576/1500 bytes, 7:4:1) from a %u-byte area\n",
+		       mode, count, span);
+	else
+		printf("nicemu-csum: mode=%s, %u rounds of %u bytes from a %u-byte area\n", mode, count,
+		       size, span);
 	window_open();
 	start = now_ns();
 	for (u32 r = 0; r < count; r++) {
 		const u8 *pkt = src_area + off;
 		u16 c;
+		if (imix)
+			size = imix_lengths[r % 12];
 		if (fused) {
 			c = csum_copy_fused(dst_pkt, pkt, size);
 		} else {
@@ -493,7 +507,7 @@ static int run_csum(int argc, char **argv)
 		}
 		total += c;
 		off += size;
-		if (off + size > span)
+		if (off + (imix ? 1500u : size) > span) /* room for the longest next packet */
 			off = 0;
 	}
 	window_close();
@@ -668,7 +682,7 @@ static const struct workload workloads[] = {
 	{ "udp", run_udp, "dst port size rate pps seconds",
 	  "UDP at a fixed rate: dst=, port=9, size=512, rate=1000000 (payload bit/s) or pps=N, seconds=1" },
 	{ "csum", run_csum, "mode size count span",
-	  "copy and checksum: mode=fused|separate, size=1500, count=1000, span=65536" },
+	  "copy and checksum: mode=fused|separate, size=1500 (or imix), count=1000, span=65536" },
 	{ "timebase", run_timebase, "seconds kmsg",
 	  "the guest's clocks over a busy window: seconds=5, kmsg=0 (console lines inside it)" },
 	{ "exec", run_exec, NULL, "exec,/path/prog[,arg...]: run a program, report its status" },

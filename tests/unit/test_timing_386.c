@@ -104,6 +104,40 @@ static void test_cache64k(void)
     g_assert_cmpuint(cached_mov(64u << 10, 2, 2), ==, cached_mov(0, 2, 2) - 2);
 }
 
+/* The buffered write-through of 386-cache64k holds the DRAM for a whole
+ * cycle (2 + W) after each store (HRM 7.6: one write buffered).  REP MOVSD
+ * of 8 dwords at W = 2, its 16 data cycles placed evenly over its 7 + 4 x 8
+ * = 39 table clocks.  From a cached source only the 8 stores use the DRAM,
+ * about 5 clocks apart: never busy.  From an uncached source every read
+ * misses (4-byte lines), takes W = 2 (16 in all) and finds the DRAM still
+ * busy with the store before it: 0, 2, 2, 2, 2, 1, 1, 1 clocks more (11).
+ * Without the occupancy the difference would be the 16 wait states only. */
+static void test_cache64k_busy_dram(void)
+{
+    fx f;
+    fx_init(&f, 2);
+    nm_timing_free(f.t);
+    nm_timing_params p;
+    nm_timing_default_params(f.m->model, &p);
+    p.mem_wait_states = 2;
+    p.l2_size = 64u << 10;
+    f.t = nm_timing_new(f.m, &p);
+    static const uint8_t code[] = {0xf3, 0xa5, 0x90, 0x90, 0x90, 0x90, 0xf4}; /* rep movsd; nops */
+    flat(&f, code, sizeof code);
+    uint64_t c[3];
+    const uint32_t src[3] = {0x200100, 0x200100, 0x200200};
+    for (int k = 0; k < 3; k++) {
+        nm_cpu_set_reg(f.c, NM_ESI, src[k]);
+        nm_cpu_set_reg(f.c, NM_EDI, 0x210000);
+        nm_cpu_set_reg(f.c, NM_ECX, 8);
+        f.c->eip = CODE32;
+        c[k] = clocks_of(&f, 1);
+        (void)clocks_of(&f, 4); /* NOPs: the last store's DRAM cycle ends */
+    }
+    g_assert_cmpuint(c[2] - c[1], ==, 16 + 11);
+    fx_free(&f);
+}
+
 /* ALU chains: "ADD reg,reg 2" whether or not the next one depends on it
  * (the 386 has no pipeline interlocks); HLT 5. */
 static void test_alu_chains(void)
@@ -455,6 +489,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/timing/386/cache64k", test_cache64k);
+    g_test_add_func("/timing/386/cache64k-busy-dram", test_cache64k_busy_dram);
     g_test_add_func("/timing/386/fault-delivery", test_fault_delivery);
     g_test_add_func("/timing/386/alu-chains", test_alu_chains);
     g_test_add_func("/timing/386/prefix", test_prefix);
