@@ -49,6 +49,7 @@ typedef struct nm_intc {
 struct nm_machine {
     const nm_config *cfg;
     const nm_cpu_model *model;
+    nm_cpu_model *model_at_mhz; /* --mhz: the copy `model` points to, owned; else NULL */
     nm_clock clock;
     nm_memmap *mem;
     nm_ioport_map *io;
