@@ -452,7 +452,7 @@ static size_t build_fragment(uint8_t *f, uint16_t id, uint8_t proto, const uint8
     return finish_frame(f, 14 + 20 + len);
 }
 
-static uint8_t big[65536], data8k[8192];
+static uint8_t big[65536 + 2048], data8k[8192]; /* room past 64 KB for the too-big case */
 
 /* An 8000-byte UDP datagram (8008 bytes of IP payload) as Linux cuts it
  * for a 1500-byte MTU: 1480-byte pieces. */
