@@ -72,3 +72,55 @@ const char *nm_cpu_model_names(void)
     }
     return names;
 }
+
+static uint64_t gcd_u128(unsigned __int128 a, unsigned __int128 b)
+{
+    while (b) {
+        unsigned __int128 t = a % b;
+        a = b;
+        b = t;
+    }
+    return (uint64_t)a;
+}
+
+bool nm_cpu_model_at_mhz(const nm_cpu_model *base, uint32_t mhz, nm_cpu_model *out)
+{
+    if (mhz < NM_CPU_MHZ_MIN || mhz > NM_CPU_MHZ_MAX) return false;
+    base = nm_cpu_model_nominal(base);
+    *out = *base;
+    out->hz_num = (uint64_t)mhz * 1000000u;
+    out->hz_den = 1;
+    /* bus = core * (base bus / base core), reduced: at most 1e10 * 2e8 * 3
+     * before the reduction, inside 128 bits. */
+    unsigned __int128 num = (unsigned __int128)out->hz_num * base->bus_hz_num * base->hz_den;
+    unsigned __int128 den = (unsigned __int128)base->bus_hz_den * base->hz_num;
+    uint64_t g = gcd_u128(num, den);
+    out->bus_hz_num = (uint64_t)(num / g);
+    out->bus_hz_den = (uint64_t)(den / g);
+    return true;
+}
+
+const nm_cpu_model *nm_cpu_model_nominal(const nm_cpu_model *m)
+{
+    const nm_cpu_model *t = nm_cpu_model_find(m->name);
+    return t ? t : m;
+}
+
+bool nm_cpu_model_overridden(const nm_cpu_model *m)
+{
+    const nm_cpu_model *t = nm_cpu_model_nominal(m);
+    return t->hz_num * m->hz_den != m->hz_num * t->hz_den;
+}
+
+double nm_cpu_model_mhz(const nm_cpu_model *m)
+{
+    return (double)m->hz_num / (double)m->hz_den / 1e6;
+}
+
+void nm_cpu_model_label(const nm_cpu_model *m, char *buf, size_t size)
+{
+    if (!nm_cpu_model_overridden(m))
+        g_strlcpy(buf, m->name, size);
+    else
+        g_snprintf(buf, size, "%s @ %g MHz (overridden)", m->name, nm_cpu_model_mhz(m));
+}

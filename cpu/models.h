@@ -38,4 +38,24 @@ const nm_cpu_model *nm_cpu_model_list(size_t *count);
 /* Comma-separated names (static storage), for error messages. */
 const char *nm_cpu_model_names(void);
 
+/* --mhz: a hypothetical clock for a model.  *out becomes `base` with the
+ * core clock at exactly `mhz` MHz and the bus clock scaled by the same
+ * factor (the core/bus ratio kept: a Pentium-100 at 400 MHz has a 266 2/3
+ * MHz bus), so the board's memory timings, which are in bus clocks, scale
+ * with it; the ISA and PCI buses, the wire and every device timed in ns
+ * keep their real rates (docs/cpu.md "A hypothetical clock").  False if
+ * `mhz` is outside NM_CPU_MHZ_MIN..NM_CPU_MHZ_MAX. */
+#define NM_CPU_MHZ_MIN 1
+#define NM_CPU_MHZ_MAX 10000
+bool nm_cpu_model_at_mhz(const nm_cpu_model *base, uint32_t mhz, nm_cpu_model *out);
+/* True for a copy whose clock differs from the table model's. */
+bool nm_cpu_model_overridden(const nm_cpu_model *m);
+/* The table's model of that name: `m` itself, or the one whose clock a
+ * copy made by nm_cpu_model_at_mhz overrides. */
+const nm_cpu_model *nm_cpu_model_nominal(const nm_cpu_model *m);
+/* The core clock in MHz. */
+double nm_cpu_model_mhz(const nm_cpu_model *m);
+/* "pentium-100", or "pentium-100 @ 400 MHz (overridden)". */
+void nm_cpu_model_label(const nm_cpu_model *m, char *buf, size_t size);
+
 #endif

@@ -146,6 +146,7 @@ typedef struct run {
     int status; /* exit status, -1 not run / killed */
     bool ok;    /* report read */
     double mhz;
+    char *label; /* --mhz: "pentium-100 @ 400 MHz (overridden)", from the report */
     uint64_t clocks, insns, bus, frames, tx, rx, windows, idle;
     uint64_t console_bytes, console_clocks, window_clocks; /* serial output in the window */
     top_fn top[PROFILE_TOP];
@@ -166,6 +167,16 @@ static bool read_run(run *r)
     g_free(text);
     if (!h) return false;
     r->windows = get_u64(h, "window/windows");
+    /* A clock override (--mhz among the options passed on): the run's own
+     * clock, and a row label that says so. */
+    const char *label = g_hash_table_lookup(h, "machine/cpu_label");
+    const char *mhz = g_hash_table_lookup(h, "machine/cpu_mhz");
+    if (label && mhz && !strcmp(g_hash_table_lookup(h, "machine/cpu_clock") ?: "", "overridden")) {
+        g_free(r->label);
+        r->label = g_strdup_printf("%s%s%s", label, r->board ? "/" : "", r->board ? r->board : "");
+        r->cpu = r->label;
+        r->mhz = g_ascii_strtod(mhz, NULL);
+    }
     /* Busy clocks: the window minus its idle (HLT) time. */
     r->clocks = g_hash_table_lookup(h, "packets/busy_clocks") ? get_u64(h, "packets/busy_clocks")
                                                               : get_u64(h, "window/clocks");
@@ -798,6 +809,7 @@ int nm_compare_main(int argc, char **argv)
             g_free(runs[k].top[t].name);
         g_free(runs[k].json);
         g_free(runs[k].log);
+        g_free(runs[k].label);
     }
     if (!keep) {
         g_autofree char *dat = g_build_filename(dir, "plot.dat", NULL);

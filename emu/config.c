@@ -69,6 +69,7 @@ void nm_config_free(nm_config *c)
 typedef enum {
     KEY_STRING,
     KEY_CPU,
+    KEY_MHZ,
     KEY_RAM,
     KEY_COUNT,
     KEY_TIME,
@@ -93,6 +94,10 @@ typedef struct {
 static const machine_key machine_keys[] = {
     {"cpu", KEY_CPU, FIELD(cpu), "NAME", "CPU model (\"help\" lists them); default 486dx2-66"},
     {"ram", KEY_RAM, FIELD(ram_bytes), "SIZE", "RAM size, e.g. 32M (1M to 2G); default 32M"},
+    {"mhz", KEY_MHZ, FIELD(cpu_mhz), "N",
+     "a hypothetical core clock for the CPU model, in whole MHz (1 to 10000), its bus ratio "
+     "kept: the bus and the board's memory scale with it, ISA, PCI, the wire and the devices "
+     "do not (docs/cpu.md); reported as overridden"},
     {"kernel", KEY_STRING, FIELD(kernel), "FILE", "Linux bzImage to boot"},
     {"initrd", KEY_STRING, FIELD(initrd), "FILE[,FILE...]", "initramfs archive(s)"},
     {"append", KEY_STRING, FIELD(append), "TEXT", "kernel command line"},
@@ -207,6 +212,12 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
             return nm_config_bad_value(err, origin, key, value, nm_cpu_model_names());
         g_free(*(char **)field);
         *(char **)field = g_strdup(value);
+        return true;
+    case KEY_MHZ: /* NM_CPU_MHZ_MIN..NM_CPU_MHZ_MAX, no leading zero or sign */
+        if (!nm_parse_u64(value, &v) || v < NM_CPU_MHZ_MIN || v > NM_CPU_MHZ_MAX || value[0] == '0')
+            return nm_config_bad_value(err, origin, key, value,
+                             "a whole number of MHz from 1 to 10000, e.g. 400");
+        *(uint32_t *)field = (uint32_t)v;
         return true;
     case KEY_RAM:
         if (!nm_parse_size(value, &v) || v < (1u << 20) || v > (2048ull << 20) || v % 4096)

@@ -174,8 +174,10 @@ static void draw_strip(nm_display *d)
     double wall_s = (double)(wall - d->wall_start) / 1e6;
     double ratio = wall_s > 0 ? ((double)now->ns / 1e9) / wall_s : 0;
     const char *board = m->timing ? nm_timing_board(m->timing) : NULL;
+    char cpu[96]; /* "pentium-100 @ 400 MHz (overridden)" with --mhz */
+    nm_cpu_model_label(m->model, cpu, sizeof cpu);
     strip_line(lines[n++], sizeof lines[0],
-               "cpu %s  board %s  virtual %.3f s  %.3fx wall  %.1f MIPS", m->model->name,
+               "cpu %s  board %s  virtual %.3f s  %.3fx wall  %.1f MIPS", cpu,
                board ? board : "none", (double)now->ns / 1e9, ratio, d->mips);
 
     /* The cost model and the measurement window. */

@@ -15,6 +15,18 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
     }
     nm_machine *m = g_new0(nm_machine, 1);
     m->cfg = cfg;
+    if (cfg->cpu_mhz) { /* --mhz: the model at a hypothetical clock */
+        m->model_at_mhz = g_new(nm_cpu_model, 1);
+        if (!nm_cpu_model_at_mhz(model, cfg->cpu_mhz, m->model_at_mhz)) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "mhz: bad value '%u' (accepted: %u to %u)", cfg->cpu_mhz, NM_CPU_MHZ_MIN,
+                        NM_CPU_MHZ_MAX);
+            g_free(m->model_at_mhz);
+            g_free(m);
+            return NULL;
+        }
+        model = m->model_at_mhz;
+    }
     m->model = model;
     m->settings = (nm_machine_settings){
         .ram_bytes = cfg->ram_bytes,
@@ -72,6 +84,7 @@ void nm_machine_free(nm_machine *m)
     nm_ioport_free(m->io);
     nm_memmap_free(m->mem);
     g_free(m->stop_detail);
+    g_free(m->model_at_mhz);
     g_free(m);
     /* The end of the run: how many log lines were held back, per cause. */
     nm_log_limit_flush();
@@ -81,6 +94,16 @@ void nm_machine_report(nm_machine *m, nm_report *r)
 {
     nm_report_section(r, "machine");
     nm_report_str(r, "cpu", m->model->name);
+    nm_report_double(r, "cpu_mhz", nm_cpu_model_mhz(m->model));
+    if (nm_cpu_model_overridden(m->model)) { /* --mhz */
+        char label[96];
+        nm_cpu_model_label(m->model, label, sizeof label);
+        nm_report_str(r, "cpu_clock", "overridden");
+        nm_report_str(r, "cpu_label", label);
+        nm_report_double(r, "cpu_nominal_mhz", nm_cpu_model_mhz(nm_cpu_model_nominal(m->model)));
+        nm_report_double(r, "cpu_bus_mhz",
+                         (double)m->model->bus_hz_num / (double)m->model->bus_hz_den / 1e6);
+    }
     nm_report_u64(r, "ram_bytes", m->cfg->ram_bytes);
     nm_report_u64(r, "cycles", m->clock.cycles);
     nm_report_u64(r, "virtual_time_ns", nm_clock_now_ns(&m->clock));

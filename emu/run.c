@@ -112,11 +112,13 @@ void nm_run_print_summary(const nm_machine *m, const nm_run_result *r, FILE *out
     if (r->reason == NM_STOP_EXIT_PORT) fprintf(out, " (status %d)", r->guest_status);
     if (r->reason == NM_STOP_SIGNAL && r->signal) fprintf(out, " (%s)", signal_name(r->signal));
     if (m->stop_detail) fprintf(out, ": %s", m->stop_detail);
+    char cpu[96];
+    nm_cpu_model_label(m->model, cpu, sizeof cpu);
     fprintf(out,
             "\nnicemu: cpu %s, board %s, %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
             " clocks, virtual time %.9f s, wall time %.3f s\n",
-            m->model->name, nm_timing_board(m->timing) ? nm_timing_board(m->timing) : "none",
-            r->instructions, r->cycles, (double)r->virtual_ns / 1e9, r->wall_seconds);
+            cpu, nm_timing_board(m->timing) ? nm_timing_board(m->timing) : "none", r->instructions,
+            r->cycles, (double)r->virtual_ns / 1e9, r->wall_seconds);
 }
 
 void nm_run_report(const nm_machine *m, const nm_run_result *r, nm_report *rep)

@@ -287,9 +287,12 @@ void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p)
     /* 386 boards without external cache: a 100 ns DRAM cycle (70 ns page
      * DRAM plus buffers) against a 2-clock bus cycle, W = ceil(100/T) - 2:
      * 1 at 25 MHz, 2 at 33 and 40 MHz (docs/cost-models.md). */
-    uint64_t ns_x_hz = 100ull * model->hz_num; /* 100 ns * f */
+    /* At the model's own clock: with --mhz the board's memory scales with
+     * the bus (cpu/models.h), the 386's bus being its core clock. */
+    const nm_cpu_model *nominal = nm_cpu_model_nominal(model);
+    uint64_t ns_x_hz = 100ull * nominal->hz_num; /* 100 ns * f */
     uint64_t clocks =
-        (ns_x_hz + 1000000000ull * model->hz_den - 1) / (1000000000ull * model->hz_den);
+        (ns_x_hz + 1000000000ull * nominal->hz_den - 1) / (1000000000ull * nominal->hz_den);
     p->mem_wait_states = clocks > 2 ? (unsigned)(clocks - 2) : 0;
     if (model->family >= NM_CPU_PENTIUM) {
         /* Fast-page DRAM on a 60/66 MHz Pentium board (430FX class): 7-3-3-3

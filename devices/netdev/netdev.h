@@ -112,7 +112,11 @@ const nm_net_link *nm_net_link_at(nm_machine *m, unsigned index, const char **ni
     X(tcp_bad_header) X(tcp_bad_checksum) X(tcp_segments) X(tcp_bytes) \
     X(tcp_connections) X(tcp_closed) X(tcp_resets_received) X(tcp_resets_sent) \
     X(tcp_acks_sent) X(tcp_delayed_acks) X(tcp_out_of_order) X(tcp_duplicates) \
-    X(tcp_beyond_window) X(tcp_table_full)
+    X(tcp_beyond_window) X(tcp_table_full) \
+    X(ip_reassembled) X(ip_frag_bad) X(ip_frag_overlaps) X(ip_frag_too_big) \
+    X(ip_frag_evicted) X(ip_frag_timeouts) X(ip_reassembled_other) \
+    X(udp_echo_too_big) \
+    X(udp_streams) X(udp_stream_ends) X(udp_stream_bad) X(udp_stream_table_full)
 // clang-format on
 
 typedef struct nm_net_peer_stats {

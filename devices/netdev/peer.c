@@ -16,7 +16,11 @@
  *     reads at once, so the window never shrinks.
  * Every frame is checked: runts (< 64 bytes with FCS), oversize (> 1518),
  * FCS, IP header checksum and lengths, ICMP/UDP/TCP checksums (with the
- * pseudo-header).  Fragments and unknown protocols are counted and dropped.
+ * pseudo-header).  IPv4 fragments are reassembled (bounded; see "IPv4
+ * reassembly" below) and the datagram handled as if it came whole; unknown
+ * protocols are counted and dropped.  UDP datagrams of the guest's udp
+ * workload ("nmud" sequence headers) are counted per stream and interval,
+ * and its "nmue" end marker is answered with what arrived ("UDP streams").
  * Replies go to the Ethernet source of the frame they answer (no ARP cache),
  * padded to 60 bytes plus a correct FCS. */
 #include <string.h>
@@ -29,8 +33,21 @@
 #define PEER_MAX_UDP_PORTS    64
 #define PEER_MAX_CONN_RECORDS 1024
 #define PEER_BUF              1600
+/* Reassembly bounds: datagrams held at once and payload bytes held in all.
+ * The timeout is Linux's default net.ipv4.ipfrag_time (30 s; RFC 791 leaves
+ * it to the implementation). */
+#define PEER_FRAG_DATAGRAMS  8
+#define PEER_FRAG_BYTES      (256u * 1024)
+#define PEER_FRAG_TIMEOUT_NS 30000000000ull
+#define PEER_IP_MAX_PAYLOAD  (65535u - IP_HLEN_MIN)
+/* UDP streams (the udp workload's sequence headers). */
+#define PEER_MAX_STREAMS   8
+#define PEER_MAX_INTERVALS 1000
+/* Intervals in one "nmur" answer: it must fit one frame (16 + 4n <= 1472). */
+#define PEER_REPLY_INTERVALS 364
 
 enum { ETH_HLEN = 14, IP_HLEN = 20, TCP_HLEN = 20, UDP_HLEN = 8 };
+enum { IP_HLEN_MIN = 20 };
 enum { ETHERTYPE_IPV4 = 0x0800, ETHERTYPE_ARP = 0x0806 };
 enum { PROTO_ICMP = 1, PROTO_TCP = 6, PROTO_UDP = 17 };
 enum { TH_FIN = 0x01, TH_SYN = 0x02, TH_RST = 0x04, TH_PSH = 0x08, TH_ACK = 0x10 };
@@ -62,6 +79,39 @@ typedef struct udp_port_count {
     uint64_t datagrams, bytes;
 } udp_port_count;
 
+/* One datagram being reassembled: its key (RFC 791: source, destination,
+ * protocol, identification), the payload so far, which 8-byte units of it
+ * have come (fragment offsets count in 8 bytes), and its length once the
+ * last fragment (MF clear) has said it. */
+typedef struct frag_entry {
+    bool used;
+    uint32_t src, dst;
+    uint16_t id;
+    uint8_t proto;
+    uint8_t src_mac[6];
+    uint64_t first_ns; /* the first fragment's arrival: the timeout runs from it */
+    uint32_t have;     /* payload bytes held */
+    uint32_t total;    /* payload length, 0 until the last fragment came */
+    uint8_t *data;     /* PEER_IP_MAX_PAYLOAD bytes */
+    uint8_t units[(PEER_IP_MAX_PAYLOAD + 63) / 64];
+} frag_entry;
+
+/* What arrived of one udp-workload stream (source address and port, our
+ * port), per the sender's interval index; and what the end marker said
+ * was sent. */
+typedef struct udp_stream {
+    uint32_t src_ip;
+    uint16_t sport, dport;
+    uint64_t received, bytes, reordered;
+    uint32_t next_seq;     /* highest sequence number seen + 1 */
+    uint32_t n_intervals;  /* highest interval index seen + 1 */
+    uint64_t out_of_range; /* datagrams with an interval index past the table */
+    bool ended;
+    uint32_t sent, sent_intervals;
+    uint32_t *rx, *sent_per; /* PEER_MAX_INTERVALS each */
+    uint64_t *rx_bytes;
+} udp_stream;
+
 typedef struct out_frame {
     uint64_t at_ns;
     size_t len;
@@ -90,6 +140,10 @@ struct peer {
     udp_port_count udp_ports[PEER_MAX_UDP_PORTS];
     unsigned n_udp_ports;
     uint64_t udp_other_ports_datagrams, udp_other_ports_bytes;
+    frag_entry frags[PEER_FRAG_DATAGRAMS];
+    uint64_t frag_bytes; /* payload held in frags */
+    udp_stream streams[PEER_MAX_STREAMS];
+    unsigned n_streams;
     nm_net_peer_stats st;
 };
 
@@ -257,6 +311,158 @@ static void peer_icmp(peer *p, const uint8_t *src_mac, uint32_t src_ip, const ui
     peer_emit(p, b, ETH_HLEN + IP_HLEN + len);
 }
 
+/* ---- UDP streams ---------------------------------------------------------
+ * The guest's udp workload starts each datagram of 12 bytes or more with
+ * "nmud", a sequence number and the sender's interval index (big-endian
+ * 32-bit), and ends a run with one "nmue" datagram: the number sent, the
+ * number of intervals n and n counts sent per interval.  The peer counts
+ * what arrived per interval and answers the end marker with "nmur", the
+ * number received, the number lost, m <= PEER_REPLY_INTERVALS and m counts
+ * received per interval, from its port to the sender's: the receiver side
+ * of nuttcp's per-interval lines. */
+
+static udp_stream *udp_stream_find(peer *p, uint32_t src_ip, uint16_t sport, uint16_t dport,
+                                   bool create)
+{
+    for (unsigned i = p->n_streams; i-- > 0;) {
+        udp_stream *st = &p->streams[i];
+        if (st->src_ip == src_ip && st->sport == sport && st->dport == dport)
+            return st->ended && create ? NULL : st;
+    }
+    if (!create) return NULL;
+    if (p->n_streams == PEER_MAX_STREAMS) {
+        p->st.udp_stream_table_full++;
+        return NULL;
+    }
+    udp_stream *st = &p->streams[p->n_streams++];
+    memset(st, 0, sizeof *st);
+    st->src_ip = src_ip;
+    st->sport = sport;
+    st->dport = dport;
+    st->rx = g_new0(uint32_t, PEER_MAX_INTERVALS);
+    st->sent_per = g_new0(uint32_t, PEER_MAX_INTERVALS);
+    st->rx_bytes = g_new0(uint64_t, PEER_MAX_INTERVALS);
+    p->st.udp_streams++;
+    return st;
+}
+
+static void udp_stream_answer(peer *p, const udp_stream *st, const uint8_t *dst_mac)
+{
+    uint32_t m =
+        st->sent_intervals < PEER_REPLY_INTERVALS ? st->sent_intervals : PEER_REPLY_INTERVALS;
+    size_t plen = 16 + 4 * (size_t)m, ulen = UDP_HLEN + plen;
+    uint8_t b[PEER_BUF];
+    uint8_t *u = put_ip(p, b, dst_mac, st->src_ip, PROTO_UDP, ulen);
+    wr16(u, st->dport);
+    wr16(u + 2, st->sport);
+    wr16(u + 4, (uint16_t)ulen);
+    wr16(u + 6, 0);
+    uint8_t *d = u + UDP_HLEN;
+    memcpy(d, "nmur", 4);
+    uint32_t rx = st->received > UINT32_MAX ? UINT32_MAX : (uint32_t)st->received;
+    wr32(d + 4, rx);
+    wr32(d + 8, st->sent > rx ? st->sent - rx : 0);
+    wr32(d + 12, m);
+    for (uint32_t k = 0; k < m; k++)
+        wr32(d + 16 + 4 * k, st->rx[k]);
+    uint16_t sum = csum_fold(csum_add(pseudo_sum(p->ip, st->src_ip, PROTO_UDP, ulen), u, ulen));
+    wr16(u + 6, sum ? sum : 0xffff);
+    peer_emit(p, b, ETH_HLEN + IP_HLEN + ulen);
+}
+
+/* Counts a datagram of a stream; true if it was an end marker (answered,
+ * not data). */
+static bool udp_stream_datagram(peer *p, const uint8_t *src_mac, uint32_t src_ip, uint16_t sport,
+                                uint16_t dport, const uint8_t *d, size_t len)
+{
+    if (len >= 12 && !memcmp(d, "nmud", 4)) {
+        uint32_t seq = rd32(d + 4), k = rd32(d + 8);
+        udp_stream *st = udp_stream_find(p, src_ip, sport, dport, true);
+        if (!st) return false;
+        st->received++;
+        st->bytes += len;
+        if (seq < st->next_seq)
+            st->reordered++;
+        else
+            st->next_seq = seq + 1 ? seq + 1 : seq;
+        if (k < PEER_MAX_INTERVALS) {
+            st->rx[k]++;
+            st->rx_bytes[k] += len;
+            if (k + 1 > st->n_intervals) st->n_intervals = k + 1;
+        } else {
+            st->out_of_range++;
+        }
+        return false;
+    }
+    if (len < 12 || memcmp(d, "nmue", 4)) return false;
+    uint32_t sent = rd32(d + 4), n = rd32(d + 8);
+    if (n == 0 || n > PEER_MAX_INTERVALS || len != 12 + 4 * (size_t)n) {
+        p->st.udp_stream_bad++;
+        nm_dev_warn(PEER, p,
+                    "%s: UDP end marker from port %u with %u intervals in %zu bytes: ignored",
+                    p->name, sport, n, len);
+        return true;
+    }
+    udp_stream *st = udp_stream_find(p, src_ip, sport, dport, false);
+    if (!st) st = udp_stream_find(p, src_ip, sport, dport, true); /* nothing arrived */
+    if (!st) return true;
+    if (!st->ended) {
+        st->ended = true;
+        st->sent = sent;
+        st->sent_intervals = n;
+        for (uint32_t k = 0; k < n; k++)
+            st->sent_per[k] = rd32(d + 12 + 4 * k);
+        p->st.udp_stream_ends++;
+    }
+    udp_stream_answer(p, st, src_mac);
+    return true;
+}
+
+static void udp_streams_report(peer *p, nm_report *r)
+{
+    char key[80];
+    for (unsigned i = 0; i < p->n_streams; i++) {
+        udp_stream *st = &p->streams[i];
+#define STREAM_KEY(fmt, ...) (g_snprintf(key, sizeof key, "udp_stream%u_" fmt, i, __VA_ARGS__), key)
+        nm_report_u64(r, STREAM_KEY("%s", "port"), st->dport);
+        nm_report_u64(r, STREAM_KEY("%s", "source_port"), st->sport);
+        nm_report_u64(r, STREAM_KEY("%s", "received"), st->received);
+        nm_report_u64(r, STREAM_KEY("%s", "bytes"), st->bytes);
+        nm_report_u64(r, STREAM_KEY("%s", "reordered"), st->reordered);
+        /* Lost: by the end marker's count, else by the highest sequence
+         * number seen (a tail lost after it is not known then). */
+        uint64_t expected = st->ended ? st->sent : st->next_seq;
+        nm_report_str(r, STREAM_KEY("%s", "lost_from"), st->ended ? "end-marker" : "sequence");
+        if (st->ended) nm_report_u64(r, STREAM_KEY("%s", "sent"), st->sent);
+        nm_report_u64(r, STREAM_KEY("%s", "lost"),
+                      expected > st->received ? expected - st->received : 0);
+        uint32_t n = st->ended && st->sent_intervals > st->n_intervals ? st->sent_intervals
+                                                                       : st->n_intervals;
+        nm_report_u64(r, STREAM_KEY("%s", "intervals"), n);
+        if (st->out_of_range)
+            nm_report_u64(r, STREAM_KEY("%s", "interval_out_of_range"), st->out_of_range);
+        for (uint32_t k = 0; k < n; k++) {
+            nm_report_u64(r, STREAM_KEY("interval%u_received", k + 1), st->rx[k]);
+            nm_report_u64(r, STREAM_KEY("interval%u_bytes", k + 1), st->rx_bytes[k]);
+            if (st->ended) {
+                nm_report_u64(r, STREAM_KEY("interval%u_sent", k + 1), st->sent_per[k]);
+                nm_report_u64(r, STREAM_KEY("interval%u_lost", k + 1),
+                              st->sent_per[k] > st->rx[k] ? st->sent_per[k] - st->rx[k] : 0);
+            }
+        }
+#undef STREAM_KEY
+    }
+}
+
+static void udp_streams_free(peer *p)
+{
+    for (unsigned i = 0; i < p->n_streams; i++) {
+        g_free(p->streams[i].rx);
+        g_free(p->streams[i].sent_per);
+        g_free(p->streams[i].rx_bytes);
+    }
+}
+
 /* ---- UDP ------------------------------------------------------------------ */
 
 static void count_udp_port(peer *p, uint16_t port, uint64_t bytes)
@@ -289,10 +495,16 @@ static void peer_udp(peer *p, const uint8_t *src_mac, uint32_t src_ip, const uin
         return;
     }
     uint16_t sport = rd16(u), dport = rd16(u + 2);
+    if (udp_stream_datagram(p, src_mac, src_ip, sport, dport, u + UDP_HLEN, ulen - UDP_HLEN))
+        return; /* an end marker: not data */
     p->st.udp_datagrams++;
     p->st.udp_bytes += ulen - UDP_HLEN;
     count_udp_port(p, dport, ulen - UDP_HLEN);
     if (!p->echo_port || dport != p->echo_port) return;
+    if (ETH_HLEN + IP_HLEN + (size_t)ulen + NM_ETH_FCS_BYTES > PEER_BUF) {
+        p->st.udp_echo_too_big++; /* a reassembled datagram: one frame cannot carry it back */
+        return;
+    }
     uint8_t b[PEER_BUF];
     uint8_t *r = put_ip(p, b, src_mac, src_ip, PROTO_UDP, ulen);
     memcpy(r, u, ulen);
@@ -555,6 +767,166 @@ static void peer_tcp(peer *p, const uint8_t *src_mac, uint32_t src_ip, const uin
     }
 }
 
+/* ---- IPv4 reassembly (RFC 791 section 3.2, "Fragmentation and Reassembly")
+ * At most PEER_FRAG_DATAGRAMS datagrams and PEER_FRAG_BYTES of payload are
+ * held; a new datagram past either evicts the oldest.  A datagram not
+ * complete PEER_FRAG_TIMEOUT_NS after its first fragment is dropped (looked
+ * at when fragments arrive: virtual time only).  A fragment that overlaps
+ * what has come drops the whole datagram, as Linux does since 4.19
+ * (net/ipv4/ip_fragment.c); so does one past the 65535-byte limit, a
+ * non-last fragment whose length is not a multiple of 8, or a second,
+ * different end.  Every case is counted (ip_frag_*). */
+
+static void frag_drop(peer *p, frag_entry *e)
+{
+    p->frag_bytes -= e->have;
+    g_free(e->data);
+    memset(e, 0, sizeof *e);
+}
+
+static void frag_expire(peer *p, uint64_t now)
+{
+    for (int i = 0; i < PEER_FRAG_DATAGRAMS; i++) {
+        frag_entry *e = &p->frags[i];
+        if (e->used && now - e->first_ns >= PEER_FRAG_TIMEOUT_NS) {
+            p->st.ip_frag_timeouts++;
+            frag_drop(p, e);
+        }
+    }
+}
+
+static frag_entry *frag_oldest(peer *p, const frag_entry *keep)
+{
+    frag_entry *old = NULL;
+    for (int i = 0; i < PEER_FRAG_DATAGRAMS; i++) {
+        frag_entry *e = &p->frags[i];
+        if (e->used && e != keep && (!old || e->first_ns < old->first_ns)) old = e;
+    }
+    return old;
+}
+
+static frag_entry *frag_lookup(peer *p, uint32_t src, uint32_t dst, uint16_t id, uint8_t proto,
+                               uint64_t now)
+{
+    frag_entry *free_slot = NULL;
+    for (int i = 0; i < PEER_FRAG_DATAGRAMS; i++) {
+        frag_entry *e = &p->frags[i];
+        if (e->used && e->src == src && e->dst == dst && e->id == id && e->proto == proto) return e;
+        if (!e->used && !free_slot) free_slot = e;
+    }
+    if (!free_slot) {
+        free_slot = frag_oldest(p, NULL);
+        p->st.ip_frag_evicted++;
+        nm_dev_warn(PEER, p, "%s: reassembly table full (%d datagrams): dropped the oldest",
+                    p->name, PEER_FRAG_DATAGRAMS);
+        frag_drop(p, free_slot);
+    }
+    frag_entry *e = free_slot;
+    e->used = true;
+    e->src = src;
+    e->dst = dst;
+    e->id = id;
+    e->proto = proto;
+    e->first_ns = now;
+    e->data = g_malloc(PEER_IP_MAX_PAYLOAD);
+    return e;
+}
+
+static bool frag_units_any(const frag_entry *e, uint32_t from, uint32_t to)
+{
+    for (uint32_t u = from; u < to; u++)
+        if (e->units[u / 8] & (1u << (u % 8))) return true;
+    return false;
+}
+
+static void frag_bad(peer *p, frag_entry *e, uint64_t *counter, const char *why)
+{
+    (*counter)++;
+    nm_dev_warn(PEER, p, "%s: IPv4 fragment of datagram id %u: %s: datagram dropped", p->name,
+                e->id, why);
+    frag_drop(p, e);
+}
+
+/* One fragment (header at `ip`, `ihl` bytes of header, `total` bytes in
+ * all, already checked against the frame); delivers the datagram when it
+ * is complete. */
+static void peer_ipv4_fragment(peer *p, const uint8_t *src_mac, const uint8_t *ip, size_t ihl,
+                               size_t total)
+{
+    uint64_t now = nm_clock_now_ns(&p->m->clock);
+    frag_expire(p, now);
+    uint16_t field = rd16(ip + 6);
+    bool more = field & 0x2000;
+    uint32_t off = (uint32_t)(field & 0x1fff) * 8, len = (uint32_t)(total - ihl);
+    frag_entry *e = frag_lookup(p, rd32(ip + 12), rd32(ip + 16), rd16(ip + 4), ip[9], now);
+    if (len == 0 || (more && len % 8)) {
+        frag_bad(p, e, &p->st.ip_frag_bad, more && len ? "not a multiple of 8 bytes" : "empty");
+        return;
+    }
+    if (off + len > PEER_IP_MAX_PAYLOAD) {
+        frag_bad(p, e, &p->st.ip_frag_too_big, "past 65535 bytes");
+        return;
+    }
+    uint32_t end = off + len;
+    if ((!more && e->total && e->total != end) ||
+        (!more && e->have && frag_units_any(e, (end + 7) / 8, PEER_IP_MAX_PAYLOAD / 8 + 1)) ||
+        (more && e->total && end > e->total)) {
+        frag_bad(p, e, &p->st.ip_frag_bad, "a second, different end");
+        return;
+    }
+    if (frag_units_any(e, off / 8, (end + 7) / 8)) {
+        frag_bad(p, e, &p->st.ip_frag_overlaps, "overlaps what came before");
+        return;
+    }
+    /* Room: evict the oldest others while the bytes would exceed the bound. */
+    while (p->frag_bytes + len > PEER_FRAG_BYTES) {
+        frag_entry *old = frag_oldest(p, e);
+        if (!old) break;
+        p->st.ip_frag_evicted++;
+        frag_drop(p, old);
+    }
+    if (p->frag_bytes + len > PEER_FRAG_BYTES) {
+        frag_bad(p, e, &p->st.ip_frag_too_big, "more than the reassembly buffer holds");
+        return;
+    }
+    memcpy(e->data + off, ip + ihl, len);
+    for (uint32_t u = off / 8; u < (end + 7) / 8; u++)
+        e->units[u / 8] |= (uint8_t)(1u << (u % 8));
+    e->have += len;
+    p->frag_bytes += len;
+    memcpy(e->src_mac, src_mac, 6);
+    if (!more) e->total = end;
+    if (!e->total || e->have != e->total) return;
+    /* Complete (no overlaps, so `have` bytes cover 0..total). */
+    p->st.ip_reassembled++;
+    uint8_t *data = e->data;
+    uint32_t src = e->src, dlen = e->total;
+    uint8_t proto = e->proto, mac[6];
+    memcpy(mac, e->src_mac, 6);
+    e->data = NULL;
+    p->frag_bytes -= e->have;
+    memset(e, 0, sizeof *e);
+    switch (proto) {
+    case PROTO_UDP: peer_udp(p, mac, src, data, dlen); break;
+    case PROTO_TCP: peer_tcp(p, mac, src, data, dlen); break;
+    case PROTO_ICMP:
+        /* An echo reply must fit one frame: the peer does not fragment. */
+        if (ETH_HLEN + IP_HLEN + dlen + NM_ETH_FCS_BYTES <= PEER_BUF)
+            peer_icmp(p, mac, src, data, dlen);
+        else
+            p->st.ip_reassembled_other++;
+        break;
+    default: p->st.ip_reassembled_other++; break;
+    }
+    g_free(data);
+}
+
+static void frag_free_all(peer *p)
+{
+    for (int i = 0; i < PEER_FRAG_DATAGRAMS; i++)
+        if (p->frags[i].used) frag_drop(p, &p->frags[i]);
+}
+
 /* ---- IPv4 and the frame --------------------------------------------------- */
 
 static void peer_ipv4(peer *p, const uint8_t *f, size_t n)
@@ -579,6 +951,7 @@ static void peer_ipv4(peer *p, const uint8_t *f, size_t n)
     }
     if (rd16(ip + 6) & 0x3fff) { /* MF set or a fragment offset */
         p->st.ip_fragments++;
+        peer_ipv4_fragment(p, f + 6, ip, ihl, total);
         return;
     }
     uint32_t src = rd32(ip + 12);
@@ -694,6 +1067,8 @@ static void peer_destroy(void *opaque)
     for (int i = 0; i < PEER_MAX_CONNS; i++)
         nm_timer_cancel(&p->m->clock, &p->conns[i].delack);
     g_queue_clear_full(&p->out, g_free);
+    frag_free_all(p);
+    udp_streams_free(p);
     g_array_free(p->records, TRUE);
     g_free(p->name);
     g_free(p);
@@ -722,6 +1097,11 @@ static void peer_report(void *opaque, nm_report *r)
         nm_report_u64(r, "udp_other_ports_datagrams", p->udp_other_ports_datagrams);
         nm_report_u64(r, "udp_other_ports_bytes", p->udp_other_ports_bytes);
     }
+    unsigned held = 0;
+    for (int i = 0; i < PEER_FRAG_DATAGRAMS; i++)
+        held += p->frags[i].used;
+    nm_report_u64(r, "ip_frag_incomplete", held); /* still in reassembly at the end */
+    udp_streams_report(p, r);
     for (guint i = 0; i < p->records->len; i++) {
         conn_record *c = &g_array_index(p->records, conn_record, i);
         g_snprintf(key, sizeof key, "tcp_conn%u_ports", i);

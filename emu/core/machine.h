@@ -75,6 +75,7 @@ typedef struct nm_machine_settings {
 struct nm_machine {
     const struct nm_config *cfg; /* the application's; not read below emu/ */
     const struct nm_cpu_model *model;
+    struct nm_cpu_model *model_at_mhz; /* --mhz: the copy `model` points to, owned; else NULL */
     nm_machine_settings settings;
     nm_clock clock;
     nm_memmap *mem;

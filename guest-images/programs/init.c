@@ -196,6 +196,95 @@ static int run_ping(int argc, char **argv)
 	return received ? 0 : 1; /* as ping(8): success if any reply came */
 }
 
+/* ---- per-interval lines (interval=) --------------------------------------
+ * Like nuttcp -i: for each interval of the run, what the sender put into its
+ * socket (MB = 2^20 bytes, Mbit/s = 10^6 bit/s) and, for udp when the peer
+ * reports it, what the receiver got.  The counts are kept in memory and the
+ * lines printed after the window closes, so no console output falls inside
+ * the measurement. */
+
+#define MAX_INTERVALS 1000
+
+struct intervals {
+	u64 ns;				/* the interval's length; 0: none */
+	u32 n;				/* intervals in the run */
+	u64 bytes[MAX_INTERVALS];
+	u32 datagrams[MAX_INTERVALS];
+	u32 received[MAX_INTERVALS];	/* the peer's figure (udp) */
+	int have_received;
+};
+
+static struct intervals iv;
+
+static int intervals_setup(int argc, char **argv, const char *w, u64 run_ns)
+{
+	if (arg_duration(argc, argv, w, "interval", 0, &iv.ns) < 0)
+		return -1;
+	memset(iv.bytes, 0, sizeof(iv.bytes));
+	memset(iv.datagrams, 0, sizeof(iv.datagrams));
+	memset(iv.received, 0, sizeof(iv.received));
+	iv.have_received = 0;
+	iv.n = 0;
+	if (!iv.ns)
+		return 0;
+	if (iv.ns < 1000000u || (run_ns && div_u64(run_ns + iv.ns - 1, iv.ns) > MAX_INTERVALS)) {
+		dprintf(2, "nicemu-%s: error: bad interval= (at least 1ms, at most %u intervals in the run)\n",
+			w, MAX_INTERVALS);
+		return -1;
+	}
+	return 0;
+}
+
+/* The interval `t` (ns since the start) falls in; counts it as used. */
+static u32 interval_of(u64 t)
+{
+	u64 k = div_u64(t, iv.ns);
+	if (k >= MAX_INTERVALS)
+		k = MAX_INTERVALS - 1;
+	if ((u32)k + 1 > iv.n)
+		iv.n = (u32)k + 1;
+	return (u32)k;
+}
+
+/* "a.bbbb MB, c.dddd Mbit/s" for `bytes` over `ns`. */
+static void fmt_volume(char *mb, char *mbit, size_t size, u64 bytes, u64 ns)
+{
+	fmt_fixed(mb, size, div_u64(bytes * 10000u, 1048576u), 4, 4);
+	fmt_fixed(mbit, size, ns ? div_u64(div_u64(bytes * 8u * 1000000000u, ns), 100u) : 0, 4, 4);
+}
+
+static void print_interval_line(const char *w, const char *label, u64 from, u64 to, u64 bytes,
+				int udp, u32 datagrams, int have_rx, u32 received)
+{
+	char t0[24], t1[24], mb[24], mbit[24], loss[24];
+	fmt_volume(mb, mbit, sizeof(mb), bytes, to - from);
+	printf("nicemu-%s: %s: %s-%s s, %s MB, %s Mbit/s", w, label, fmt_fixed(t0, sizeof(t0), from, 9, 3),
+	       fmt_fixed(t1, sizeof(t1), to, 9, 3), mb, mbit);
+	if (udp) {
+		printf(", %u datagrams", datagrams);
+		if (have_rx) {
+			u32 drop = received < datagrams ? datagrams - received : 0;
+			fmt_fixed(loss, sizeof(loss), datagrams ? div_u64((u64)drop * 10000u, datagrams) : 0, 2, 2);
+			printf(", %u / %u drop/pkt, %s %%loss", drop, datagrams, loss);
+		} else
+			printf(", receiver: no report");
+	}
+	printf("\n");
+}
+
+static void print_intervals(const char *w, int udp, u64 run_ns)
+{
+	char label[24];
+	for (u32 k = 0; k < iv.n; k++) {
+		u64 from = (u64)k * iv.ns, to = from + iv.ns;
+		if (to > run_ns)
+			to = run_ns > from ? run_ns : from + 1;
+		snprintf(label, sizeof(label), "interval %u", k + 1);
+		print_interval_line(w, label, from, to, iv.bytes[k], udp, iv.datagrams[k], iv.have_received,
+				    iv.received[k]);
+	}
+}
+
 /* ttcp -t: one TCP connection, nbuf writes of buflen bytes. Byte n of the
  * stream is (n mod buflen) & 0xff. After the last write: shutdown(SHUT_WR),
  * read until the far end closes (so every byte and the FIN are ACKed), close. */
@@ -211,7 +300,8 @@ static int run_ttcp(int argc, char **argv)
 	if (arg_dst(argc, argv, w, &dst) < 0 || arg_u32(argc, argv, w, "port", 5001, 1, 65535, &port) < 0 ||
 	    arg_u32(argc, argv, w, "buflen", 1024, 1, sizeof(buffer), &buflen) < 0 ||
 	    arg_u32(argc, argv, w, "nbuf", 2000, 1, 0x7fffffff, &nbuf) < 0 ||
-	    arg_u32(argc, argv, w, "nodelay", 0, 0, 1, &nodelay) < 0)
+	    arg_u32(argc, argv, w, "nodelay", 0, 0, 1, &nodelay) < 0 ||
+	    intervals_setup(argc, argv, w, 0) < 0)
 		return 2;
 	for (u32 i = 0; i < buflen; i++)
 		buffer[i] = (u8)i;
@@ -240,6 +330,8 @@ static int run_ttcp(int argc, char **argv)
 		if ((r = write_all(fd, buffer, buflen)) < 0)
 			break;
 		bytes += buflen;
+		if (iv.ns)
+			iv.bytes[interval_of(now_ns() - t0)] += buflen;
 	}
 	if (r >= 0 && (r = shutdown(fd, SHUT_WR)) == 0) {
 		ssize_t n;
@@ -260,26 +352,90 @@ static int run_ttcp(int argc, char **argv)
 	printf("nicemu-ttcp: sent %llu bytes in %s s (%s KB/s)\n", bytes,
 	       fmt_fixed(secs, sizeof(secs), ns, 9, 3),
 	       fmt_fixed(rate, sizeof(rate), divmod_u64_u32(div_u64(bytes * 1000000000u, ns), 100u, NULL), 1, 1));
+	if (iv.ns) {
+		print_intervals(w, 0, ns);
+		print_interval_line(w, "total", 0, ns, bytes, 0, 0, 0, 0);
+	}
 	return 0;
 }
 
-/* udp: datagrams of `size` bytes at a fixed offered rate for a fixed time,
- * each sent at its absolute deadline t0 + k * interval (clock_nanosleep with
- * TIMER_ABSTIME: a late datagram does not delay the next deadline). */
+/* udp: datagrams of `size` bytes at a fixed offered rate for `seconds` of
+ * time (a sender that falls behind stops at the end all the same), each
+ * sent at its absolute deadline t0 + k * interval (clock_nanosleep with
+ * TIMER_ABSTIME: a late datagram does not delay the next deadline).  Then
+ * the socket's queue drains (SIOCOUTQ: bytes the driver has not freed yet)
+ * before the window closes, so what is reported has left.
+ *
+ * A datagram of 12 bytes or more starts with "nmud", its sequence number
+ * and its interval (big-endian 32-bit): the peer counts what arrived per
+ * interval.  After the run one "nmue" datagram carries the number sent in
+ * each interval; the peer answers with an "nmur" datagram of what it
+ * received in each (docs/netdev.md), which gives the receiver-side
+ * drop/pkt and %loss columns. */
+
+#define SIOCOUTQ 0x5411 /* TIOCOUTQ: for UDP, the send buffer bytes in use */
+#define UDP_HDR_BYTES 12
+
+static void put_be32(u8 *p, u32 v)
+{
+	p[0] = (u8)(v >> 24), p[1] = (u8)(v >> 16), p[2] = (u8)(v >> 8), p[3] = (u8)v;
+}
+
+static u32 get_be32(const u8 *p)
+{
+	return (u32)p[0] << 24 | (u32)p[1] << 16 | (u32)p[2] << 8 | p[3];
+}
+
+/* The end marker and the peer's answer; 0 if the peer answered. */
+static int udp_receiver_report(int fd, u32 sent, u32 *received)
+{
+	static u8 msg[UDP_HDR_BYTES + 4 * MAX_INTERVALS], reply[2048];
+	u32 n = iv.n ? iv.n : 1;
+	memcpy(msg, "nmue", 4);
+	put_be32(msg + 4, sent);
+	put_be32(msg + 8, n);
+	for (u32 k = 0; k < n; k++)
+		put_be32(msg + 12 + 4 * k, iv.ns ? iv.datagrams[k] : sent);
+	if (write(fd, msg, UDP_HDR_BYTES + 4 * n) < 0)
+		return -1;
+	for (;;) {
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		ssize_t r;
+		if (poll(&pfd, 1, 500) <= 0)
+			return -1; /* no answer: a peer that does not report */
+		r = recvfrom(fd, reply, sizeof(reply), 0, NULL, NULL);
+		if (r < 16 || memcmp(reply, "nmur", 4))
+			continue;
+		*received = get_be32(reply + 4);
+		u32 m = get_be32(reply + 12);
+		if (m > (u32)(r - 16) / 4)
+			m = (u32)(r - 16) / 4;
+		for (u32 k = 0; k < m && k < MAX_INTERVALS; k++)
+			iv.received[k] = get_be32(reply + 16 + 4 * k);
+		iv.have_received = m >= iv.n;
+		return 0;
+	}
+}
+
 static int run_udp(int argc, char **argv)
 {
 	static const char w[] = "udp";
 	struct sockaddr_in to;
-	u32 dst, port, size, rate = 0, pps = 0, q, rem, acc = 0, div, errors = 0, sent = 0;
-	u64 dur, t0, t1, deadline, end, num, bytes = 0, elapsed;
+	u32 dst, port, size, rate = 0, pps = 0, q, rem, acc = 0, div, errors = 0, sent = 0, received = 0;
+	u64 dur, t0, t1, t_stop, deadline, end, num, bytes = 0, elapsed;
 	char a[16], s1[24];
 	const char *v;
-	int fd, r;
+	int fd, r, outq = 0, peer_report;
 
 	if (arg_dst(argc, argv, w, &dst) < 0 || arg_u32(argc, argv, w, "port", 9, 1, 65535, &port) < 0 ||
 	    arg_u32(argc, argv, w, "size", 512, 0, 65507, &size) < 0 ||
-	    arg_duration(argc, argv, w, "seconds", 1000000000u, &dur) < 0)
+	    arg_duration(argc, argv, w, "seconds", 1000000000u, &dur) < 0 ||
+	    intervals_setup(argc, argv, w, 0) < 0)
 		return 2;
+	if (iv.ns && div_u64(dur + iv.ns - 1, iv.ns) > MAX_INTERVALS) {
+		dprintf(2, "nicemu-udp: error: interval= gives more than %u intervals in seconds=\n", MAX_INTERVALS);
+		return 2;
+	}
 	if ((v = arg_get(argc, argv, w, "rate")) && parse_rate(v, &rate) < 0) {
 		dprintf(2, "nicemu-udp: error: bad rate=%s (payload bit/s, e.g. 1000000, 500k, 2M)\n", v);
 		return 2;
@@ -316,40 +472,292 @@ static int run_udp(int argc, char **argv)
 	}
 	for (u32 i = 0; i < size; i++)
 		buffer[i] = (u8)i;
+	if (size >= UDP_HDR_BYTES)
+		memcpy(buffer, "nmud", 4);
 	printf("nicemu-udp: %s:%u, %u-byte datagrams, offered %u %s for %s s\n", fmt_ipv4(a, dst), port,
 	       size, div, rate ? "bit/s" : "datagrams/s", fmt_fixed(s1, sizeof(s1), dur, 9, 3));
+	tcdrain(1); /* our line out before the window opens */
 
 	window_open();
 	t0 = deadline = now_ns();
 	end = t0 + dur;
 	while (deadline < end) {
-		if (now_ns() < deadline)
-			sleep_until_ns(deadline);
+		u64 t = now_ns();
+		u32 k = 0;
+		if (t >= end)
+			break; /* behind: the time is up all the same */
+		if (t < deadline)
+			sleep_until_ns(deadline), t = now_ns();
+		if (iv.ns)
+			k = interval_of(t - t0);
+		if (size >= UDP_HDR_BYTES) {
+			put_be32(buffer + 4, sent);
+			put_be32(buffer + 8, k);
+		}
 		r = (int)write(fd, buffer, size);
 		if (r < 0)
 			errors++; /* ENOBUFS etc.: not sent */
-		else
+		else {
 			sent++, bytes += (u32)r;
+			if (iv.ns)
+				iv.datagrams[k]++, iv.bytes[k] += (u32)r;
+		}
 		deadline += q;
 		acc += rem;
 		if (acc >= div)
 			acc -= div, deadline++;
 	}
+	t_stop = now_ns();
+	/* Drain: until the driver has freed every datagram (at most 2 s). */
+	for (int i = 0; i < 2000; i++) {
+		if (ioctl(fd, SIOCOUTQ, &outq) < 0 || outq == 0)
+			break;
+		sleep_until_ns(now_ns() + 1000000u);
+	}
 	t1 = now_ns();
 	window_close();
+	if (outq) {
+		dprintf(2, "nicemu-udp: error: %d bytes still queued in the socket 2 s after the run\n", outq);
+		close(fd);
+		return 1;
+	}
+	peer_report = size >= UDP_HDR_BYTES ? udp_receiver_report(fd, sent, &received) : -1;
 	close(fd);
 
-	/* Achieved: payload bits over the run time, which is the configured
-	 * duration unless the sender fell behind. */
+	/* Achieved: payload bits over the run time (to the end of the drain),
+	 * which is the configured duration unless the sender fell behind. */
 	elapsed = t1 - t0 > dur ? t1 - t0 : dur;
 	{
-		char s2[24];
+		char s2[24], s3[24];
 		printf("nicemu-udp: sent %u datagrams (%llu bytes) in %s s, %u send errors; "
-		       "offered %llu bit/s, achieved %llu bit/s (%llu datagrams/s)\n",
+		       "offered %llu bit/s, achieved %llu bit/s (%llu datagrams/s); drained in %s s\n",
 		       sent, bytes, fmt_fixed(s2, sizeof(s2), elapsed, 9, 3), errors,
 		       rate ? (u64)rate : (u64)div * size * 8u,
 		       div_u64(bytes * 8u * 1000000000u, elapsed),
-		       div_u64((u64)sent * 1000000000u, elapsed));
+		       div_u64((u64)sent * 1000000000u, elapsed),
+		       fmt_fixed(s3, sizeof(s3), t1 - t_stop, 9, 6));
+	}
+	if (iv.ns)
+		print_intervals(w, 1, elapsed);
+	print_interval_line(w, "total", 0, elapsed, bytes, 1, sent, peer_report == 0, received);
+	return 0;
+}
+
+/* Text scanning for /proc and /sys files: the text after `needle` in `s`
+ * (NULL if absent or s is NULL), and a decimal number at `s` (NULL if none). */
+static const char *text_after(const char *s, const char *needle)
+{
+	size_t n = strlen(needle);
+	for (; s && *s; s++)
+		if (!strncmp(s, needle, n))
+			return s + n;
+	return NULL;
+}
+
+static const char *text_u64(const char *s, u64 *v)
+{
+	*v = 0;
+	if (!s || *s < '0' || *s > '9')
+		return NULL;
+	while (*s >= '0' && *s <= '9')
+		*v = *v * 10 + (u64)(*s++ - '0');
+	return s;
+}
+
+/* One command, newline-terminated: pgctrl drops the last character. */
+static int pktgen_write(const char *path, const char *cmd)
+{
+	char line[128];
+	int fd = open(path, O_WRONLY, 0), r, n;
+	if (fd < 0) {
+		dprintf(2, "nicemu-pktgen: error: cannot open %s: error %d\n", path, -fd);
+		return -1;
+	}
+	n = snprintf(line, sizeof(line), "%s\n", cmd);
+	r = (int)write(fd, line, (size_t)n);
+	close(fd);
+	if (r < 0) {
+		dprintf(2, "nicemu-pktgen: error: %s: '%s' refused: error %d\n", path, cmd, -r);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_mac(const char *s, u8 mac[6])
+{
+	for (int i = 0; i < 6; i++) {
+		u32 v = 0;
+		for (int k = 0; k < 2; k++, s++) {
+			u32 d = *s >= '0' && *s <= '9'   ? (u32)(*s - '0')
+				: *s >= 'a' && *s <= 'f' ? (u32)(*s - 'a' + 10)
+				: *s >= 'A' && *s <= 'F' ? (u32)(*s - 'A' + 10)
+							 : 16;
+			if (d > 15)
+				return -1;
+			v = v << 4 | d;
+		}
+		mac[i] = (u8)v;
+		if (i < 5 && *s++ != ':')
+			return -1;
+	}
+	return *s ? -1 : 0;
+}
+
+/* The hardware address of `dst` from /proc/net/arp, after one echo request
+ * made the kernel resolve it. */
+static int arp_lookup(u32 dst, u8 mac[6])
+{
+	static char buf[4096];
+	struct sockaddr_in to;
+	u8 icmp[8] = { 8, 0, 0, 0, 0x4e, 0x4d, 0, 1 };
+	char a[16];
+	u16 c = inet_csum(icmp, 8);
+	int fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	if (fd < 0)
+		return -1;
+	memcpy(icmp + 2, &c, 2);
+	set_sockaddr(&to, dst, 0);
+	sendto(fd, icmp, 8, 0, &to, sizeof(to));
+	{
+		struct pollfd pfd = { fd, POLLIN, 0 };
+		if (poll(&pfd, 1, 1000) > 0)
+			recvfrom(fd, buffer, 2048, 0, NULL, NULL);
+	}
+	close(fd);
+	if (read_file("/proc/net/arp", buf, sizeof(buf)) < 0)
+		return -1;
+	fmt_ipv4(a, dst);
+	for (char *p = buf; *p;) {
+		char *e = p;
+		while (*e && *e != '\n')
+			e++;
+		size_t al = strlen(a);
+		if (!strncmp(p, a, al) && p[al] == ' ') {
+			/* IP address, HW type, Flags, HW address, Mask, Device */
+			char *q = p + al;
+			for (int field = 0; field < 3; field++) {
+				while (q < e && *q == ' ')
+					q++;
+				if (field < 2)
+					while (q < e && *q != ' ')
+						q++;
+			}
+			if (e - q >= 17) {
+				char m[18];
+				memcpy(m, q, 17);
+				m[17] = 0;
+				return parse_mac(m, mac) == 0 && (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) ? 0 : -1;
+			}
+		}
+		p = *e ? e + 1 : e;
+	}
+	return -1;
+}
+
+static int run_pktgen(int argc, char **argv)
+{
+	static const char w[] = "pktgen";
+	static const char thread[] = "/proc/net/pktgen/kpktgend_0", ctrl[] = "/proc/net/pktgen/pgctrl";
+	static char dev[64], cmd[96], result[4096];
+	const char *ifname = "eth0", *v;
+	u32 dst, size, count, clone, port;
+	u8 mac[6];
+	char a[16];
+	int r;
+
+	if (arg_dst(argc, argv, w, &dst) < 0 || arg_u32(argc, argv, w, "size", 60, 60, 1514, &size) < 0 ||
+	    arg_u32(argc, argv, w, "count", 10000, 1, 100000000, &count) < 0 ||
+	    arg_u32(argc, argv, w, "clone_skb", 0, 0, 100000000, &clone) < 0 ||
+	    arg_u32(argc, argv, w, "port", 9, 1, 65535, &port) < 0)
+		return 2;
+	if ((v = arg_get(argc, argv, w, "dst_mac")) && parse_mac(v, mac) < 0) {
+		dprintf(2, "nicemu-pktgen: error: bad dst_mac=%s (e.g. 02:00:00:00:00:01)\n", v);
+		return 2;
+	}
+	if (!v && arp_lookup(dst, mac) < 0) {
+		dprintf(2, "nicemu-pktgen: error: no ARP entry for %s (give dst_mac=)\n", fmt_ipv4(a, dst));
+		return 1;
+	}
+	snprintf(dev, sizeof(dev), "/proc/net/pktgen/%s", ifname);
+	if (pktgen_write(thread, "rem_device_all") < 0)
+		return 1;
+	snprintf(cmd, sizeof(cmd), "add_device %s", ifname);
+	if (pktgen_write(thread, cmd) < 0)
+		return 1;
+	{
+		const char *fmts[] = { "count %u", "clone_skb %u", "pkt_size %u", "udp_dst_min %u",
+				       "udp_dst_max %u" };
+		u32 vals[] = { count, clone, size, port, port };
+		for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+			snprintf(cmd, sizeof(cmd), fmts[i], vals[i]);
+			if (pktgen_write(dev, cmd) < 0)
+				return 1;
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "dst %s", fmt_ipv4(a, dst));
+	if (pktgen_write(dev, "delay 0") < 0 || pktgen_write(dev, cmd) < 0)
+		return 1;
+	snprintf(cmd, sizeof(cmd), "dst_mac %02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2],
+		 mac[3], mac[4], mac[5]);
+	if (pktgen_write(dev, cmd) < 0)
+		return 1;
+	printf("nicemu-pktgen: %s -> %s (%s), %u frames of %u bytes, clone_skb %u\n", ifname, a,
+	       cmd + 8, count, size, clone);
+	tcdrain(1); /* our line out before the window opens */
+
+	window_open();
+	r = pktgen_write(ctrl, "start");
+	window_close();
+	if (r < 0)
+		return 1;
+
+	if (read_file(dev, result, sizeof(result)) < 0) {
+		dprintf(2, "nicemu-pktgen: error: cannot read %s\n", dev);
+		return 1;
+	}
+	{
+		/* pktgen's show_results (net/core/pktgen.c):
+		 * "Result: OK: U(cC+dD) usec, N (Sbyte,Ffrags)\n  Ppps MMb/sec (Bbps) errors: E" */
+		const char *res = text_after(result, "Result: "), *p;
+		u64 usec = 0, sent = 0, sz = 0, pps = 0, mbps = 0, bps = 0, errors = 0, speed = 0;
+		static char line[256];
+		if (!res || strncmp(res, "OK: ", 4)) {
+			dprintf(2, "nicemu-pktgen: error: pktgen says: %s\n", res ? res : "(no result)");
+			return 1;
+		}
+		p = text_u64(text_after(res, "OK: "), &usec);
+		p = text_u64(text_after(p, "usec, "), &sent);
+		p = text_u64(text_after(p, "("), &sz);
+		p = text_after(p, "\n");
+		while (p && *p == ' ')
+			p++;
+		p = text_u64(p, &pps);
+		p = text_u64(text_after(p, "pps "), &mbps);
+		p = text_u64(text_after(p, "Mb/sec ("), &bps);
+		p = text_u64(text_after(p, "errors: "), &errors);
+		if (!p) {
+			dprintf(2, "nicemu-pktgen: error: cannot parse pktgen's result: %s\n", res);
+			return 1;
+		}
+		/* pktgen's own two lines, as one */
+		strlcpy(line, res, sizeof(line));
+		for (char *c = line; *c; c++)
+			if (*c == '\n')
+				*c = ' ';
+		printf("nicemu-pktgen: pktgen: %s\n", line);
+		printf("nicemu-pktgen: sent %llu frames of %llu bytes in %llu us: %llu pps, %llu Mb/s "
+		       "(%llu bit/s), errors %llu\n",
+		       sent, sz, usec, pps, mbps, bps, errors);
+		/* The wire's limit where the driver reports its speed: a frame takes
+		 * size + FCS + preamble/SFD + inter-frame gap byte times
+		 * (IEEE 802.3 clause 4). */
+		snprintf(line, sizeof(line), "/sys/class/net/%s/speed", ifname);
+		if (read_file(line, result, sizeof(result)) >= 0 && text_u64(result, &speed) && speed &&
+		    speed <= 100000)
+			printf("nicemu-pktgen: wire limit %llu pps at %llu Mbit/s (%llu-byte frames on the wire)\n",
+			       div_u64(speed * 1000000u, (sz + 4 + 8 + 12) * 8), speed, sz + 4 + 8 + 12);
+		if (sent != count || errors)
+			return 1;
 	}
 	return 0;
 }
@@ -677,10 +1085,13 @@ static const struct workload workloads[] = {
 	{ "boot", run_boot, "", "print a line and exit 0 (boot test)" },
 	{ "ping", run_ping, "dst count size interval timeout",
 	  "ICMP echo: dst=, count=10, size=56, interval=1s, timeout=1s" },
-	{ "ttcp", run_ttcp, "dst port buflen nbuf nodelay",
-	  "TCP sender: dst=, port=5001, buflen=1024, nbuf=2000, nodelay=0" },
-	{ "udp", run_udp, "dst port size rate pps seconds",
-	  "UDP at a fixed rate: dst=, port=9, size=512, rate=1000000 (payload bit/s) or pps=N, seconds=1" },
+	{ "ttcp", run_ttcp, "dst port buflen nbuf nodelay interval",
+	  "TCP sender: dst=, port=5001, buflen=1024, nbuf=2000, nodelay=0, interval=0 (per-interval lines)" },
+	{ "udp", run_udp, "dst port size rate pps seconds interval",
+	  "UDP at a fixed rate for a time: dst=, port=9, size=512, rate=1000000 (payload bit/s) or pps=N, "
+	  "seconds=1, interval=0 (per-interval lines)" },
+	{ "pktgen", run_pktgen, "dst dst_mac size count clone_skb port",
+	  "kernel packet generator on eth0: dst=, size=60 (frame without FCS), count=10000, clone_skb=0, port=9" },
 	{ "csum", run_csum, "mode size count span",
 	  "copy and checksum: mode=fused|separate, size=1500 (or imix), count=1000, span=65536" },
 	{ "timebase", run_timebase, "seconds kmsg",

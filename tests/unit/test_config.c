@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "emu/config.h"
+#include "cpu/timing/timing.h"
 #include "emu/core/log.h"
 #include "emu/machine.h"
 
@@ -100,13 +101,12 @@ static void test_keyfile_errors(void)
         const char *text, *message;
     } cases[] = {
         {"[machine]\nrma=32M\n",
-         "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, kernel, initrd, append, "
-         "rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, debug, "
-         "trace-range, trace-window, share-irq, strict-isa, rtc-epoch, cost-model, cost-from, "
-         "mem-wait-states, dram-timing, board, l2, profile, profile-top, profile-from, "
-         "profile-stack-region, profile-callers, profile-dist, symbols, "
-         "system-map, "
-         "measure-nic, display, screenshot, vga-dump)"},
+         "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, mhz, kernel, initrd, "
+         "append, rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, "
+         "debug, trace-range, trace-window, share-irq, strict-isa, rtc-epoch, cost-model, "
+         "cost-from, mem-wait-states, dram-timing, board, l2, profile, profile-top, "
+         "profile-from, profile-stack-region, profile-callers, profile-dist, symbols, "
+         "system-map, measure-nic, display, screenshot, vga-dump)"},
         {"[machine]\ncpu=z80\n",
          "machine.ini [machine]: cpu: bad value 'z80' (accepted: 386dx-25, 386dx-33, 386dx-40, "
          "486dx-33, 486dx2-66, 486dx4-100, pentium-60, pentium-66, pentium-100, pentium-133)"},
@@ -254,6 +254,75 @@ static void test_log_spec(void)
     g_assert_false(nm_log_enabled(EXEC, NM_LOG_ERROR));
 }
 
+/* --mhz: the key's values, and the model it makes: core at exactly N MHz,
+ * bus scaled by the same factor (exact fractions), the 386's DRAM wait
+ * states those of the nominal clock, and the label. */
+static void test_mhz(void)
+{
+    nm_config *c = nm_config_new();
+    GError *err = NULL;
+    g_assert_true(nm_config_set(c, "t", "mhz", "400", &err));
+    g_assert_cmpuint(c->cpu_mhz, ==, 400);
+    g_assert_true(nm_config_set(c, "t", "mhz", "10000", &err));
+    g_assert_true(nm_config_set(c, "t", "mhz", "1", &err));
+    const char *bad[] = {"0", "10001", "-1", "1.5", "x", "", "0x10", "040", "99999999999999999999"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_assert_false(nm_config_set(c, "t", "mhz", bad[i], &err));
+        g_assert_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE);
+        g_assert_nonnull(strstr(err->message, "a whole number of MHz from 1 to 10000"));
+        g_clear_error(&err);
+    }
+    g_assert_cmpuint(c->cpu_mhz, ==, 1);
+    nm_config_free(c);
+
+    nm_cpu_model m;
+    const nm_cpu_model *p100 = nm_cpu_model_find("pentium-100");
+    g_assert_true(nm_cpu_model_at_mhz(p100, 400, &m));
+    g_assert_cmpuint(m.hz_num, ==, 400000000u);
+    g_assert_cmpuint(m.hz_den, ==, 1);
+    g_assert_cmpuint(m.bus_hz_num, ==, 800000000u); /* 266 2/3 MHz: x1.5 kept */
+    g_assert_cmpuint(m.bus_hz_den, ==, 3);
+    g_assert_true(nm_cpu_model_overridden(&m));
+    g_assert_true(nm_cpu_model_nominal(&m) == p100);
+    char label[96];
+    nm_cpu_model_label(&m, label, sizeof label);
+    g_assert_cmpstr(label, ==, "pentium-100 @ 400 MHz (overridden)");
+    nm_cpu_model_label(p100, label, sizeof label);
+    g_assert_cmpstr(label, ==, "pentium-100");
+    g_assert_false(nm_cpu_model_overridden(p100));
+    /* The model's own clock is no override. */
+    g_assert_true(nm_cpu_model_at_mhz(p100, 100, &m));
+    g_assert_false(nm_cpu_model_overridden(&m));
+    /* 486DX2-66 at 200: a 100 MHz bus (x2); the highest clock stays exact. */
+    g_assert_true(nm_cpu_model_at_mhz(nm_cpu_model_find("486dx2-66"), 200, &m));
+    g_assert_cmpuint(m.bus_hz_num / m.bus_hz_den, ==, 100000000u);
+    g_assert_cmpuint(m.bus_hz_num % m.bus_hz_den, ==, 0);
+    g_assert_true(nm_cpu_model_at_mhz(nm_cpu_model_find("pentium-133"), 10000, &m));
+    g_assert_cmpuint(m.bus_hz_num, ==, 5000000000ull); /* 133 1/3 : 66 2/3 = 2 */
+    g_assert_cmpuint(m.bus_hz_den, ==, 1);
+    g_assert_false(nm_cpu_model_at_mhz(p100, 0, &m));
+    g_assert_false(nm_cpu_model_at_mhz(p100, 10001, &m));
+    /* 386DX-33 at 400 MHz: the board's wait states stay 2 (100 ns DRAM at
+     * the nominal 33 MHz), not 38. */
+    g_assert_true(nm_cpu_model_at_mhz(nm_cpu_model_find("386dx-33"), 400, &m));
+    nm_timing_params tp;
+    nm_timing_default_params(&m, &tp);
+    g_assert_cmpuint(tp.mem_wait_states, ==, 2);
+
+    /* A machine built with --mhz runs its clock at that rate. */
+    c = nm_config_new();
+    g_free(c->cpu);
+    c->cpu = g_strdup("pentium-100");
+    c->cpu_mhz = 250;
+    nm_machine *mach = nm_machine_new(c, &err);
+    g_assert_no_error(err);
+    g_assert_cmpuint(mach->clock.hz_num / mach->clock.hz_den, ==, 250000000u);
+    g_assert_cmpuint(nm_clock_cycles_from_ns(&mach->clock, 1000), ==, 250);
+    g_assert_cmpstr(mach->model->name, ==, "pentium-100");
+    nm_machine_free(mach);
+    nm_config_free(c);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -263,5 +332,6 @@ int main(int argc, char **argv)
     g_test_add_func("/config/device-values", test_device_values);
     g_test_add_func("/config/parsers", test_parsers);
     g_test_add_func("/config/log-spec", test_log_spec);
+    g_test_add_func("/config/mhz", test_mhz);
     return g_test_run();
 }

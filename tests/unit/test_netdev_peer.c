@@ -417,6 +417,304 @@ static void test_hostile_frames(void)
     fx_free(&fx);
 }
 
+/* ---- IPv4 reassembly and UDP streams ------------------------------------ */
+
+/* UDP header + data (`len` bytes) into d; returns the IP payload length. */
+static size_t udp_dgram(uint8_t *d, uint16_t sport, uint16_t dport, const uint8_t *data, size_t len)
+{
+    put16(d, sport);
+    put16(d + 2, dport);
+    put16(d + 4, (uint16_t)(8 + len));
+    put16(d + 6, 0);
+    memcpy(d + 8, data, len);
+    uint16_t sum = inet_csum(pseudo(NIC_IP, PEER_IP, 17, 8 + len), d, 8 + len);
+    put16(d + 6, sum ? sum : 0xffff);
+    return 8 + len;
+}
+
+/* The fragment payload[off .. off+len) of IP datagram `id`. */
+static size_t build_fragment(uint8_t *f, uint16_t id, uint8_t proto, const uint8_t *payload,
+                             size_t off, size_t len, bool more)
+{
+    eth_header(f, peer_mac, nic_mac, 0x0800);
+    uint8_t *ip = f + 14;
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    put16(ip + 2, (uint16_t)(20 + len));
+    put16(ip + 4, id);
+    put16(ip + 6, (uint16_t)((more ? 0x2000 : 0) | (off / 8)));
+    ip[8] = 64;
+    ip[9] = proto;
+    put32(ip + 12, NIC_IP);
+    put32(ip + 16, PEER_IP);
+    put16(ip + 10, inet_csum(0, ip, 20));
+    memcpy(ip + 20, payload + off, len);
+    return finish_frame(f, 14 + 20 + len);
+}
+
+static uint8_t big[65536 + 2048], data8k[8192]; /* room past 64 KB for the too-big case */
+
+/* An 8000-byte UDP datagram (8008 bytes of IP payload) as Linux cuts it
+ * for a 1500-byte MTU: 1480-byte pieces. */
+static size_t frag_8k(uint16_t dport)
+{
+    for (size_t i = 0; i < 8000; i++)
+        data8k[i] = (uint8_t)(i * 13 + 1);
+    return udp_dgram(big, 40000, dport, data8k, 8000);
+}
+
+static void send_piece(fixture *fx, uint16_t id, size_t total, size_t k)
+{
+    uint8_t f[1600];
+    size_t off = k * 1480, len = total - off < 1480 ? total - off : 1480;
+    send_frame(fx, f, build_fragment(f, id, 17, big, off, len, off + len < total));
+}
+
+static void test_reassembly(void)
+{
+    fixture fx;
+    fx_init(&fx, "peer,echo-port=7");
+    size_t total = frag_8k(9), pieces = (total + 1479) / 1480;
+    g_assert_cmpuint(pieces, ==, 6);
+    /* In order. */
+    for (size_t k = 0; k < pieces; k++)
+        send_piece(&fx, 100, total, k);
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_fragments, ==, 6);
+    g_assert_cmpuint(stats(&fx)->ip_reassembled, ==, 1);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 1);
+    g_assert_cmpuint(stats(&fx)->udp_bytes, ==, 8000);
+    g_assert_cmpuint(stats(&fx)->udp_bad_checksum, ==, 0);
+    /* Out of order: last first, then the middle ones backwards, then 0. */
+    for (size_t k = pieces; k-- > 0;)
+        send_piece(&fx, 101, total, k);
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_reassembled, ==, 2);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 2);
+    g_assert_cmpuint(nm_net_peer_udp_port_bytes(fx.m, 0, 9), ==, 16000);
+    /* The same id again later is a new datagram (the first one finished). */
+    for (size_t k = 0; k < pieces; k++)
+        send_piece(&fx, 100, total, k);
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 3);
+    /* A corrupted byte in one piece: reassembled, then the UDP checksum fails. */
+    {
+        uint8_t f[1600];
+        size_t len = build_fragment(f, 102, 17, big, 1480, 1480, true);
+        f[14 + 20 + 100] ^= 1;
+        nm_eth_put_fcs(f, len - 4);
+        send_piece(&fx, 102, total, 0);
+        send_frame(&fx, f, len);
+        for (size_t k = 2; k < pieces; k++)
+            send_piece(&fx, 102, total, k);
+        advance_ns(fx.m, 20000000);
+        g_assert_cmpuint(stats(&fx)->ip_reassembled, ==, 4);
+        g_assert_cmpuint(stats(&fx)->udp_bad_checksum, ==, 1);
+        g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 3);
+    }
+    /* To the echo port: counted, but too big to echo in one frame. */
+    total = frag_8k(7);
+    for (size_t k = 0; k < pieces; k++)
+        send_piece(&fx, 103, total, k);
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 4);
+    g_assert_cmpuint(stats(&fx)->udp_echo_too_big, ==, 1);
+    g_assert_cmpuint(fx.nic.rx->len, ==, 0);
+    /* A small fragmented echo (two pieces of one 1000-byte datagram) comes back whole. */
+    {
+        uint8_t f[1600];
+        size_t t = udp_dgram(big, 40000, 7, data8k, 992);
+        send_frame(&fx, f, build_fragment(f, 104, 17, big, 504, t - 504, false));
+        send_frame(&fx, f, build_fragment(f, 104, 17, big, 0, 504, true));
+        advance_ns(fx.m, 20000000);
+        g_assert_cmpuint(fx.nic.rx->len, ==, 1);
+        const uint8_t *u = check_ip_frame(test_nic_frame(&fx.nic, 0), 17) + 20;
+        g_assert_cmpuint(get16(u + 4), ==, 8 + 992);
+        g_assert_cmpmem(u + 8, 992, data8k, 992);
+    }
+    g_assert_cmpuint(stats(&fx)->ip_frag_bad + stats(&fx)->ip_frag_overlaps, ==, 0);
+    fx_free(&fx);
+}
+
+static void test_reassembly_bad(void)
+{
+    fixture fx;
+    fx_init(&fx, "peer");
+    size_t total = frag_8k(9);
+    uint8_t f[1600];
+    /* Overlap: piece 0, then bytes 1472.. (8 bytes into piece 0's end): the
+     * datagram is dropped; what follows starts a new one that never ends. */
+    send_piece(&fx, 200, total, 0);
+    send_frame(&fx, f, build_fragment(f, 200, 17, big, 1472, 1480, true));
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_frag_overlaps, ==, 1);
+    for (size_t k = 1; k < 6; k++)
+        send_piece(&fx, 200, total, k);
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_reassembled, ==, 0);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 0);
+    /* The same piece twice is an overlap too. */
+    send_piece(&fx, 201, total, 0);
+    send_piece(&fx, 201, total, 0);
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_frag_overlaps, ==, 2);
+    /* A non-last piece not a multiple of 8 bytes; an empty one. */
+    send_frame(&fx, f, build_fragment(f, 202, 17, big, 0, 1001, true));
+    send_frame(&fx, f, build_fragment(f, 203, 17, big, 0, 0, true));
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_frag_bad, ==, 2);
+    /* Past 65535 bytes: offset 8189 * 8 + 1480. */
+    send_frame(&fx, f, build_fragment(f, 204, 17, big, 8189 * 8, 1000, false));
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_frag_too_big, ==, 1);
+    /* Two different ends. */
+    send_frame(&fx, f, build_fragment(f, 205, 17, big, 1480, 100, false));
+    send_frame(&fx, f, build_fragment(f, 205, 17, big, 2960, 100, false));
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_frag_bad, ==, 3);
+    advance_ns(fx.m, 20000000);
+
+    fx_free(&fx);
+
+    /* Timeout: 30 s after the first piece the datagram is gone. */
+    fx_init(&fx, "peer");
+    total = frag_8k(9);
+    send_piece(&fx, 400, total, 0);
+    advance_ns(fx.m, 29000000000ull);
+    for (size_t k = 1; k < 5; k++)
+        send_piece(&fx, 400, total, k);
+    advance_ns(fx.m, 2000000000ull); /* now 31 s after the first */
+    send_piece(&fx, 400, total, 5);
+    advance_ns(fx.m, 10000000);
+    g_assert_cmpuint(stats(&fx)->ip_frag_timeouts, ==, 1);
+    g_assert_cmpuint(stats(&fx)->ip_reassembled, ==, 0);
+    /* Just inside the timeout it completes. */
+    send_piece(&fx, 401, total, 0);
+    advance_ns(fx.m, 29000000000ull);
+    for (size_t k = 1; k < 6; k++)
+        send_piece(&fx, 401, total, k);
+    advance_ns(fx.m, 10000000);
+    g_assert_cmpuint(stats(&fx)->ip_reassembled, ==, 1);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 1);
+    fx_free(&fx);
+}
+
+/* Exact eviction: with 8 slots, datagrams 0..7 started, then 8: 0 goes. */
+static void test_reassembly_evict_exact(void)
+{
+    fixture fx;
+    fx_init(&fx, "peer");
+    size_t total = frag_8k(9);
+    for (uint16_t id = 0; id < 9; id++)
+        send_piece(&fx, 500 + id, total, 0);
+    advance_ns(fx.m, 20000000);
+    g_assert_cmpuint(stats(&fx)->ip_frag_evicted, ==, 1);
+    /* 501..508 are held: finish them; 500 is not. */
+    for (uint16_t id = 1; id < 9; id++)
+        for (size_t k = 1; k < 6; k++)
+            send_piece(&fx, 500 + id, total, k);
+    advance_ns(fx.m, 100000000);
+    g_assert_cmpuint(stats(&fx)->ip_reassembled, ==, 8);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 8);
+    fx_free(&fx);
+}
+
+static void test_reassembly_hostile(void)
+{
+    fixture fx;
+    fx_init(&fx, "peer,echo-port=7");
+    GRand *rnd = g_rand_new_with_seed(16);
+    for (size_t i = 0; i < 65536; i++)
+        big[i] = (uint8_t)g_rand_int(rnd);
+    uint8_t f[1600];
+    for (int i = 0; i < 20000; i++) {
+        uint16_t id = (uint16_t)g_rand_int_range(rnd, 0, 12);
+        uint8_t proto = (uint8_t)(i % 3 == 0 ? 17 : i % 3 == 1 ? 6 : 1);
+        size_t off = (size_t)g_rand_int_range(rnd, 0, 8192) * 8 % 65536;
+        size_t len = (size_t)g_rand_int_range(rnd, 0, 1481);
+        if (off + len > 65535) off = 0;
+        size_t n = build_fragment(f, id, proto, big, off, len, g_rand_boolean(rnd));
+        uint8_t *copy = g_memdup2(f, n);
+        nm_net_send(&fx.nic.ep, copy, n);
+        g_free(copy);
+        if (i % 64 == 0) advance_ns(fx.m, 20000000);
+    }
+    advance_ns(fx.m, 1000000000);
+    g_rand_free(rnd);
+    fx_free(&fx);
+}
+
+/* The udp workload's stream: sequence headers, the end marker and the
+ * answer. */
+static size_t stream_datagram(uint8_t *f, uint32_t seq, uint32_t interval, size_t len)
+{
+    uint8_t d[1472];
+    memset(d, 0x5a, sizeof d);
+    memcpy(d, "nmud", 4);
+    put32(d + 4, seq);
+    put32(d + 8, interval);
+    return build_udp(f, 40001, 9, d, len);
+}
+
+static void test_udp_stream(void)
+{
+    fixture fx;
+    fx_init(&fx, "peer");
+    uint8_t f[2048];
+    /* Interval 0: seq 0-9, 3 and 4 lost; interval 1: seq 10-19, 19 lost;
+     * interval 2: seq 20-24 all there. */
+    for (uint32_t seq = 0; seq < 25; seq++) {
+        if (seq == 3 || seq == 4 || seq == 19) continue;
+        send_frame(&fx, f, stream_datagram(f, seq, seq / 10, 100));
+    }
+    advance_ns(fx.m, 100000000);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 22);
+    g_assert_cmpuint(stats(&fx)->udp_streams, ==, 1);
+    g_assert_cmpuint(fx.nic.rx->len, ==, 0);
+    /* The end marker: 25 sent, 3 intervals of 10, 10, 5. */
+    uint8_t e[24];
+    memcpy(e, "nmue", 4);
+    put32(e + 4, 25);
+    put32(e + 8, 3);
+    put32(e + 12, 10);
+    put32(e + 16, 10);
+    put32(e + 20, 5);
+    send_frame(&fx, f, build_udp(f, 40001, 9, e, 24));
+    advance_ns(fx.m, 100000000);
+    g_assert_cmpuint(stats(&fx)->udp_datagrams, ==, 22); /* not data */
+    g_assert_cmpuint(stats(&fx)->udp_stream_ends, ==, 1);
+    g_assert_cmpuint(fx.nic.rx->len, ==, 1);
+    const uint8_t *u = check_ip_frame(test_nic_frame(&fx.nic, 0), 17) + 20;
+    g_assert_cmpuint(get16(u), ==, 9);
+    g_assert_cmpuint(get16(u + 2), ==, 40001);
+    g_assert_cmpuint(get16(u + 4), ==, 8 + 16 + 12);
+    g_assert_cmphex(inet_csum(pseudo(PEER_IP, NIC_IP, 17, 36), u, 36), ==, 0);
+    const uint8_t *d = u + 8;
+    g_assert_cmpmem(d, 4, "nmur", 4);
+    g_assert_cmpuint(get32(d + 4), ==, 22);
+    g_assert_cmpuint(get32(d + 8), ==, 3);
+    g_assert_cmpuint(get32(d + 12), ==, 3);
+    g_assert_cmpuint(get32(d + 16), ==, 8);
+    g_assert_cmpuint(get32(d + 20), ==, 9);
+    g_assert_cmpuint(get32(d + 24), ==, 5);
+    /* A bad end marker (3 intervals claimed, 2 given) is ignored, logged. */
+    send_frame(&fx, f, build_udp(f, 40002, 9, e, 20));
+    advance_ns(fx.m, 100000000);
+    g_assert_cmpuint(stats(&fx)->udp_stream_bad, ==, 1);
+    g_assert_cmpuint(fx.nic.rx->len, ==, 1);
+    /* The report's per-interval figures. */
+    nm_report *r = nm_report_new();
+    nm_machine_report(fx.m, r);
+    g_autofree char *json = nm_report_json(r);
+    g_assert_nonnull(strstr(json, "\"udp_stream0_received\": 22"));
+    g_assert_nonnull(strstr(json, "\"udp_stream0_lost\": 3"));
+    g_assert_nonnull(strstr(json, "\"udp_stream0_interval1_lost\": 2"));
+    g_assert_nonnull(strstr(json, "\"udp_stream0_interval2_received\": 9"));
+    g_assert_nonnull(strstr(json, "\"udp_stream0_interval3_bytes\": 500"));
+    nm_report_free(r);
+    fx_free(&fx);
+}
+
 static void test_spec_errors(void)
 {
     nm_config *cfg;
@@ -489,5 +787,10 @@ int main(int argc, char **argv)
     g_test_add_func("/netdev/peer/bad-frames", test_bad_frames);
     g_test_add_func("/netdev/peer/hostile-frames", test_hostile_frames);
     g_test_add_func("/netdev/peer/spec-errors", test_spec_errors);
+    g_test_add_func("/netdev/peer/reassembly", test_reassembly);
+    g_test_add_func("/netdev/peer/reassembly-bad", test_reassembly_bad);
+    g_test_add_func("/netdev/peer/reassembly-evict", test_reassembly_evict_exact);
+    g_test_add_func("/netdev/peer/reassembly-hostile", test_reassembly_hostile);
+    g_test_add_func("/netdev/peer/udp-stream", test_udp_stream);
     return g_test_run();
 }
