@@ -240,22 +240,25 @@ static void post_insn(nm_cpu *c, uint32_t tf)
 static void run_hooks(nm_cpu *c, const nm_insn *i)
 {
     uint32_t cost = 1;
-    if (c->hooks.mem) {
+    if (c->hooks.mem && !c->hooks.mem_ignores_code) {
         /* The code bytes (the fetch page's translation is still cached
          * unless the instruction itself changed it). */
         uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
         c->hooks.mem(c->hooks.opaque, lin, c->fetch_phys | (lin & 0xfff), i->len, NM_MEM_CODE);
     }
-    if (c->hooks.branch && (nm_opcode_flags(i->op) & NM_OPF_BRANCH)) {
+    if ((i->opflags & NM_OPF_BRANCH) && c->hooks.branch) {
         uint32_t next = c->insn_eip + i->len;
         bool cond = i->op == NM_OP_JCC || i->op == NM_OP_LOOP || i->op == NM_OP_LOOPE ||
                     i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
         c->hooks.branch(c->hooks.opaque, c->insn_eip, c->eip, !cond || c->eip != next);
     }
     if (c->hooks.insn) {
-        nm_insn copy = *i;
-        copy.ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
-        cost = c->hooks.insn(c->hooks.opaque, c, &copy);
+        /* The hook sees the cached instruction itself (its model_tag and
+         * model_data are the model's to fill), with ea set for this run of
+         * it; the interpreter never reads ea. */
+        nm_insn *hi = (nm_insn *)i;
+        hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
+        cost = c->hooks.insn(c->hooks.opaque, c, hi);
     }
     c->clock->cycles += cost;
 }
@@ -368,6 +371,59 @@ static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
     }
 }
 
+/* A listener set, no trace, TF, RF and instruction breakpoints clear: the
+ * steps of step_reported, following the decoded-instruction cache from an
+ * instruction to its sequential successor as run_fast does.  Leaves on the
+ * same conditions as run_fast (the listener removed or replaced flushes
+ * the TLB, which resets fetch_lin). */
+static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
+{
+    nm_clock *const clk = c->clock;
+    nm_machine *const m = c->m;
+    c->insn_eip = c->eip; /* the fetch may fault */
+    c->insn_esp = c->gpr[NM_ESP];
+    const ic_entry *e = icache_fetch_entry(c);
+    uint32_t flin = c->fetch_lin;
+    const uint32_t cs_limit = c->seg[NM_CS].limit;
+    const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
+    for (;;) {
+        const nm_insn *i = &e->insn;
+        const uint32_t eip = c->eip;
+        const unsigned len = i->len;
+        c->insn_eip = eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        if (unlikely((uint64_t)eip + (len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
+        const uint32_t next = eip + len;
+        c->eip = next & eip_mask;
+        c->cur_insn = i;
+        i->fn(c, i);
+        c->instructions++;
+        c->steps++;
+        if (likely(c->have_hooks))
+            run_hooks(c, i);
+        else
+            clk->cycles += 1;
+        if (unlikely((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
+                     (uint32_t)c->inhibit_irq | c->dr_hit)) {
+            post_insn(c, 0);
+            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
+        }
+        if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
+            return;
+        const uint64_t seq_tag = e->seq_tag;
+        const ic_entry *n = e + len;
+        if (likely(c->eip == next && n->tag == seq_tag && c->fetch_lin == flin)) {
+            e = n;
+            continue;
+        }
+        if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
+        c->insn_eip = c->eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        e = icache_fetch_entry(c);
+        flin = c->fetch_lin;
+    }
+}
+
 uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
 {
     jmp_buf jb;
@@ -412,9 +468,12 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             if (clk->deadline != UINT64_MAX) clk->cycles = clk->deadline;
             break;
         }
-        if (unlikely(c->have_hooks || tracing || (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) ||
-                     c->dr_exec_mask)) {
+        if (unlikely(tracing || (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) || c->dr_exec_mask)) {
             step_reported(c, tracing);
+            continue;
+        }
+        if (c->have_hooks) {
+            run_hooked(c, limit);
             continue;
         }
         run_fast(c, limit);

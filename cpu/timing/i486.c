@@ -1219,7 +1219,11 @@ const nm_cost_model_class nm_cost_model_486 = {
     .create = i486_create,
     .destroy = i486_destroy,
     .resume = i486_resume,
-    .hooks = {.insn = i486_insn, .mem = i486_mem, .io = i486_io, .branch = i486_branch},
+    .hooks = {.insn = i486_insn,
+              .mem = i486_mem,
+              .io = i486_io,
+              .branch = i486_branch,
+              .mem_ignores_code = true},
     .report = i486_report,
     .snoop = i486_snoop,
 };
