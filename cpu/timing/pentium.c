@@ -1106,28 +1106,96 @@ static void account(p5 *s, unsigned op, uint32_t row)
     s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = s->part_tlb = 0;
 }
 
+/* What p5_insn needs of an instruction that depends on the decoded form
+ * alone, worked out on its first run and kept in the decoded-instruction
+ * cache with it (nm_insn.model_data, while model_tag is
+ * NM_INSN_TAG_PENTIUM): the row (but for F_SPECIAL rows, which
+ * special_clocks works out each time), the operands, the prefix bytes. */
+#define PS_SPECIAL       0x001u
+#define PS_RMW           0x002u
+#define PS_DISPIMM       0x004u
+#define PS_STRING        0x008u
+#define PS_REP           0x010u /* a string with REP / REPNE */
+#define PS_LOCKED        0x020u /* LOCK, or XCHG with memory: locked bus cycles */
+#define PS_IO            0x040u /* IN, OUT, INS, OUTS: the write buffers drain */
+#define PS_BTB           0x080u /* uses_btb */
+#define PS_DIRECT_UNCOND 0x100u /* JMP / CALL rel */
+#define PS_HLT           0x200u
+#define PS_BRANCH        0x400u /* NM_OPF_BRANCH */
+typedef struct p5_static {
+    uint8_t pair, clocks;         /* the row's */
+    uint8_t rd, wr, agi_wr, addr; /* operands() (GPR masks, 8 bits) */
+    uint8_t stack;
+    uint8_t pfx; /* prefix_bytes */
+    uint16_t flags;
+} p5_static;
+_Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
+
+static const p5_static *static_of(const nm_insn *ci)
+{
+    nm_insn *i = (nm_insn *)ci; /* the cached instruction: model_data is ours */
+    p5_static *st = (p5_static *)(void *)i->model_data;
+    if (likely(i->model_tag == NM_INSN_TAG_PENTIUM)) return st;
+    const p5_row *row = &rows[i->op < NM_OP_COUNT ? i->op : 0];
+    unsigned opf = nm_op_flags(i->op);
+    bool is_string = (opf & NM_OPF_STRING) != 0;
+    unsigned form = form_of(i);
+    p5_desc d = {.pair = row->pair};
+    operands(i, row, &d);
+    unsigned f = 0;
+    if (row->flags & F_SPECIAL) f |= PS_SPECIAL;
+    if (form == NM_FORM_MEM && (row->flags & F_RMW)) f |= PS_RMW;
+    if (form != NM_FORM_R && !is_string) {
+        bool disp = i->mod == 1 || i->mod == 2 || i->base == NM_REG_NONE;
+        if (disp && i->src == NM_OPK_IMM) f |= PS_DISPIMM;
+    }
+    if (is_string) f |= PS_STRING;
+    if (is_string && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE))) f |= PS_REP;
+    if ((i->prefixes & NM_PFX_LOCK) || (i->op == NM_OP_XCHG && form != NM_FORM_R)) f |= PS_LOCKED;
+    if (i->op == NM_OP_IN || i->op == NM_OP_OUT || i->op == NM_OP_INS || i->op == NM_OP_OUTS)
+        f |= PS_IO;
+    if (uses_btb(i->op)) f |= PS_BTB;
+    if ((i->op == NM_OP_JMP || i->op == NM_OP_CALL) && i->src == NM_OPK_IMM) f |= PS_DIRECT_UNCOND;
+    if (i->op == NM_OP_HLT) f |= PS_HLT;
+    if (opf & NM_OPF_BRANCH) f |= PS_BRANCH;
+    *st = (p5_static){
+        .pair = row->pair,
+        .clocks = row->clk[form],
+        .rd = (uint8_t)d.rd,
+        .wr = (uint8_t)d.wr,
+        .agi_wr = (uint8_t)d.agi_wr,
+        .addr = (uint8_t)d.addr,
+        .stack = d.stack,
+        .pfx = (uint8_t)prefix_bytes(i),
+        .flags = (uint16_t)f,
+    };
+    i->model_tag = NM_INSN_TAG_PENTIUM;
+    return st;
+}
+
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     p5 *s = opaque;
-    const p5_row *row = &rows[i->op < NM_OP_COUNT ? i->op : 0];
+    const p5_static *st = static_of(i);
     nm_x86_mode before = s->mode;
     nm_x86_mode after = nm_x86_mode_now(c);
-    unsigned opf = nm_op_flags(i->op);
-    bool is_string = (opf & NM_OPF_STRING) != 0;
-    bool is_rep = is_string && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE));
+    const unsigned sf = st->flags;
+    bool is_string = (sf & PS_STRING) != 0;
+    bool is_rep = (sf & PS_REP) != 0;
     bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
 
-    p5_desc d = {.pair = row->pair};
-    unsigned form = form_of(i);
-    d.rmw = form == NM_FORM_MEM && (row->flags & F_RMW);
-    d.clocks = (row->flags & F_SPECIAL) ? special_clocks(s, c, i, &d, &before, &after, rep_cont)
-                                        : row->clk[form];
-    operands(i, row, &d);
-    if (form != NM_FORM_R && !is_string) {
-        bool disp = i->mod == 1 || i->mod == 2 || i->base == NM_REG_NONE;
-        d.dispimm = disp && i->src == NM_OPK_IMM;
-    }
-
+    p5_desc d = {
+        .pair = st->pair,
+        .rmw = (sf & PS_RMW) != 0,
+        .dispimm = (sf & PS_DISPIMM) != 0,
+        .stack = st->stack,
+        .rd = st->rd,
+        .wr = st->wr,
+        .agi_wr = st->agi_wr,
+        .addr = st->addr,
+    };
+    d.clocks =
+        (sf & PS_SPECIAL) ? special_clocks(s, c, i, &d, &before, &after, rep_cont) : st->clocks;
     /* Memory: the logged accesses, spread over a string's iterations. */
     unsigned per_iter = 0, stride = 1;
     if (is_rep) {
@@ -1141,7 +1209,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
     s->pending = 0;
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
-    if ((i->prefixes & NM_PFX_LOCK) || (i->op == NM_OP_XCHG && form != NM_FORM_R)) {
+    if (sf & PS_LOCKED) {
         uint64_t now = c->clock->cycles + stall;
         uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
                                 : s->board.dram_single;
@@ -1152,7 +1220,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->st.locked++;
     }
     /* I/O waits for the write buffers to drain [DB]. */
-    if (i->op == NM_OP_IN || i->op == NM_OP_OUT || i->op == NM_OP_INS || i->op == NM_OP_OUTS) {
+    if (sf & PS_IO) {
         uint64_t now = c->clock->cycles + stall;
         uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
         stall += (uint32_t)(empty - now);
@@ -1161,13 +1229,13 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 
     /* Branch prediction. */
     bool mispredict = false;
-    if (s->br_seen && uses_btb(i->op))
+    if (s->br_seen && (sf & PS_BTB))
         mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
     s->br_seen = false;
 
-    bool direct_uncond = (i->op == NM_OP_JMP || i->op == NM_OP_CALL) && i->src == NM_OPK_IMM;
+    bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
 
-    unsigned pfx = prefix_bytes(i);
+    unsigned pfx = st->pfx;
     bool can_v = d.pair == P_UV || d.pair == P_PV;
     bool pair = s->u_open && can_v && pfx == 0 && !d.dispimm && !depends(&s->u, &d);
     uint32_t cost, exec;
@@ -1238,7 +1306,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         /* Opens a V slot: pairable in U, not a branch, boundaries known
          * (code cache hit, or a one-byte instruction) [MA 4.1]. */
         s->u_open = (d.pair == P_UV || d.pair == P_PU) && !d.dispimm &&
-                    !(code_miss && i->len > 1) && !(opf & NM_OPF_BRANCH);
+                    !(code_miss && i->len > 1) && !(sf & PS_BRANCH);
         s->u = d;
         s->u_exec = exec;
         s->u_agi = agi != 0;
@@ -1252,7 +1320,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->shadow = exec - 1;
         s->shadow_groups = 2;
     }
-    if (i->op == NM_OP_HLT) {
+    if (sf & PS_HLT) {
         /* HLT drains the pipeline: no shadow, no V slot left. */
         s->shadow = 0;
         s->shadow_groups = 0;
