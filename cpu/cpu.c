@@ -385,7 +385,13 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
     const ic_entry *e = icache_fetch_entry(c);
     uint32_t flin = c->fetch_lin;
     const uint32_t cs_limit = c->seg[NM_CS].limit;
+    const uint32_t cs_base = c->seg[NM_CS].base;
     const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
+    /* The listener as it is now: nm_cpu_set_hooks flushes the TLB, so while
+     * fetch_lin is unchanged these are still c->hooks (else run_hooks reads
+     * them again), and so are CS and the fetch page. */
+    const nm_cpu_hooks h = c->hooks;
+    const bool code_mem = h.mem && !h.mem_ignores_code;
     for (;;) {
         const nm_insn *i = &e->insn;
         const uint32_t eip = c->eip;
@@ -399,10 +405,29 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
         i->fn(c, i);
         c->instructions++;
         c->steps++;
-        if (likely(c->have_hooks))
+        if (likely(c->fetch_lin == flin)) {
+            /* run_hooks with the listener held here */
+            uint32_t cost = 1;
+            if (code_mem) {
+                uint32_t lin = cs_base + eip;
+                h.mem(h.opaque, lin, c->fetch_phys | (lin & 0xfff), len, NM_MEM_CODE);
+            }
+            if ((i->opflags & NM_OPF_BRANCH) && h.branch) {
+                bool cond = i->op == NM_OP_JCC || i->op == NM_OP_LOOP || i->op == NM_OP_LOOPE ||
+                            i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
+                h.branch(h.opaque, eip, c->eip, !cond || c->eip != eip + len);
+            }
+            if (h.insn) {
+                nm_insn *hi = (nm_insn *)i;
+                hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
+                cost = h.insn(h.opaque, c, hi);
+            }
+            clk->cycles += cost;
+        } else if (c->have_hooks) {
             run_hooks(c, i);
-        else
+        } else {
             clk->cycles += 1;
+        }
         if (unlikely((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
                      (uint32_t)c->inhibit_irq | c->dr_hit)) {
             post_insn(c, 0);
