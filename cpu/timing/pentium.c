@@ -744,8 +744,29 @@ static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
     return phys < 0xa0000u || phys >= 0xc0000u;
 }
 
-/* A read of one line.  Returns the stall. */
-static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code);
+
+/* A read of one line.  Returns the stall.  Inline: the line the cache hit
+ * last, in cacheable RAM with the caches on (straight-line code, the
+ * stack), which read_line_slow would find so too and count as a hit. */
+static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+{
+    nm_cache_head *h = (nm_cache_head *)(void *)cache;
+    if (((phys & h->line_mask) | 1u) == h->mru && !(s->cpu->cr0 & NM_CR0_CD)) {
+        const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
+        if (r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u)) {
+            h->stats.read_hits++;
+            if (code)
+                s->st.code_hits++;
+            else
+                s->st.data_hits++;
+            return 0;
+        }
+    }
+    return read_line_slow(s, cache, phys, now, code);
+}
+
+static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
 {
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
