@@ -1197,6 +1197,11 @@ static const p5_static *static_of(const nm_insn *ci)
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     p5 *s = opaque;
+    /* The instruction's code bytes, logged as the run loop's code report
+     * would have been, just before this call (with mem_ignores_code it
+     * makes none). */
+    uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+    p5_mem(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
     const p5_static *st = static_of(i);
     nm_x86_mode before = s->mode;
     nm_x86_mode after = nm_x86_mode_now(c);
@@ -1554,6 +1559,8 @@ const nm_cost_model_class nm_cost_model_pentium = {
             .mem = p5_mem,
             .branch = p5_branch,
             .interrupt = p5_interrupt,
+            /* p5_insn logs the instruction's code bytes itself */
+            .mem_ignores_code = true,
         },
     .report = p5_report,
     .snoop = p5_snoop,
