@@ -635,6 +635,12 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
 
 static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
 {
+    /* Fetched already (from a data or I/O hook), as long as decoded: what
+     * code_fetch_slow does then. */
+    if (s->code_done && s->code_lin == lin && s->code_len >= len) {
+        s->code_len = len;
+        return;
+    }
     uint32_t first = phys & ~(LINE - 1);
     if (s->cpu->paging && !(s->code_done && s->code_lin == lin)) tlb_access(s, lin, len, true);
     /* Straight-line code within a line the queue already holds, no
