@@ -1160,12 +1160,16 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
     const i486_static *st = static_of(i);
-    nm_x86_mode now = nm_x86_mode_now(c);
+    /* The mode now (after the instruction; the model changes nothing in
+     * the CPU, so it is the same all through this call): built where a rule
+     * needs it, and into s->prev at the end. */
+    nm_x86_mode now;
     uint32_t clocks = 0;
     unsigned opf = st->opf;
 
     if (c->insn_eip != s->prev.next_eip ||
         (!(st->flags & ST_LOADS_CS) && c->seg[NM_CS].selector != s->prev.cs)) {
+        now = nm_x86_mode_now(c);
         uint32_t v = int_n[nm_xfer_class(&s->prev, &now)];
         clocks += v;
         s->c_int += v;
@@ -1183,7 +1187,11 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         code_fetch(s, lin, phys, i->len);
     }
 
-    uint32_t base = st->base ? st->base : cost_of(s, c, i, &now);
+    uint32_t base = st->base;
+    if (!base) {
+        now = nm_x86_mode_now(c);
+        base = cost_of(s, c, i, &now);
+    }
     clocks += base;
     if (st->flags & ST_IO)
         s->c_io += base;
@@ -1245,7 +1253,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->rep_pace = 0;
     s->misaligned = 0;
     s->taken = false;
-    s->prev = now;
+    s->prev = nm_x86_mode_now(c);
     /* a REP string once, however many steps (cpu_insn_retired; any other
      * instruction retires) */
     s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;

@@ -1203,8 +1203,6 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
     p5_mem(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
     const p5_static *st = static_of(i);
-    nm_x86_mode before = s->mode;
-    nm_x86_mode after = nm_x86_mode_now(c);
     const unsigned sf = st->flags;
     bool is_string = (sf & PS_STRING) != 0;
     bool is_rep = (sf & PS_REP) != 0;
@@ -1220,8 +1218,13 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         .agi_wr = st->agi_wr,
         .addr = st->addr,
     };
-    d.clocks =
-        (sf & PS_SPECIAL) ? special_clocks(s, c, i, &d, &before, &after, rep_cont) : st->clocks;
+    d.clocks = st->clocks;
+    if (sf & PS_SPECIAL) {
+        /* The mode before (the previous instruction's) and now (the model
+         * changes nothing in the CPU: the same all through this call). */
+        nm_x86_mode after = nm_x86_mode_now(c);
+        d.clocks = special_clocks(s, c, i, &d, &s->mode, &after, rep_cont);
+    }
     /* Memory: the logged accesses, spread over a string's iterations. */
     unsigned per_iter = 0, stride = 1;
     if (is_rep) {
@@ -1356,7 +1359,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->rep_active = c->eip == c->insn_eip;
         s->rep_eip = c->insn_eip;
     }
-    s->mode = after;
+    s->mode = nm_x86_mode_now(c);
     tlb_after(s, i);
     account(s, i->op, d.clocks);
     /* a REP string once, however many steps (any other instruction retires) */
