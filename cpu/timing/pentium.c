@@ -1026,6 +1026,16 @@ static bool uses_btb(unsigned op)
 
 /* ---------------------------------------------------------------- hooks */
 
+static void log_overflow(p5 *s);
+
+/* Logs one access for run_log. */
+static inline void log_access(p5 *s, uint32_t linear, uint32_t physical, unsigned size,
+                              unsigned flags)
+{
+    if (unlikely(s->nlog == LOG_CAP)) log_overflow(s);
+    s->log[s->nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
+}
+
 static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned size, unsigned flags)
 {
     p5 *s = opaque;
@@ -1035,14 +1045,16 @@ static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned si
         s->st.interp_walk_reads++;
         return;
     }
-    if (s->nlog == LOG_CAP) {
-        /* Never with the REP budget of exec_string.c; settle at once. */
-        bool cm = false, hd = false;
-        uint32_t fd = 0;
-        s->pending += run_log(s, s->cpu->clock->cycles + s->pending, 0, 1, &cm, &hd, &fd);
-        s->st.log_overflows++;
-    }
-    s->log[s->nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
+    log_access(s, linear, physical, size, flags);
+}
+
+/* A full log (never with the REP budget of exec_string.c): settled at once. */
+static void log_overflow(p5 *s)
+{
+    bool cm = false, hd = false;
+    uint32_t fd = 0;
+    s->pending += run_log(s, s->cpu->clock->cycles + s->pending, 0, 1, &cm, &hd, &fd);
+    s->st.log_overflows++;
 }
 
 static void p5_branch(void *opaque, uint32_t from_eip, uint32_t to_eip, bool taken)
@@ -1201,7 +1213,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
      * would have been, just before this call (with mem_ignores_code it
      * makes none). */
     uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
-    p5_mem(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
+    log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
     const p5_static *st = static_of(i);
     const unsigned sf = st->flags;
     bool is_string = (sf & PS_STRING) != 0;
