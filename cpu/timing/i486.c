@@ -463,28 +463,35 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
         if (s->fills[k].used) s->fill_lines |= 1u << ((s->fills[k].line / LINE) % 32);
 }
 
+/* The record of the last fill of `line`, NULL if none is on record. */
+static const fill_rec *fill_of(const i486_state *s, uint32_t line)
+{
+    if (!(s->fill_lines & (1u << ((line / LINE) % 32)))) return NULL; /* not on record */
+    for (unsigned k = 1; k <= NFILL; k++) {
+        const fill_rec *f = &s->fills[(s->fill_head - k) % NFILL];
+        if (f->used && f->line == line) return f;
+    }
+    return NULL;
+}
+
+/* When dwords d0..d1 of the line of fill `f` are all in: the latest of
+ * their transfers; 0 without a record (cached long ago). */
+static uint64_t fill_dwords_in(const fill_rec *f, unsigned d0, unsigned d1)
+{
+    if (!f) return 0;
+    uint64_t t = 0;
+    for (unsigned d = d0; d <= d1; d++) {
+        uint64_t a = f->start + f->off[d ^ f->first];
+        if (a > t) t = a;
+    }
+    return t;
+}
+
 /* When dwords d0..d1 of `line` are all in: the latest of their transfers
  * if the line's fill is on record, else 0 (cached long ago). */
 static uint64_t dwords_in(const i486_state *s, uint32_t line, unsigned d0, unsigned d1)
 {
-    if (!(s->fill_lines & (1u << ((line / LINE) % 32)))) return 0; /* not on record */
-    for (unsigned k = 1; k <= NFILL; k++) {
-        const fill_rec *f = &s->fills[(s->fill_head - k) % NFILL];
-        if (!f->used || f->line != line) continue;
-        uint64_t t = 0;
-        for (unsigned d = d0; d <= d1; d++) {
-            uint64_t a = f->start + f->off[d ^ f->first];
-            if (a > t) t = a;
-        }
-        return t;
-    }
-    return 0;
-}
-
-/* When all four dwords of `line` are in (dwords_in of the whole line). */
-static uint64_t line_all_in(const i486_state *s, uint32_t line)
-{
-    return dwords_in(s, line, 0, 3);
+    return fill_dwords_in(fill_of(s, line), d0, d1);
 }
 
 static void settle_prefetch(i486_state *s, uint64_t t, bool all);
@@ -614,6 +621,15 @@ static void cancel_prefetch(i486_state *s, uint64_t t)
  * demand, else pending until the bus is free of data accesses. */
 static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
 {
+    if (ahead && s->pf_n == 0) {
+        /* What follows with nothing pending (settle_prefetch does nothing),
+         * with one cache lookup. */
+        if (nm_cache_read_if_present(s->cache, want)) return;
+        s->pf_line[0] = want & ~(LINE - 1);
+        s->pf_at[0] = t;
+        s->pf_n = 1;
+        return;
+    }
     if (ahead && !nm_cache_probe(s->cache, want)) {
         if (s->pf_n == 2) settle_prefetch(s, t, true);
         s->pf_line[s->pf_n] = want & ~(LINE - 1);
@@ -698,6 +714,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
         for (unsigned k = 0; k < s->pf_n; k++)
             if (s->pf_line[k] - first < lines * LINE) settle_prefetch(s, now, true);
         uint64_t ready = 0;
+        const fill_rec *f = NULL; /* the last line's record (no fill starts after the search) */
         for (uint32_t k = 0; k < lines; k++) {
             uint32_t line = first + k * LINE;
             uint32_t lo = k ? line : phys, hi = phys + len - 1;
@@ -706,14 +723,15 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
                 queue_line(s, lo, now, false);
                 s->pq_last = line;
             }
-            uint64_t in = dwords_in(s, line, (lo >> 2) & 3, (hi >> 2) & 3);
+            f = fill_of(s, line);
+            uint64_t in = fill_dwords_in(f, (lo >> 2) & 3, (hi >> 2) & 3);
             if (in > ready) ready = in;
         }
         if (ready > now) add_read_stall(s, (uint32_t)(ready - now), true);
         if (lines == 1) {
             s->ready_line = first;
             s->ready_head = s->fill_head;
-            s->ready_at = line_all_in(s, first);
+            s->ready_at = fill_dwords_in(f, 0, 3); /* all four dwords in */
         }
     }
     s->code_done = true;
