@@ -906,6 +906,26 @@ static void tlb_after(p5 *s, const nm_insn *i)
     }
 }
 
+/* One logged code access, settled `stall` clocks after t0 (its TLB lookup,
+ * then its lines from the code cache); returns the new stall. */
+static inline uint32_t settle_code(p5 *s, const p5_access *a, uint64_t t0, uint32_t stall,
+                                   bool *code_miss)
+{
+    unsigned size = a->size ? a->size : 1;
+    uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
+    if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK))
+        stall += tlb_access(s, a->lin, size, true, t0 + stall);
+    for (uint32_t line = first;; line += 32) {
+        uint64_t before = s->st.code_misses;
+        uint32_t w = read_line(s, s->code, line, t0 + stall, true);
+        stall += w;
+        s->part_code += w;
+        if (s->st.code_misses != before) *code_miss = true;
+        if (line == last) break;
+    }
+    return stall;
+}
+
 /* Settles the logged accesses.  `per_iter` > 0 spreads a string's data
  * accesses over its iterations (`stride` accesses each). */
 static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, bool *code_miss,
@@ -915,24 +935,16 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
     unsigned data_idx = 0;
     for (unsigned k = 0; k < s->nlog; k++) {
         const p5_access *a = &s->log[k];
+        if (a->flags & NM_MEM_CODE) {
+            stall = settle_code(s, a, t0, stall, code_miss);
+            continue;
+        }
         unsigned size = a->size ? a->size : 1;
         uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
         if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK)) {
             uint64_t at = t0 + stall;
-            if (!(a->flags & NM_MEM_CODE) && per_iter)
-                at += (uint64_t)(data_idx / stride) * per_iter;
-            stall += tlb_access(s, a->lin, size, (a->flags & NM_MEM_CODE) != 0, at);
-        }
-        if (a->flags & NM_MEM_CODE) {
-            for (uint32_t line = first;; line += 32) {
-                uint64_t before = s->st.code_misses;
-                uint32_t w = read_line(s, s->code, line, t0 + stall, true);
-                stall += w;
-                s->part_code += w;
-                if (s->st.code_misses != before) *code_miss = true;
-                if (line == last) break;
-            }
-            continue;
+            if (per_iter) at += (uint64_t)(data_idx / stride) * per_iter;
+            stall += tlb_access(s, a->lin, size, false, at);
         }
         uint64_t now = t0 + stall + (per_iter ? (uint64_t)(data_idx / stride) * per_iter : 0);
         data_idx++;
@@ -1130,6 +1142,8 @@ static void account(p5 *s, unsigned op, uint32_t row)
     case NM_OP_IRET: t->c_int += row; break;
     default: t->c_table += row; break;
     }
+    if (!(s->part_int | s->part_code | s->part_data | s->part_wbuf | s->part_mis | s->part_tlb))
+        return; /* nothing to book (most instructions) */
     t->c_int += s->part_int;
     t->c_code_fill += s->part_code;
     t->c_data_fill += s->part_data;
@@ -1246,8 +1260,14 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     bool code_miss = false, has_data = false;
     uint32_t first_data = 0;
     uint64_t t0 = c->clock->cycles + s->pending;
-    uint32_t stall =
-        s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+    uint32_t stall;
+    if (s->nlog == 1 && (s->log[0].flags & NM_MEM_CODE)) {
+        /* the instruction's code alone: run_log's loop for its one access */
+        stall = s->pending + settle_code(s, &s->log[0], t0, 0, &code_miss);
+        s->nlog = 0;
+    } else {
+        stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+    }
     s->pending = 0;
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
     if (sf & PS_LOCKED) {
