@@ -1135,6 +1135,7 @@ typedef struct i486_static {
     uint8_t opf;     /* nm_op_flags */
 } i486_static;
 _Static_assert(sizeof(i486_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
+_Static_assert(_Alignof(i486_static) == 1, "model_data has no alignment");
 
 static const i486_static *static_of(const nm_insn *ci)
 {

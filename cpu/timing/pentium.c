@@ -1173,10 +1173,11 @@ typedef struct p5_static {
     uint8_t pair, clocks;         /* the row's */
     uint8_t rd, wr, agi_wr, addr; /* operands() (GPR masks, 8 bits) */
     uint8_t stack;
-    uint8_t pfx; /* prefix_bytes */
-    uint16_t flags;
+    uint8_t pfx;                /* prefix_bytes */
+    uint8_t flags_lo, flags_hi; /* PS_* (bytes: model_data is not aligned) */
 } p5_static;
 _Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
+_Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
 
 static const p5_static *static_of(const nm_insn *ci)
 {
@@ -1214,7 +1215,8 @@ static const p5_static *static_of(const nm_insn *ci)
         .addr = (uint8_t)d.addr,
         .stack = d.stack,
         .pfx = (uint8_t)prefix_bytes(i),
-        .flags = (uint16_t)f,
+        .flags_lo = (uint8_t)f,
+        .flags_hi = (uint8_t)(f >> 8),
     };
     i->model_tag = NM_INSN_TAG_PENTIUM;
     return st;
@@ -1229,7 +1231,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
     log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
     const p5_static *st = static_of(i);
-    const unsigned sf = st->flags;
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
     bool is_string = (sf & PS_STRING) != 0;
     bool is_rep = (sf & PS_REP) != 0;
     bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
