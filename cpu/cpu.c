@@ -334,36 +334,42 @@ static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
         c->instructions++;
         c->steps++;
         clk->cycles += 1;
-        if (unlikely(c->fetch_lin != flin)) {
-            /* A listener may have been set by this very instruction (an I/O
-             * to the measurement marker; nm_cpu_set_hooks flushes the TLB):
-             * it sees the instruction, and its cost replaces our 1. */
-            if (c->have_hooks) {
+        /* The rare cases in one test: the fetch translation changed, or
+         * post_insn has work. */
+        if (unlikely((c->fetch_lin ^ flin) | (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) |
+                     (uint32_t)m->intr | (uint32_t)c->inhibit_irq | c->dr_hit)) {
+            if (c->fetch_lin != flin && c->have_hooks) {
+                /* A listener may have been set by this very instruction (an
+                 * I/O to the measurement marker; nm_cpu_set_hooks flushes the
+                 * TLB): it sees the instruction, and its cost replaces our 1. */
                 clk->cycles -= 1;
                 run_hooks(c, i);
             }
-        }
-        /* TF was clear at the start (the outer loop steps with TF set):
-         * post_insn only for INTR and the shadow; TF just set by this
-         * instruction traps after the next one, which the outer loop runs.
-         * INTR pending with IF=0 changes nothing: we go on (a delivered
-         * interrupt moves EIP and resets fetch_lin, so the test below
-         * leaves). */
-        if (unlikely((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
-                     (uint32_t)c->inhibit_irq | c->dr_hit)) {
-            post_insn(c, 0);
-            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
-        }
-        if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
+            /* TF was clear at the start (the outer loop steps with TF set):
+             * post_insn only for INTR and the shadow; TF just set by this
+             * instruction traps after the next one, which the outer loop
+             * runs.  INTR pending with IF=0 changes nothing: we go on (a
+             * delivered interrupt moves EIP and resets fetch_lin, so the
+             * test below leaves). */
+            if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
+                (uint32_t)c->inhibit_irq | c->dr_hit) {
+                post_insn(c, 0);
+                if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
+            }
+            if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
+            if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
+        } else if (unlikely(
+                       !(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit))) {
             return;
-        /* Read after the instruction: an icache flush sets it to IC_NO_SEQ. */
+        }
+        /* fetch_lin == flin here.  Read after the instruction: an icache
+         * flush sets it to IC_NO_SEQ. */
         const uint64_t seq_tag = e->seq_tag;
         const ic_entry *n = e + len;
-        if (likely(c->eip == next && n->tag == seq_tag && c->fetch_lin == flin)) {
+        if (likely(c->eip == next && n->tag == seq_tag)) {
             e = n;
             continue;
         }
-        if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
         c->insn_eip = c->eip;
         c->insn_esp = c->gpr[NM_ESP];
         e = icache_fetch_entry(c);
