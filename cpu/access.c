@@ -89,6 +89,20 @@ static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
     return e;
 }
 
+/* tlb_translate with its hit test inline (the memory hook's accesses all
+ * come this way). */
+static inline nm_tlb_entry *tlb_lookup(nm_cpu *c, uint32_t lin, unsigned acc)
+{
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    if (likely(e->tag_valid == (lin & ~0xfffu))) {
+        bool user = acc & NM_ACC_USER, write = acc & NM_ACC_WRITE;
+        uint32_t need =
+            write ? (NM_TLBP_DIRTY | (user ? NM_TLBP_UW : NM_TLBP_SW)) : (user ? NM_TLBP_UR : 0);
+        if ((e->perm & need) == need) return e;
+    }
+    return tlb_translate(c, lin, acc);
+}
+
 void cpu_probe_write(nm_cpu *c, int seg, uint32_t off, unsigned size)
 {
     uint32_t lin = seg_lin(c, seg, off, size, true);
@@ -104,13 +118,36 @@ uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin)
     return e->phys_page;
 }
 
+/* Host-memory copies of up to 4 bytes (little-endian host); 1, 2 and 4
+ * with a constant size, so that no memcpy call is made. */
+static inline uint32_t host_load(const uint8_t *p, unsigned size)
+{
+    uint32_t v = 0;
+    if (size == 4)
+        memcpy(&v, p, 4);
+    else if (size == 2)
+        memcpy(&v, p, 2);
+    else if (size == 1)
+        v = *p;
+    else
+        memcpy(&v, p, size);
+    return v;
+}
+static inline void host_store(uint8_t *p, uint32_t v, unsigned size)
+{
+    if (size == 4)
+        memcpy(p, &v, 4);
+    else if (size == 2)
+        memcpy(p, &v, 2);
+    else if (size == 1)
+        *p = (uint8_t)v;
+    else
+        memcpy(p, &v, size);
+}
+
 static uint32_t entry_read(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, unsigned size)
 {
-    if (e->host) {
-        uint32_t v = 0;
-        memcpy(&v, e->host + off, size); /* little-endian host */
-        return v;
-    }
+    if (e->host) return host_load(e->host + off, size);
     return nm_mem_read(c->mem, e->phys_page | off, size);
 }
 
@@ -118,7 +155,7 @@ static void entry_write(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, uint32_t
 {
     uint32_t phys = e->phys_page | off;
     if (e->perm & NM_TLBP_RAM) {
-        memcpy(e->host + off, &v, size);
+        host_store(e->host + off, v, size);
         if (nm_memmap_page_is_watched(c->mem, phys)) icache_invalidate(c, phys, size);
     } else {
         nm_mem_write(c->mem, phys, v, size); /* ROM, MMIO, partial pages (watch via memmap) */
@@ -138,7 +175,7 @@ static uint32_t read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, uns
         cpu_raise(c, NM_EXC_AC, 0); /* SDM vol. 3A, 6.15 interrupt 17 */
     if (unlikely(c->dr_data_mask) && !(hflags & NM_MEM_CODE)) cpu_debug_data(c, lin, size, false);
     if (off + size <= 0x1000) {
-        nm_tlb_entry *e = tlb_translate(c, lin, acc);
+        nm_tlb_entry *e = tlb_lookup(c, lin, acc);
         uint32_t v = entry_read(c, e, off, size);
         mem_hook(c, lin, e->phys_page | off, size, hflags);
         return v;
@@ -165,7 +202,7 @@ static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c)) cpu_raise(c, NM_EXC_AC, 0);
     if (unlikely(c->dr_data_mask)) cpu_debug_data(c, lin, size, true);
     if (off + size <= 0x1000) {
-        nm_tlb_entry *e = tlb_translate(c, lin, acc);
+        nm_tlb_entry *e = tlb_lookup(c, lin, acc);
         entry_write(c, e, off, v, size);
         mem_hook(c, lin, e->phys_page | off, size, hflags | NM_MEM_WRITE);
         return;

@@ -240,22 +240,25 @@ static void post_insn(nm_cpu *c, uint32_t tf)
 static void run_hooks(nm_cpu *c, const nm_insn *i)
 {
     uint32_t cost = 1;
-    if (c->hooks.mem) {
+    if (c->hooks.mem && !c->hooks.mem_ignores_code) {
         /* The code bytes (the fetch page's translation is still cached
          * unless the instruction itself changed it). */
         uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
         c->hooks.mem(c->hooks.opaque, lin, c->fetch_phys | (lin & 0xfff), i->len, NM_MEM_CODE);
     }
-    if (c->hooks.branch && (nm_opcode_flags(i->op) & NM_OPF_BRANCH)) {
+    if ((i->opflags & NM_OPF_BRANCH) && c->hooks.branch) {
         uint32_t next = c->insn_eip + i->len;
         bool cond = i->op == NM_OP_JCC || i->op == NM_OP_LOOP || i->op == NM_OP_LOOPE ||
                     i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
         c->hooks.branch(c->hooks.opaque, c->insn_eip, c->eip, !cond || c->eip != next);
     }
     if (c->hooks.insn) {
-        nm_insn copy = *i;
-        copy.ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
-        cost = c->hooks.insn(c->hooks.opaque, c, &copy);
+        /* The hook sees the cached instruction itself (its model_tag and
+         * model_data are the model's to fill), with ea set for this run of
+         * it; the interpreter never reads ea. */
+        nm_insn *hi = (nm_insn *)i;
+        hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
+        cost = c->hooks.insn(c->hooks.opaque, c, hi);
     }
     c->clock->cycles += cost;
 }
@@ -331,29 +334,113 @@ static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
         c->instructions++;
         c->steps++;
         clk->cycles += 1;
-        if (unlikely(c->fetch_lin != flin)) {
-            /* A listener may have been set by this very instruction (an I/O
-             * to the measurement marker; nm_cpu_set_hooks flushes the TLB):
-             * it sees the instruction, and its cost replaces our 1. */
-            if (c->have_hooks) {
+        /* The rare cases in one test: the fetch translation changed, or
+         * post_insn has work. */
+        if (unlikely((c->fetch_lin ^ flin) | (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) |
+                     (uint32_t)m->intr | (uint32_t)c->inhibit_irq | c->dr_hit)) {
+            if (c->fetch_lin != flin && c->have_hooks) {
+                /* A listener may have been set by this very instruction (an
+                 * I/O to the measurement marker; nm_cpu_set_hooks flushes the
+                 * TLB): it sees the instruction, and its cost replaces our 1. */
                 clk->cycles -= 1;
                 run_hooks(c, i);
             }
+            /* TF was clear at the start (the outer loop steps with TF set):
+             * post_insn only for INTR and the shadow; TF just set by this
+             * instruction traps after the next one, which the outer loop
+             * runs.  INTR pending with IF=0 changes nothing: we go on (a
+             * delivered interrupt moves EIP and resets fetch_lin, so the
+             * test below leaves). */
+            if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
+                (uint32_t)c->inhibit_irq | c->dr_hit) {
+                post_insn(c, 0);
+                if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
+            }
+            if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
+            if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
+        } else if (unlikely(
+                       !(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit))) {
+            return;
         }
-        /* TF was clear at the start (the outer loop steps with TF set):
-         * post_insn only for INTR and the shadow; TF just set by this
-         * instruction traps after the next one, which the outer loop runs.
-         * INTR pending with IF=0 changes nothing: we go on (a delivered
-         * interrupt moves EIP and resets fetch_lin, so the test below
-         * leaves). */
+        /* fetch_lin == flin here.  Read after the instruction: an icache
+         * flush sets it to IC_NO_SEQ. */
+        const uint64_t seq_tag = e->seq_tag;
+        const ic_entry *n = e + len;
+        if (likely(c->eip == next && n->tag == seq_tag)) {
+            e = n;
+            continue;
+        }
+        c->insn_eip = c->eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        e = icache_fetch_entry(c);
+        flin = c->fetch_lin;
+    }
+}
+
+/* A listener set, no trace, TF, RF and instruction breakpoints clear: the
+ * steps of step_reported, following the decoded-instruction cache from an
+ * instruction to its sequential successor as run_fast does.  Leaves on the
+ * same conditions as run_fast (the listener removed or replaced flushes
+ * the TLB, which resets fetch_lin). */
+static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
+{
+    nm_clock *const clk = c->clock;
+    nm_machine *const m = c->m;
+    c->insn_eip = c->eip; /* the fetch may fault */
+    c->insn_esp = c->gpr[NM_ESP];
+    const ic_entry *e = icache_fetch_entry(c);
+    uint32_t flin = c->fetch_lin;
+    const uint32_t cs_limit = c->seg[NM_CS].limit;
+    const uint32_t cs_base = c->seg[NM_CS].base;
+    const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
+    /* The listener as it is now: nm_cpu_set_hooks flushes the TLB, so while
+     * fetch_lin is unchanged these are still c->hooks (else run_hooks reads
+     * them again), and so are CS and the fetch page. */
+    const nm_cpu_hooks h = c->hooks;
+    const bool code_mem = h.mem && !h.mem_ignores_code;
+    for (;;) {
+        const nm_insn *i = &e->insn;
+        const uint32_t eip = c->eip;
+        const unsigned len = i->len;
+        c->insn_eip = eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        if (unlikely((uint64_t)eip + (len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
+        const uint32_t next = eip + len;
+        c->eip = next & eip_mask;
+        c->cur_insn = i;
+        i->fn(c, i);
+        c->instructions++;
+        c->steps++;
+        if (likely(c->fetch_lin == flin)) {
+            /* run_hooks with the listener held here */
+            uint32_t cost = 1;
+            if (code_mem) {
+                uint32_t lin = cs_base + eip;
+                h.mem(h.opaque, lin, c->fetch_phys | (lin & 0xfff), len, NM_MEM_CODE);
+            }
+            if ((i->opflags & NM_OPF_BRANCH) && h.branch) {
+                bool cond = i->op == NM_OP_JCC || i->op == NM_OP_LOOP || i->op == NM_OP_LOOPE ||
+                            i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
+                h.branch(h.opaque, eip, c->eip, !cond || c->eip != eip + len);
+            }
+            if (h.insn) {
+                nm_insn *hi = (nm_insn *)i;
+                hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
+                cost = h.insn(h.opaque, c, hi);
+            }
+            clk->cycles += cost;
+        } else if (c->have_hooks) {
+            run_hooks(c, i);
+        } else {
+            clk->cycles += 1;
+        }
         if (unlikely((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
                      (uint32_t)c->inhibit_irq | c->dr_hit)) {
             post_insn(c, 0);
-            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
+            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
         }
         if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
             return;
-        /* Read after the instruction: an icache flush sets it to IC_NO_SEQ. */
         const uint64_t seq_tag = e->seq_tag;
         const ic_entry *n = e + len;
         if (likely(c->eip == next && n->tag == seq_tag && c->fetch_lin == flin)) {
@@ -412,9 +499,12 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             if (clk->deadline != UINT64_MAX) clk->cycles = clk->deadline;
             break;
         }
-        if (unlikely(c->have_hooks || tracing || (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) ||
-                     c->dr_exec_mask)) {
+        if (unlikely(tracing || (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) || c->dr_exec_mask)) {
             step_reported(c, tracing);
+            continue;
+        }
+        if (c->have_hooks) {
+            run_hooked(c, limit);
             continue;
         }
         run_fast(c, limit);

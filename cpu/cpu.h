@@ -111,6 +111,10 @@ typedef struct nm_cpu_hooks {
     void (*branch)(void *opaque, uint32_t from_eip, uint32_t to_eip, bool taken);
     /* Exceptions and interrupts as they are delivered. */
     void (*interrupt)(void *opaque, unsigned vector, unsigned kind, uint32_t from_eip);
+    /* The mem hook ignores NM_MEM_CODE: the run loop then does not report
+     * each instruction's code bytes (the decoder's single code bytes still
+     * come). */
+    bool mem_ignores_code;
 } nm_cpu_hooks;
 
 #define NM_MEM_WRITE  1u

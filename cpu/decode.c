@@ -924,6 +924,7 @@ void nm_decode(nm_cpu *c, uint32_t lin, nm_insn *i, bool *cacheable)
     i->len = (uint8_t)d.pos;
 
     unsigned fl = opcode_info[i->op].flags;
+    i->opflags = (uint8_t)fl;
     /* LOCK only on the listed read-modify-write instructions with a memory
      * destination (SDM vol. 2A, LOCK). */
     if ((i->prefixes & NM_PFX_LOCK) && (!(fl & NM_OPF_LOCK) || i->mod == 3 || i->dst != NM_OPK_MEM))

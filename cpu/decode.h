@@ -68,7 +68,18 @@ struct nm_insn {
     uint8_t mod, reg, rm;
     uint8_t base, index, scale; /* memory operand: NM_REG_NONE if absent */
     uint8_t cond;               /* Jcc / SETcc condition, group sub-op */
+    uint8_t opflags;            /* NM_OPF_* of op (the decoder's copy of opcodes.def) */
+    /* What the cost model on the insn hook works out once per decoded
+     * instruction (the parts of its cost that depend on the instruction
+     * alone), valid while model_tag is that model's NM_INSN_TAG_*; the
+     * decoder clears it, so a decoded-again instruction (self-modifying
+     * code, an uncacheable one) is worked out again. */
+    uint8_t model_tag;
+    uint8_t model_data[14];
 };
+
+/* nm_insn.model_tag values: one per cost model (0: none yet). */
+enum { NM_INSN_TAG_NONE = 0, NM_INSN_TAG_486, NM_INSN_TAG_PENTIUM };
 
 /* Decodes the instruction at linear address `lin` (fetching through the
  * TLB, which may fault).  Raises #UD, #GP(0) (longer than 15 bytes) or #PF.

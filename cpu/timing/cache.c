@@ -173,6 +173,21 @@ bool nm_cache_probe(const nm_cache *c, uint32_t phys)
     return find_way(c, set, line | TAG_VALID) >= 0;
 }
 
+bool nm_cache_read_if_present(nm_cache *c, uint32_t phys)
+{
+    if (((phys & c->h.line_mask) | 1u) == c->h.mru) {
+        c->h.stats.read_hits++;
+        return true;
+    }
+    uint32_t line = phys & ~(c->cfg.line_size - 1);
+    uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    int way = find_way(c, set, line | TAG_VALID);
+    if (way < 0) return false;
+    c->h.stats.read_hits++;
+    touch(c, set, (uint32_t)way);
+    return true;
+}
+
 unsigned nm_cache_fill(nm_cache *c, uint32_t phys, uint32_t *victim)
 {
     uint32_t line = phys & ~(c->cfg.line_size - 1);

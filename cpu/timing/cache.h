@@ -94,6 +94,9 @@ static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, u
 }
 /* Is the line present?  No state or counter changes. */
 bool nm_cache_probe(const nm_cache *c, uint32_t phys);
+/* nm_cache_probe, then, if the line is present, nm_cache_access of a read
+ * (a hit): one lookup.  Nothing changes when it is absent. */
+bool nm_cache_read_if_present(nm_cache *c, uint32_t phys);
 /* Fills a line without counting an access (prefetch, the other pipe's
  * line); returns NM_CACHE_* bits like nm_cache_access. */
 unsigned nm_cache_fill(nm_cache *c, uint32_t phys, uint32_t *victim);

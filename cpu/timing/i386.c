@@ -604,6 +604,6 @@ const nm_cost_model_class nm_cost_model_386 = {
     .create = i386_create,
     .destroy = i386_destroy,
     .resume = i386_resume,
-    .hooks = {.insn = i386_insn, .mem = i386_mem, .branch = i386_branch},
+    .hooks = {.insn = i386_insn, .mem = i386_mem, .branch = i386_branch, .mem_ignores_code = true},
     .report = i386_report,
 };

@@ -266,6 +266,7 @@ typedef struct i486_state {
     uint64_t miss_write_done, ahead_blocked_until;
     fill_rec fills[NFILL]; /* the last line fills, a ring */
     unsigned fill_head;
+    uint32_t fill_lines; /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
     /* the prefetch queue: holds the lines from the one of the next byte to
      * decode up to pq_last (a physical line address; the line before the
      * first one when empty), in it or coming; pq_next is the byte after
@@ -457,29 +458,40 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     f->first = (uint8_t)((phys >> 2) & 3);
     f->start = done - cost;
     fill_offsets(s, cost, f->off);
+    s->fill_lines = 0;
+    for (unsigned k = 0; k < NFILL; k++)
+        if (s->fills[k].used) s->fill_lines |= 1u << ((s->fills[k].line / LINE) % 32);
+}
+
+/* The record of the last fill of `line`, NULL if none is on record. */
+static const fill_rec *fill_of(const i486_state *s, uint32_t line)
+{
+    if (!(s->fill_lines & (1u << ((line / LINE) % 32)))) return NULL; /* not on record */
+    for (unsigned k = 1; k <= NFILL; k++) {
+        const fill_rec *f = &s->fills[(s->fill_head - k) % NFILL];
+        if (f->used && f->line == line) return f;
+    }
+    return NULL;
+}
+
+/* When dwords d0..d1 of the line of fill `f` are all in: the latest of
+ * their transfers; 0 without a record (cached long ago). */
+static uint64_t fill_dwords_in(const fill_rec *f, unsigned d0, unsigned d1)
+{
+    if (!f) return 0;
+    uint64_t t = 0;
+    for (unsigned d = d0; d <= d1; d++) {
+        uint64_t a = f->start + f->off[d ^ f->first];
+        if (a > t) t = a;
+    }
+    return t;
 }
 
 /* When dwords d0..d1 of `line` are all in: the latest of their transfers
  * if the line's fill is on record, else 0 (cached long ago). */
 static uint64_t dwords_in(const i486_state *s, uint32_t line, unsigned d0, unsigned d1)
 {
-    for (unsigned k = 1; k <= NFILL; k++) {
-        const fill_rec *f = &s->fills[(s->fill_head - k) % NFILL];
-        if (!f->used || f->line != line) continue;
-        uint64_t t = 0;
-        for (unsigned d = d0; d <= d1; d++) {
-            uint64_t a = f->start + f->off[d ^ f->first];
-            if (a > t) t = a;
-        }
-        return t;
-    }
-    return 0;
-}
-
-/* When all four dwords of `line` are in (dwords_in of the whole line). */
-static uint64_t line_all_in(const i486_state *s, uint32_t line)
-{
-    return dwords_in(s, line, 0, 3);
+    return fill_dwords_in(fill_of(s, line), d0, d1);
 }
 
 static void settle_prefetch(i486_state *s, uint64_t t, bool all);
@@ -609,6 +621,15 @@ static void cancel_prefetch(i486_state *s, uint64_t t)
  * demand, else pending until the bus is free of data accesses. */
 static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
 {
+    if (ahead && s->pf_n == 0) {
+        /* What follows with nothing pending (settle_prefetch does nothing),
+         * with one cache lookup. */
+        if (nm_cache_read_if_present(s->cache, want)) return;
+        s->pf_line[0] = want & ~(LINE - 1);
+        s->pf_at[0] = t;
+        s->pf_n = 1;
+        return;
+    }
     if (ahead && !nm_cache_probe(s->cache, want)) {
         if (s->pf_n == 2) settle_prefetch(s, t, true);
         s->pf_line[s->pf_n] = want & ~(LINE - 1);
@@ -630,6 +651,12 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
 
 static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
 {
+    /* Fetched already (from a data or I/O hook), as long as decoded: what
+     * code_fetch_slow does then. */
+    if (s->code_done && s->code_lin == lin && s->code_len >= len) {
+        s->code_len = len;
+        return;
+    }
     uint32_t first = phys & ~(LINE - 1);
     if (s->cpu->paging && !(s->code_done && s->code_lin == lin)) tlb_access(s, lin, len, true);
     /* Straight-line code within a line the queue already holds, no
@@ -687,6 +714,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
         for (unsigned k = 0; k < s->pf_n; k++)
             if (s->pf_line[k] - first < lines * LINE) settle_prefetch(s, now, true);
         uint64_t ready = 0;
+        const fill_rec *f = NULL; /* the last line's record (no fill starts after the search) */
         for (uint32_t k = 0; k < lines; k++) {
             uint32_t line = first + k * LINE;
             uint32_t lo = k ? line : phys, hi = phys + len - 1;
@@ -695,14 +723,15 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
                 queue_line(s, lo, now, false);
                 s->pq_last = line;
             }
-            uint64_t in = dwords_in(s, line, (lo >> 2) & 3, (hi >> 2) & 3);
+            f = fill_of(s, line);
+            uint64_t in = fill_dwords_in(f, (lo >> 2) & 3, (hi >> 2) & 3);
             if (in > ready) ready = in;
         }
         if (ready > now) add_read_stall(s, (uint32_t)(ready - now), true);
         if (lines == 1) {
             s->ready_line = first;
             s->ready_head = s->fill_head;
-            s->ready_at = line_all_in(s, first);
+            s->ready_at = fill_dwords_in(f, 0, 3); /* all four dwords in */
         }
     }
     s->code_done = true;
@@ -840,6 +869,93 @@ static unsigned mul_clocks(i486_state *s, const nm_cpu *c, const nm_insn *i)
     return 10 + nm_mul_bits(v, i->opsize, sgn);
 }
 
+/* The clocks of the rows that depend on the decoded instruction alone
+ * (worked out once per instruction: i486_static); 0 for the others, which
+ * cost_of works out each time from the mode, the branch outcome, the
+ * iteration count or an operand value. */
+static unsigned static_cost(const nm_insn *i)
+{
+    unsigned form = nm_insn_form(i);
+    switch (i->op) {
+    case NM_OP_JCC:
+    case NM_OP_LOOP:
+    case NM_OP_LOOPE:
+    case NM_OP_LOOPNE:
+    case NM_OP_JCXZ:
+    case NM_OP_JMP_FAR:
+    case NM_OP_CALL_FAR:
+    case NM_OP_RET_FAR:
+    case NM_OP_IRET:
+    case NM_OP_INT:
+    case NM_OP_INT3:
+    case NM_OP_ICEBP:
+    case NM_OP_INTO:
+    case NM_OP_IN:
+    case NM_OP_OUT:
+    case NM_OP_MOVS:
+    case NM_OP_CMPS:
+    case NM_OP_SCAS:
+    case NM_OP_LODS:
+    case NM_OP_STOS:
+    case NM_OP_INS:
+    case NM_OP_OUTS:
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_IMUL2:
+    case NM_OP_IMUL3:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
+    case NM_OP_BSF:
+    case NM_OP_BSR:
+    case NM_OP_SETCC:
+    case NM_OP_POPF:
+    case NM_OP_MOV_TO_SREG:
+    case NM_OP_POP_SREG:
+    case NM_OP_LDS:
+    case NM_OP_LES:
+    case NM_OP_LFS:
+    case NM_OP_LGS:
+    case NM_OP_LSS: return 0;                                              /* cost_of's own rows */
+    case NM_OP_JMP: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5;  /* rel 3; r/m 5 */
+    case NM_OP_CALL: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5; /* rel 3; r/m 5 */
+    case NM_OP_RET: return 5;                                              /* RET (imm) 5 */
+    case NM_OP_DIV: return i->opsize == 1 ? 16 : i->opsize == 2 ? 24 : 40; /* DIV 16/24/40 */
+    case NM_OP_IDIV:
+        /* IDIV register 19/27/43, memory 20/28/44: HelpPC 2.10, IDIV, and
+         * the iAPx86 Norton Guide, IDIV, agree (DIV: memory = register) */
+        return (i->opsize == 1 ? 19u : i->opsize == 2 ? 27u : 43u) + (form != NM_FORM_R ? 1 : 0);
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
+        /* reg,1 3; reg,CL 3; reg,imm 2; mem,1 4; mem,CL 4; mem,imm 4 */
+        return form != NM_FORM_R ? 4 : i->src == NM_OPK_IMM ? 2 : 3;
+    case NM_OP_SHLD:
+    case NM_OP_SHRD: return table[i->op].c[form] + (i->src == NM_OPK_CL ? 1 : 0);
+    case NM_OP_BT: /* reg,imm 3; mem,imm 3; reg,reg 3; mem,reg 8 (HelpPC 2.10, BT,
+                    * repeats the 386's 6/12 for memory; the iAPx86 Norton
+                    * Guide has 3/8: kept) */
+        return form != NM_FORM_R && i->src == NM_OPK_REG ? 8 : 3;
+    case NM_OP_BTS:
+    case NM_OP_BTR:
+    case NM_OP_BTC: /* reg 6; mem,imm 8; mem,reg 13 */
+        return form == NM_FORM_R ? 6 : i->src == NM_OPK_IMM ? 8 : 13;
+    case NM_OP_ENTER: { /* ENTER imm16,0: 14; ,1: 17; ,L: 17+3L */
+        unsigned l = i->imm2 & 31;
+        return l == 0 ? 14 : l == 1 ? 17 : 17 + 3 * l;
+    }
+    case NM_OP_MOV_TO_CR: return i->reg == 0 ? 17 : 4; /* MOV CR0,r 17; CR2/CR3 4 */
+    case NM_OP_MOV_FROM_CR: return 4;                  /* MOV r,CRn 4 */
+    case NM_OP_MOV_TO_DR: return i->reg < 4 ? 11 : 11; /* MOV DRn,r 11 */
+    case NM_OP_MOV_FROM_DR: return i->reg < 4 ? 9 : 9; /* MOV r,DRn 9 */
+    default: {
+        unsigned v = table[i->op].c[form];
+        return v ? v : 1;
+    }
+    }
+}
+
 static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const nm_x86_mode *now)
 {
     unsigned form = nm_insn_form(i);
@@ -849,11 +965,8 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
     bool real = !before->pe || before->vm86;
     bool rep = i->prefixes & (NM_PFX_REP | NM_PFX_REPNE);
     switch (i->op) {
-    case NM_OP_JCC: return s->taken ? 3 : 1;                               /* Jcc 3 taken / 1 not */
-    case NM_OP_JMP: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5;  /* rel 3; r/m 5 */
-    case NM_OP_CALL: return form == NM_FORM_R ? (i->mod == 3 ? 5 : 3) : 5; /* rel 3; r/m 5 */
-    case NM_OP_RET: return 5;                                              /* RET (imm) 5 */
-    case NM_OP_LOOP: return s->taken ? 7 : 6;                              /* LOOP 7 / 6 */
+    case NM_OP_JCC: return s->taken ? 3 : 1;  /* Jcc 3 taken / 1 not */
+    case NM_OP_LOOP: return s->taken ? 7 : 6; /* LOOP 7 / 6 */
     case NM_OP_LOOPE:
     case NM_OP_LOOPNE: return s->taken ? 9 : 6; /* LOOPcc 9 / 6 */
     case NM_OP_JCXZ: return s->taken ? 8 : 5;   /* JCXZ 8 / 5 */
@@ -909,34 +1022,12 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
     case NM_OP_IMUL:
     case NM_OP_IMUL2:
     case NM_OP_IMUL3: return mul_clocks(s, c, i);
-    case NM_OP_DIV: return i->opsize == 1 ? 16 : i->opsize == 2 ? 24 : 40; /* DIV 16/24/40 */
-    case NM_OP_IDIV:
-        /* IDIV register 19/27/43, memory 20/28/44: HelpPC 2.10, IDIV, and
-         * the iAPx86 Norton Guide, IDIV, agree (DIV: memory = register) */
-        return (i->opsize == 1 ? 19u : i->opsize == 2 ? 27u : 43u) + (form != NM_FORM_R ? 1 : 0);
-    case NM_OP_ROL:
-    case NM_OP_ROR:
-    case NM_OP_SHL:
-    case NM_OP_SHR:
-    case NM_OP_SAR:
-        /* reg,1 3; reg,CL 3; reg,imm 2; mem,1 4; mem,CL 4; mem,imm 4 */
-        return form != NM_FORM_R ? 4 : i->src == NM_OPK_IMM ? 2 : 3;
     case NM_OP_RCL:
     case NM_OP_RCR:
         /* reg,1 3; mem,1 4; reg,CL/imm 8-30; mem,CL/imm 9-31: 8 + count */
         if (i->src == NM_OPK_ONE) return form != NM_FORM_R ? 4 : 3;
         return (form != NM_FORM_R ? 9u : 8u) +
                ((i->src == NM_OPK_IMM ? i->imm : c->gpr[NM_ECX]) & 31) * 22u / 31u;
-    case NM_OP_SHLD:
-    case NM_OP_SHRD: return table[i->op].c[form] + (i->src == NM_OPK_CL ? 1 : 0);
-    case NM_OP_BT: /* reg,imm 3; mem,imm 3; reg,reg 3; mem,reg 8 (HelpPC 2.10, BT,
-                    * repeats the 386's 6/12 for memory; the iAPx86 Norton
-                    * Guide has 3/8: kept) */
-        return form != NM_FORM_R && i->src == NM_OPK_REG ? 8 : 3;
-    case NM_OP_BTS:
-    case NM_OP_BTR:
-    case NM_OP_BTC: /* reg 6; mem,imm 8; mem,reg 13 */
-        return form == NM_FORM_R ? 6 : i->src == NM_OPK_IMM ? 8 : 13;
     case NM_OP_BSF:
     case NM_OP_BSR: {
         /* BSF 6-42, BSR 6-103 (reg; +1 mem): 6 + bits scanned (BSR: 3 per bit
@@ -955,10 +1046,6 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
                        * 2.10, SETcc, one figure each: reg 3, mem 4) */
         if (form == NM_FORM_R) return flags_cond(c, i->cond) ? 4 : 3;
         return flags_cond(c, i->cond) ? 3 : 4;
-    case NM_OP_ENTER: { /* ENTER imm16,0: 14; ,1: 17; ,L: 17+3L */
-        unsigned l = i->imm2 & 31;
-        return l == 0 ? 14 : l == 1 ? 17 : 17 + 3 * l;
-    }
     case NM_OP_POPF:
         return real ? 9 : 6; /* POPF real 9, PM 6 */
     /* MOV Sreg,r/m: real 3, PM 9 (HelpPC 2.10, MOV, lists segreg,reg16 3 and
@@ -969,15 +1056,8 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
     case NM_OP_LES:
     case NM_OP_LFS:
     case NM_OP_LGS:
-    case NM_OP_LSS: return real ? 6 : 12;              /* LDS etc.: real 6, PM 12 */
-    case NM_OP_MOV_TO_CR: return i->reg == 0 ? 17 : 4; /* MOV CR0,r 17; CR2/CR3 4 */
-    case NM_OP_MOV_FROM_CR: return 4;                  /* MOV r,CRn 4 */
-    case NM_OP_MOV_TO_DR: return i->reg < 4 ? 11 : 11; /* MOV DRn,r 11 */
-    case NM_OP_MOV_FROM_DR: return i->reg < 4 ? 9 : 9; /* MOV r,DRn 9 */
-    default: {
-        unsigned v = table[i->op].c[form];
-        return v ? v : 1;
-    }
+    case NM_OP_LSS: return real ? 6 : 12; /* LDS etc.: real 6, PM 12 */
+    default: return static_cost(i);
     }
 }
 
@@ -1038,15 +1118,77 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
     return nm_popcount8(i->prefixes & (NM_PFX_OPSIZE | NM_PFX_ADSIZE | NM_PFX_SEG | NM_PFX_LOCK));
 }
 
+/* What i486_insn needs of an instruction that depends on the decoded form
+ * alone, worked out on its first run and kept in the decoded-instruction
+ * cache with it (nm_insn.model_data, while model_tag is NM_INSN_TAG_486). */
+#define ST_MEM_AGI  1u  /* a memory operand the address rules apply to */
+#define ST_INDEX    2u  /* ... with an index register (+1) */
+#define ST_LOADS_CS 4u  /* nm_loads_cs */
+#define ST_IO       8u  /* its row is booked as I/O */
+#define ST_INT      16u /* its row is booked as an interrupt */
+#define ST_INVD     32u /* INVD / WBINVD: empties the cache */
+typedef struct i486_static {
+    uint8_t base;    /* static_cost (0: cost_of each time) */
+    uint8_t pfx;     /* pfx_clocks_of */
+    uint8_t written; /* written_reg */
+    uint8_t flags;   /* ST_* */
+    uint8_t opf;     /* nm_op_flags */
+} i486_static;
+_Static_assert(sizeof(i486_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
+_Static_assert(_Alignof(i486_static) == 1, "model_data has no alignment");
+
+static const i486_static *static_of(const nm_insn *ci)
+{
+    nm_insn *i = (nm_insn *)ci; /* the cached instruction: model_data is ours */
+    i486_static *st = (i486_static *)(void *)i->model_data;
+    if (likely(i->model_tag == NM_INSN_TAG_486)) return st;
+    unsigned opf = nm_op_flags(i->op);
+    unsigned f = 0;
+    if ((i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) && !(opf & NM_OPF_STRING) &&
+        i->op != NM_OP_XLAT) {
+        f |= ST_MEM_AGI;
+        if (i->index != NM_REG_NONE) f |= ST_INDEX;
+    }
+    if (nm_loads_cs(i)) f |= ST_LOADS_CS;
+    switch (i->op) {
+    case NM_OP_IN:
+    case NM_OP_OUT:
+    case NM_OP_INS:
+    case NM_OP_OUTS: f |= ST_IO; break;
+    case NM_OP_INT:
+    case NM_OP_INT3:
+    case NM_OP_ICEBP:
+    case NM_OP_INTO:
+    case NM_OP_IRET: f |= ST_INT; break;
+    case NM_OP_INVD:
+    case NM_OP_WBINVD: f |= ST_INVD; break;
+    default: break;
+    }
+    *st = (i486_static){
+        .base = (uint8_t)static_cost(i),
+        .pfx = (uint8_t)pfx_clocks_of(i),
+        .written = written_reg(i),
+        .flags = (uint8_t)f,
+        .opf = (uint8_t)opf,
+    };
+    i->model_tag = NM_INSN_TAG_486;
+    return st;
+}
+
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
-    nm_x86_mode now = nm_x86_mode_now(c);
+    const i486_static *st = static_of(i);
+    /* The mode now (after the instruction; the model changes nothing in
+     * the CPU, so it is the same all through this call): built where a rule
+     * needs it, and into s->prev at the end. */
+    nm_x86_mode now;
     uint32_t clocks = 0;
-    unsigned opf = nm_op_flags(i->op);
+    unsigned opf = st->opf;
 
     if (c->insn_eip != s->prev.next_eip ||
-        (!nm_loads_cs(i) && c->seg[NM_CS].selector != s->prev.cs)) {
+        (!(st->flags & ST_LOADS_CS) && c->seg[NM_CS].selector != s->prev.cs)) {
+        now = nm_x86_mode_now(c);
         uint32_t v = int_n[nm_xfer_class(&s->prev, &now)];
         clocks += v;
         s->c_int += v;
@@ -1064,30 +1206,26 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         code_fetch(s, lin, phys, i->len);
     }
 
-    uint32_t base = cost_of(s, c, i, &now);
-    clocks += base;
-    switch (i->op) {
-    case NM_OP_IN:
-    case NM_OP_OUT:
-    case NM_OP_INS:
-    case NM_OP_OUTS: s->c_io += base; break;
-    case NM_OP_INT:
-    case NM_OP_INT3:
-    case NM_OP_ICEBP:
-    case NM_OP_INTO:
-    case NM_OP_IRET: s->c_int += base; break;
-    default: s->c_base += base; break;
+    uint32_t base = st->base;
+    if (!base) {
+        now = nm_x86_mode_now(c);
+        base = cost_of(s, c, i, &now);
     }
+    clocks += base;
+    if (st->flags & ST_IO)
+        s->c_io += base;
+    else if (st->flags & ST_INT)
+        s->c_int += base;
+    else
+        s->c_base += base;
     /* Prefixes: 1 clock each (REP is in the string rows). */
-    unsigned pfx = pfx_clocks_of(i);
+    unsigned pfx = st->pfx;
     s->c_prefix += pfx;
     clocks += pfx;
     s->prefix_clocks += pfx;
     /* Address generation: an index register +1; AGI +1. */
-    bool mem = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) && !(opf & NM_OPF_STRING) &&
-               i->op != NM_OP_XLAT;
-    if (mem) {
-        if (i->index != NM_REG_NONE) {
+    if (st->flags & ST_MEM_AGI) {
+        if (st->flags & ST_INDEX) {
             clocks += 1;
             s->c_index++;
         }
@@ -1103,34 +1241,38 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->misaligned_count += s->misaligned;
         s->c_misaligned += 3 * s->misaligned;
     }
-    clocks += s->stall;
-    s->c_tlb += s->tlb_stall;
-    s->c_code_fill += s->code_stall;
-    s->c_data_fill += s->data_stall;
-    s->c_wbuf += s->wb_stall;
-    s->c_io_drain += s->io_stall;
+    if (s->stall) { /* its parts are 0 when it is */
+        clocks += s->stall;
+        s->c_tlb += s->tlb_stall;
+        s->c_code_fill += s->code_stall;
+        s->c_data_fill += s->data_stall;
+        s->c_wbuf += s->wb_stall;
+        s->c_io_drain += s->io_stall;
+    }
 
     /* INVD/WBINVD empty the cache (write-through: nothing to write back). */
-    if (i->op == NM_OP_INVD || i->op == NM_OP_WBINVD) nm_cache_invalidate_all(s->cache);
+    if (st->flags & ST_INVD) nm_cache_invalidate_all(s->cache);
 
     /* The prefetcher runs ahead of what was decoded; a taken transfer or a
      * CS load then flushes the queue (the next instruction refetches). */
     if (s->code_done) prefetch_ahead(s);
     bool xfer = (opf & NM_OPF_BRANCH) && s->taken;
     if (xfer) s->taken_transfers++;
-    if (xfer || nm_loads_cs(i)) s->pq_valid = false;
+    if (xfer || (st->flags & ST_LOADS_CS)) s->pq_valid = false;
     s->code_done = false;
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
-    s->last_written = written_reg(i);
+    s->last_written = st->written;
     tlb_after(s, i);
-    s->stall = 0;
-    s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
+    if (s->stall) {
+        s->stall = 0;
+        s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
+    }
     s->accesses = 0;
     s->rep_pace = 0;
     s->misaligned = 0;
     s->taken = false;
-    s->prev = now;
+    s->prev = nm_x86_mode_now(c);
     /* a REP string once, however many steps (cpu_insn_retired; any other
      * instruction retires) */
     s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;
@@ -1219,7 +1361,11 @@ const nm_cost_model_class nm_cost_model_486 = {
     .create = i486_create,
     .destroy = i486_destroy,
     .resume = i486_resume,
-    .hooks = {.insn = i486_insn, .mem = i486_mem, .io = i486_io, .branch = i486_branch},
+    .hooks = {.insn = i486_insn,
+              .mem = i486_mem,
+              .io = i486_io,
+              .branch = i486_branch,
+              .mem_ignores_code = true},
     .report = i486_report,
     .snoop = i486_snoop,
 };

@@ -747,8 +747,29 @@ static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
     return phys < 0xa0000u || phys >= 0xc0000u;
 }
 
-/* A read of one line.  Returns the stall. */
-static uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code);
+
+/* A read of one line.  Returns the stall.  Inline: the line the cache hit
+ * last, in cacheable RAM with the caches on (straight-line code, the
+ * stack), which read_line_slow would find so too and count as a hit. */
+static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+{
+    nm_cache_head *h = (nm_cache_head *)(void *)cache;
+    if (((phys & h->line_mask) | 1u) == h->mru && !(s->cpu->cr0 & NM_CR0_CD)) {
+        const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
+        if (r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u)) {
+            h->stats.read_hits++;
+            if (code)
+                s->st.code_hits++;
+            else
+                s->st.data_hits++;
+            return 0;
+        }
+    }
+    return read_line_slow(s, cache, phys, now, code);
+}
+
+static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
 {
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
@@ -888,6 +909,26 @@ static void tlb_after(p5 *s, const nm_insn *i)
     }
 }
 
+/* One logged code access, settled `stall` clocks after t0 (its TLB lookup,
+ * then its lines from the code cache); returns the new stall. */
+static inline uint32_t settle_code(p5 *s, const p5_access *a, uint64_t t0, uint32_t stall,
+                                   bool *code_miss)
+{
+    unsigned size = a->size ? a->size : 1;
+    uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
+    if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK))
+        stall += tlb_access(s, a->lin, size, true, t0 + stall);
+    for (uint32_t line = first;; line += 32) {
+        uint64_t before = s->st.code_misses;
+        uint32_t w = read_line(s, s->code, line, t0 + stall, true);
+        stall += w;
+        s->part_code += w;
+        if (s->st.code_misses != before) *code_miss = true;
+        if (line == last) break;
+    }
+    return stall;
+}
+
 /* Settles the logged accesses.  `per_iter` > 0 spreads a string's data
  * accesses over its iterations (`stride` accesses each). */
 static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, bool *code_miss,
@@ -897,24 +938,16 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
     unsigned data_idx = 0;
     for (unsigned k = 0; k < s->nlog; k++) {
         const p5_access *a = &s->log[k];
+        if (a->flags & NM_MEM_CODE) {
+            stall = settle_code(s, a, t0, stall, code_miss);
+            continue;
+        }
         unsigned size = a->size ? a->size : 1;
         uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
         if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK)) {
             uint64_t at = t0 + stall;
-            if (!(a->flags & NM_MEM_CODE) && per_iter)
-                at += (uint64_t)(data_idx / stride) * per_iter;
-            stall += tlb_access(s, a->lin, size, (a->flags & NM_MEM_CODE) != 0, at);
-        }
-        if (a->flags & NM_MEM_CODE) {
-            for (uint32_t line = first;; line += 32) {
-                uint64_t before = s->st.code_misses;
-                uint32_t w = read_line(s, s->code, line, t0 + stall, true);
-                stall += w;
-                s->part_code += w;
-                if (s->st.code_misses != before) *code_miss = true;
-                if (line == last) break;
-            }
-            continue;
+            if (per_iter) at += (uint64_t)(data_idx / stride) * per_iter;
+            stall += tlb_access(s, a->lin, size, false, at);
         }
         uint64_t now = t0 + stall + (per_iter ? (uint64_t)(data_idx / stride) * per_iter : 0);
         data_idx++;
@@ -1008,6 +1041,16 @@ static bool uses_btb(unsigned op)
 
 /* ---------------------------------------------------------------- hooks */
 
+static void log_overflow(p5 *s);
+
+/* Logs one access for run_log. */
+static inline void log_access(p5 *s, uint32_t linear, uint32_t physical, unsigned size,
+                              unsigned flags)
+{
+    if (unlikely(s->nlog == LOG_CAP)) log_overflow(s);
+    s->log[s->nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
+}
+
 static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned size, unsigned flags)
 {
     p5 *s = opaque;
@@ -1017,14 +1060,16 @@ static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned si
         s->st.interp_walk_reads++;
         return;
     }
-    if (s->nlog == LOG_CAP) {
-        /* Never with the REP budget of exec_string.c; settle at once. */
-        bool cm = false, hd = false;
-        uint32_t fd = 0;
-        s->pending += run_log(s, s->cpu->clock->cycles + s->pending, 0, 1, &cm, &hd, &fd);
-        s->st.log_overflows++;
-    }
-    s->log[s->nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
+    log_access(s, linear, physical, size, flags);
+}
+
+/* A full log (never with the REP budget of exec_string.c): settled at once. */
+static void log_overflow(p5 *s)
+{
+    bool cm = false, hd = false;
+    uint32_t fd = 0;
+    s->pending += run_log(s, s->cpu->clock->cycles + s->pending, 0, 1, &cm, &hd, &fd);
+    s->st.log_overflows++;
 }
 
 static void p5_branch(void *opaque, uint32_t from_eip, uint32_t to_eip, bool taken)
@@ -1100,6 +1145,8 @@ static void account(p5 *s, unsigned op, uint32_t row)
     case NM_OP_IRET: t->c_int += row; break;
     default: t->c_table += row; break;
     }
+    if (!(s->part_int | s->part_code | s->part_data | s->part_wbuf | s->part_mis | s->part_tlb))
+        return; /* nothing to book (most instructions) */
     t->c_int += s->part_int;
     t->c_code_fill += s->part_code;
     t->c_data_fill += s->part_data;
@@ -1109,28 +1156,106 @@ static void account(p5 *s, unsigned op, uint32_t row)
     s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = s->part_tlb = 0;
 }
 
+/* What p5_insn needs of an instruction that depends on the decoded form
+ * alone, worked out on its first run and kept in the decoded-instruction
+ * cache with it (nm_insn.model_data, while model_tag is
+ * NM_INSN_TAG_PENTIUM): the row (but for F_SPECIAL rows, which
+ * special_clocks works out each time), the operands, the prefix bytes. */
+#define PS_SPECIAL       0x001u
+#define PS_RMW           0x002u
+#define PS_DISPIMM       0x004u
+#define PS_STRING        0x008u
+#define PS_REP           0x010u /* a string with REP / REPNE */
+#define PS_LOCKED        0x020u /* LOCK, or XCHG with memory: locked bus cycles */
+#define PS_IO            0x040u /* IN, OUT, INS, OUTS: the write buffers drain */
+#define PS_BTB           0x080u /* uses_btb */
+#define PS_DIRECT_UNCOND 0x100u /* JMP / CALL rel */
+#define PS_HLT           0x200u
+#define PS_BRANCH        0x400u /* NM_OPF_BRANCH */
+typedef struct p5_static {
+    uint8_t pair, clocks;         /* the row's */
+    uint8_t rd, wr, agi_wr, addr; /* operands() (GPR masks, 8 bits) */
+    uint8_t stack;
+    uint8_t pfx;                /* prefix_bytes */
+    uint8_t flags_lo, flags_hi; /* PS_* (bytes: model_data is not aligned) */
+} p5_static;
+_Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
+_Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
+
+static const p5_static *static_of(const nm_insn *ci)
+{
+    nm_insn *i = (nm_insn *)ci; /* the cached instruction: model_data is ours */
+    p5_static *st = (p5_static *)(void *)i->model_data;
+    if (likely(i->model_tag == NM_INSN_TAG_PENTIUM)) return st;
+    const p5_row *row = &rows[i->op < NM_OP_COUNT ? i->op : 0];
+    unsigned opf = nm_op_flags(i->op);
+    bool is_string = (opf & NM_OPF_STRING) != 0;
+    unsigned form = form_of(i);
+    p5_desc d = {.pair = row->pair};
+    operands(i, row, &d);
+    unsigned f = 0;
+    if (row->flags & F_SPECIAL) f |= PS_SPECIAL;
+    if (form == NM_FORM_MEM && (row->flags & F_RMW)) f |= PS_RMW;
+    if (form != NM_FORM_R && !is_string) {
+        bool disp = i->mod == 1 || i->mod == 2 || i->base == NM_REG_NONE;
+        if (disp && i->src == NM_OPK_IMM) f |= PS_DISPIMM;
+    }
+    if (is_string) f |= PS_STRING;
+    if (is_string && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE))) f |= PS_REP;
+    if ((i->prefixes & NM_PFX_LOCK) || (i->op == NM_OP_XCHG && form != NM_FORM_R)) f |= PS_LOCKED;
+    if (i->op == NM_OP_IN || i->op == NM_OP_OUT || i->op == NM_OP_INS || i->op == NM_OP_OUTS)
+        f |= PS_IO;
+    if (uses_btb(i->op)) f |= PS_BTB;
+    if ((i->op == NM_OP_JMP || i->op == NM_OP_CALL) && i->src == NM_OPK_IMM) f |= PS_DIRECT_UNCOND;
+    if (i->op == NM_OP_HLT) f |= PS_HLT;
+    if (opf & NM_OPF_BRANCH) f |= PS_BRANCH;
+    *st = (p5_static){
+        .pair = row->pair,
+        .clocks = row->clk[form],
+        .rd = (uint8_t)d.rd,
+        .wr = (uint8_t)d.wr,
+        .agi_wr = (uint8_t)d.agi_wr,
+        .addr = (uint8_t)d.addr,
+        .stack = d.stack,
+        .pfx = (uint8_t)prefix_bytes(i),
+        .flags_lo = (uint8_t)f,
+        .flags_hi = (uint8_t)(f >> 8),
+    };
+    i->model_tag = NM_INSN_TAG_PENTIUM;
+    return st;
+}
+
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     p5 *s = opaque;
-    const p5_row *row = &rows[i->op < NM_OP_COUNT ? i->op : 0];
-    nm_x86_mode before = s->mode;
-    nm_x86_mode after = nm_x86_mode_now(c);
-    unsigned opf = nm_op_flags(i->op);
-    bool is_string = (opf & NM_OPF_STRING) != 0;
-    bool is_rep = is_string && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE));
+    /* The instruction's code bytes, logged as the run loop's code report
+     * would have been, just before this call (with mem_ignores_code it
+     * makes none). */
+    uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+    log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
+    const p5_static *st = static_of(i);
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    bool is_string = (sf & PS_STRING) != 0;
+    bool is_rep = (sf & PS_REP) != 0;
     bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
 
-    p5_desc d = {.pair = row->pair};
-    unsigned form = form_of(i);
-    d.rmw = form == NM_FORM_MEM && (row->flags & F_RMW);
-    d.clocks = (row->flags & F_SPECIAL) ? special_clocks(s, c, i, &d, &before, &after, rep_cont)
-                                        : row->clk[form];
-    operands(i, row, &d);
-    if (form != NM_FORM_R && !is_string) {
-        bool disp = i->mod == 1 || i->mod == 2 || i->base == NM_REG_NONE;
-        d.dispimm = disp && i->src == NM_OPK_IMM;
+    p5_desc d = {
+        .pair = st->pair,
+        .rmw = (sf & PS_RMW) != 0,
+        .dispimm = (sf & PS_DISPIMM) != 0,
+        .stack = st->stack,
+        .rd = st->rd,
+        .wr = st->wr,
+        .agi_wr = st->agi_wr,
+        .addr = st->addr,
+    };
+    d.clocks = st->clocks;
+    if (sf & PS_SPECIAL) {
+        /* The mode before (the previous instruction's) and now (the model
+         * changes nothing in the CPU: the same all through this call). */
+        nm_x86_mode after = nm_x86_mode_now(c);
+        d.clocks = special_clocks(s, c, i, &d, &s->mode, &after, rep_cont);
     }
-
     /* Memory: the logged accesses, spread over a string's iterations. */
     unsigned per_iter = 0, stride = 1;
     if (is_rep) {
@@ -1140,11 +1265,17 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     bool code_miss = false, has_data = false;
     uint32_t first_data = 0;
     uint64_t t0 = c->clock->cycles + s->pending;
-    uint32_t stall =
-        s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+    uint32_t stall;
+    if (s->nlog == 1 && (s->log[0].flags & NM_MEM_CODE)) {
+        /* the instruction's code alone: run_log's loop for its one access */
+        stall = s->pending + settle_code(s, &s->log[0], t0, 0, &code_miss);
+        s->nlog = 0;
+    } else {
+        stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+    }
     s->pending = 0;
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
-    if ((i->prefixes & NM_PFX_LOCK) || (i->op == NM_OP_XCHG && form != NM_FORM_R)) {
+    if (sf & PS_LOCKED) {
         uint64_t now = c->clock->cycles + stall;
         uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
                                 : s->board.dram_single;
@@ -1155,7 +1286,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->st.locked++;
     }
     /* I/O waits for the write buffers to drain [DB]. */
-    if (i->op == NM_OP_IN || i->op == NM_OP_OUT || i->op == NM_OP_INS || i->op == NM_OP_OUTS) {
+    if (sf & PS_IO) {
         uint64_t now = c->clock->cycles + stall;
         uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
         stall += (uint32_t)(empty - now);
@@ -1164,13 +1295,13 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 
     /* Branch prediction. */
     bool mispredict = false;
-    if (s->br_seen && uses_btb(i->op))
+    if (s->br_seen && (sf & PS_BTB))
         mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
     s->br_seen = false;
 
-    bool direct_uncond = (i->op == NM_OP_JMP || i->op == NM_OP_CALL) && i->src == NM_OPK_IMM;
+    bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
 
-    unsigned pfx = prefix_bytes(i);
+    unsigned pfx = st->pfx;
     bool can_v = d.pair == P_UV || d.pair == P_PV;
     bool pair = s->u_open && can_v && pfx == 0 && !d.dispimm && !depends(&s->u, &d);
     uint32_t cost, exec;
@@ -1241,7 +1372,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         /* Opens a V slot: pairable in U, not a branch, boundaries known
          * (code cache hit, or a one-byte instruction) [MA 4.1]. */
         s->u_open = (d.pair == P_UV || d.pair == P_PU) && !d.dispimm &&
-                    !(code_miss && i->len > 1) && !(opf & NM_OPF_BRANCH);
+                    !(code_miss && i->len > 1) && !(sf & PS_BRANCH);
         s->u = d;
         s->u_exec = exec;
         s->u_agi = agi != 0;
@@ -1261,7 +1392,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->shadow = exec - 1;
         s->shadow_groups = PREFIX_SHADOW_GROUPS;
     }
-    if (i->op == NM_OP_HLT) {
+    if (sf & PS_HLT) {
         /* HLT drains the pipeline: no shadow, no V slot left. */
         s->shadow = 0;
         s->shadow_groups = 0;
@@ -1271,7 +1402,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->rep_active = c->eip == c->insn_eip;
         s->rep_eip = c->insn_eip;
     }
-    s->mode = after;
+    s->mode = nm_x86_mode_now(c);
     tlb_after(s, i);
     account(s, i->op, d.clocks);
     /* a REP string once, however many steps (any other instruction retires) */
@@ -1474,6 +1605,8 @@ const nm_cost_model_class nm_cost_model_pentium = {
             .mem = p5_mem,
             .branch = p5_branch,
             .interrupt = p5_interrupt,
+            /* p5_insn logs the instruction's code bytes itself */
+            .mem_ignores_code = true,
         },
     .report = p5_report,
     .snoop = p5_snoop,

@@ -196,6 +196,7 @@ static void install(nm_timing *t)
         .io = t->model_hooks.io ? chain_io : NULL,
         .branch = t->model_hooks.branch ? chain_branch : NULL,
         .interrupt = chain_interrupt,
+        .mem_ignores_code = t->model_hooks.mem_ignores_code,
     };
     nm_cpu_set_hooks(cpu, &h);
 }

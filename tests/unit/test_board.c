@@ -7,6 +7,7 @@
 
 #include "cpu/models.h"
 #include "cpu/timing/boards.h"
+#include "cpu/timing/cache.h"
 #include "cpu/timing/membus.h"
 
 static const nm_cpu_model *dx2(void)
@@ -163,10 +164,48 @@ static void test_presets(void)
     g_assert_null(nm_board_preset_find("no-such-board"));
 }
 
+/* nm_cache_read_if_present is nm_cache_probe then, when present,
+ * nm_cache_access of a read, in one lookup: two 486-shaped caches (4-way
+ * PLRU, 16-byte lines, 256 bytes: 4 sets), one driven each way through the
+ * same mixed sequence, agree on every answer, counter and later victim. */
+static void test_cache_read_if_present(void)
+{
+    const nm_cache_config cc = {"l1", 256, 4, 16, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_PLRU};
+    nm_cache *a = nm_cache_new(&cc), *b = nm_cache_new(&cc);
+    g_assert_nonnull(a);
+    g_assert_nonnull(b);
+    uint32_t x = 12345;
+    unsigned present = 0, absent = 0;
+    for (unsigned k = 0; k < 4000; k++) {
+        x = x * 1103515245u + 12345u;
+        uint32_t addr = ((x >> 8) & 0x3f) * 16; /* 64 lines over 4 sets: misses and hits */
+        if ((x >> 20) & 1) {
+            /* a fill or repeat access, the same on both */
+            unsigned ra = nm_cache_access(a, addr, false, NULL);
+            unsigned rb = nm_cache_access(b, addr, false, NULL);
+            g_assert_cmpuint(ra, ==, rb);
+            continue;
+        }
+        bool pa = nm_cache_probe(a, addr);
+        if (pa) g_assert_true(nm_cache_access(a, addr, false, NULL) & NM_CACHE_HIT);
+        bool pb = nm_cache_read_if_present(b, addr);
+        g_assert_cmpint(pa, ==, pb);
+        present += pa;
+        absent += !pa;
+    }
+    g_assert_cmpuint(present, >, 100);
+    g_assert_cmpuint(absent, >, 100);
+    g_assert_cmpmem(nm_cache_get_stats(a), sizeof(nm_cache_stats), nm_cache_get_stats(b),
+                    sizeof(nm_cache_stats));
+    nm_cache_free(a);
+    nm_cache_free(b);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/board/page-hit-miss", test_page_hit_miss);
+    g_test_add_func("/board/cache-read-if-present", test_cache_read_if_present);
     g_test_add_func("/board/no-page-model", test_no_page_model);
     g_test_add_func("/board/l2-write-policies", test_l2_write_policies);
     g_test_add_func("/board/l2-always-dirty", test_l2_always_dirty);

@@ -321,6 +321,31 @@ static void test_idiv(void)
     fx_free(&f);
 }
 
+/* Self-modifying code: the model keeps what it worked out of a decoded
+ * instruction in the decoded-instruction cache (its row's clocks); a store
+ * into the instruction makes it decoded again, and the new one is costed
+ * as itself.  IDIV EBX (43) is patched into IDIV BL (19) by the MOV after
+ * it; the JMP goes back to it. */
+static void test_self_modifying_recost(void)
+{
+    static const uint8_t code[] = {
+        0xf7, 0xfb,                               /* idiv ebx */
+        0xc6, 0x05, 0x00, 0x00, 0x10, 0x00, 0xf6, /* mov byte [0x100000], 0xf6 */
+        0xeb, 0xf5,                               /* jmp 0 */
+    };
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_EBX] = 7;
+    set_regs(&f);
+    nm_cpu_set_eip(f.c, CODE32);
+    g_assert_cmpuint(nm_cpu_run(f.c, 3), ==, 3); /* idiv ebx, the patch, the jump */
+    f.m->clock.cycles += 1000;                   /* the write buffer drains */
+    g_assert_cmpuint(nm_cpu_get_eip(f.c), ==, CODE32);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 19); /* idiv bl */
+    g_assert_cmpuint(nm_cpu_get_eip(f.c), ==, CODE32 + 2);
+    fx_free(&f);
+}
+
 /* ---- the board's L2 (l2=256K, the default): a line from the L2 is a
  * 2-1-1-1 burst = 5 bus clocks = 10 core clocks on the DX2-66 (the 486's
  * zero-wait burst, Intel486 data book "burst cycles"); a write that hits
@@ -1008,6 +1033,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/timing/486/alu-chains", test_alu_chains);
+    g_test_add_func("/timing/486/self-modifying-recost", test_self_modifying_recost);
     g_test_add_func("/timing/486/agi", test_agi);
     g_test_add_func("/timing/486/prefix", test_prefix);
     g_test_add_func("/timing/486/branches-misaligned", test_branches_misaligned);

@@ -133,6 +133,27 @@ static const nm_p5_stats *stats(fx *f)
 
 /* ------------------------------------------------------------ pairing */
 
+/* The model keeps what it worked out of a decoded instruction (its row,
+ * operands, prefix bytes) in the decoded-instruction cache; new code at the
+ * same address is decoded again and costed as itself: MOVSX (NP, 3, +1 for 0F) then
+ * LEA (UV, 1) at CODE cost what they cost in a fresh machine. */
+static void test_recode_same_address(void)
+{
+    static const uint8_t movsx[] = {0x0f, 0xbe, 0xc3}; /* movsx eax, bl */
+    static const uint8_t lea[] = {0x8d, 0x04, 0x18};   /* lea eax, [eax+ebx] */
+    fx f, g;
+    fx_init(&f, "pentium-100");
+    uint64_t a = measure(&f, movsx, sizeof movsx, (regs){0});
+    uint64_t b = measure(&f, lea, sizeof lea, (regs){0});
+    fx_free(&f);
+    fx_init(&g, "pentium-100");
+    uint64_t fresh = measure(&g, lea, sizeof lea, (regs){0});
+    fx_free(&g);
+    g_assert_cmpuint(a, ==, 3 + 1); /* the 0F byte is a prefix for the decoder [MA 4.4] */
+    g_assert_cmpuint(b, ==, fresh);
+    g_assert_cmpuint(b, ==, 1);
+}
+
 static void test_alu_chains(void)
 {
     fx f;
@@ -1025,6 +1046,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/timing/pentium/alu-chains", test_alu_chains);
+    g_test_add_func("/timing/pentium/recode-same-address", test_recode_same_address);
     g_test_add_func("/timing/pentium/pairing-rules", test_pairing_rules);
     g_test_add_func("/timing/pentium/agi", test_agi);
     g_test_add_func("/timing/pentium/prefix", test_prefix);
