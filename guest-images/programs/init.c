@@ -1297,6 +1297,44 @@ static int load_modules(void)
 	return 0;
 }
 
+/* nicemu.cat=/path[,/path...] (repeatable): after the workloads, prints each
+ * file's text as "nicemu-cat: /path: TEXT" (newlines as " | "), e.g. a
+ * module's load address (/sys/module/NAME/sections/.text) or the figures an
+ * instrumented driver keeps in /sys/module/NAME/parameters/. An unreadable
+ * file prints its error and does not change the exit status. */
+static void show_files(void)
+{
+	static const char key[] = "nicemu.cat=";
+	for (int i = 0; i < cmdline_ntok; i++) {
+		char spec[512], text[1024], line[3 * 1024], *argv[MAX_ARGS + 1];
+		int argc, n;
+		if (strncmp(cmdline_tok[i], key, sizeof(key) - 1))
+			continue;
+		strlcpy(spec, cmdline_tok[i] + sizeof(key) - 1, sizeof(spec));
+		argc = split_args(spec, argv, MAX_ARGS);
+		for (int a = 0; a < argc; a++) {
+			n = read_file(argv[a], text, sizeof(text));
+			if (n < 0) {
+				printf("nicemu-cat: %s: error %d\n", argv[a], -n);
+				continue;
+			}
+			while (n > 0 && text[n - 1] == '\n')
+				text[--n] = 0;
+			size_t o = 0;
+			for (int k = 0; k < n && o + 4 < sizeof(line); k++) {
+				if (text[k] == '\n') {
+					memcpy(line + o, " | ", 3);
+					o += 3;
+				} else {
+					line[o++] = text[k];
+				}
+			}
+			line[o] = 0;
+			printf("nicemu-cat: %s: %s\n", argv[a], line);
+		}
+	}
+}
+
 /* nicemu.ip=ADDR/PREFIX [nicemu.gw=ADDR] [nicemu.if=eth0]. */
 static int configure_net(void)
 {
@@ -1379,5 +1417,9 @@ int main(int argc, char **argv, char **envp)
 	window_init();
 	if (load_modules() < 0 || configure_net() < 0)
 		finish(1);
-	finish(run_sequence(wargc, wargv));
+	{
+		int status = run_sequence(wargc, wargv);
+		show_files();
+		finish(status);
+	}
 }
