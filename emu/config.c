@@ -202,7 +202,8 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         return true;
     case KEY_LIST: {
         char *old = *(char **)field;
-        if (!*value) return nm_config_bad_value(err, origin, key, value, "one or more names, e.g. a,b");
+        if (!*value)
+            return nm_config_bad_value(err, origin, key, value, "one or more names, e.g. a,b");
         *(char **)field = old ? g_strconcat(old, ",", value, NULL) : g_strdup(value);
         g_free(old);
         return true;
@@ -216,7 +217,7 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
     case KEY_MHZ: /* NM_CPU_MHZ_MIN..NM_CPU_MHZ_MAX, no leading zero or sign */
         if (!nm_parse_u64(value, &v) || v < NM_CPU_MHZ_MIN || v > NM_CPU_MHZ_MAX || value[0] == '0')
             return nm_config_bad_value(err, origin, key, value,
-                             "a whole number of MHz from 1 to 10000, e.g. 400");
+                                       "a whole number of MHz from 1 to 10000, e.g. 400");
         *(uint32_t *)field = (uint32_t)v;
         return true;
     case KEY_RAM:

@@ -245,14 +245,15 @@ static const p5_row rows[NM_OP_COUNT] = {
 /* Mispredicted branch: 3 clocks in U, 4 in V [MA, P1 branch prediction];
  * a Jcc then takes 4 / 5 in all [BB ch. 21].  A direct near JMP or CALL
  * takes 3 in either pipe [BB ch. 21]: 2 more than its row. */
-#define MISPREDICT_U         3u
-#define MISPREDICT_V         4u
-#define MISPREDICT_UNCOND    2u
-#define MISALIGN_CLOCKS      3u /* [MA] "misaligned data" on the P1 */
-#define PREFIX_SHADOW_GROUPS 3u /* issue groups a multi-clock group's shadow reaches [MA 4.4, BB]  \
-                                 */
-#define P5_WRITE_BUFFERS 2      /* one per pipe [DB] */
-#define LOG_CAP          4096u  /* > 2 accesses x 1024 REP iterations per step */
+#define MISPREDICT_U      3u
+#define MISPREDICT_V      4u
+#define MISPREDICT_UNCOND 2u
+#define MISALIGN_CLOCKS   3u /* [MA] "misaligned data" on the P1 */
+#define PREFIX_SHADOW_GROUPS                                                                       \
+    3u                         /* issue groups a multi-clock group's shadow reaches [MA 4.4, BB]   \
+                                */
+#define P5_WRITE_BUFFERS 2     /* one per pipe [DB] */
+#define LOG_CAP          4096u /* > 2 accesses x 1024 REP iterations per step */
 #define BTB_SETS         64
 #define BTB_WAYS         4
 
