@@ -24,10 +24,19 @@
 #define FPM70_486_SINGLE 4
 #define FPM70_486_MISS   3
 #define DRAM_PAGE_486    4096u
+/* DRAM refresh on every PC board: a refresh request every 15.0857 us (the
+ * AT's PIT channel 1, 18 counts of 1.19318 MHz; IBM AT Technical
+ * Reference), each holding the DRAM for one random-access cycle of its
+ * parts (tRC: 130 ns for 70 ns FPM, 110 ns for 60 ns parts, Micron
+ * MT4C4001J class data sheets) [L: the chipsets' refresh cycle lengths were
+ * not found; a hidden CAS-before-RAS refresh takes one tRC]. */
+#define REFRESH_70NS .refresh_ns = 15086, .refresh_busy_ns = 130
+#define REFRESH_60NS .refresh_ns = 15086, .refresh_busy_ns = 110
+
 /* The 486 boards' DRAM fields, in a preset's timing. */
 #define FPM70_486                                                                                  \
     .dram_first = FPM70_486_FIRST, .dram_burst = FPM70_486_BURST, .dram_single = FPM70_486_SINGLE, \
-    .dram_miss = FPM70_486_MISS, .dram_page_bytes = DRAM_PAGE_486
+    .dram_miss = FPM70_486_MISS, .dram_page_bytes = DRAM_PAGE_486, REFRESH_70NS
 
 /* The 486 boards' 256 KB L2 (two banks): 2-1-1-1 reads, 2-clock write hits
  * (sources at 486-wt256 and 486-wb256 below); the policy is the preset's. */
@@ -36,7 +45,7 @@
 /* The 430FX boards' EDO DRAM and posted writes (sources at p54c-430fx-pb). */
 #define EDO60_430FX                                                                                \
     .dram_first = 7, .dram_burst = 2, .dram_single = 7, .dram_miss = 5, .dram_page_bytes = 8192u,  \
-    .posted = 4, .posted_accept = 3
+    .posted = 4, .posted_accept = 3, .victim_posted = true, REFRESH_60NS
 
 static const nm_board_preset presets[] = {
     {
@@ -49,6 +58,12 @@ static const nm_board_preset presets[] = {
          * 2 at 40 MHz.  Abrash, Black Book ch. 11: 386 boards insert "from 0
          * to about 5 wait states". */
         .wait_states = -1, /* the formula */
+        /* Page-mode DRAM: the wait states of a cycle by the row's state
+         * (timing.c ws_page_*: at 40 MHz 1 on a page hit, 2 a write hit or
+         * a closed row, 4 a page miss); rows of 4 KB (a 32-bit bank of 1M x
+         * 1 parts: 1024 columns x 4 bytes) [L]; the AT's refresh closes the
+         * row every 15.0857 us (REFRESH_70NS). */
+        .t = {.dram_page_bytes = 4096u, REFRESH_70NS},
     },
     {
         .name = "386-cache64k",
@@ -63,7 +78,10 @@ static const nm_board_preset presets[] = {
         .wait_states = -1,
         /* The 386 model's own cache (i386.c) is always write-through; the
          * field names it so that the report says what is modelled. */
-        .t = {.l2_size = 64u << 10, .l2_policy = NM_L2_WRITE_THROUGH},
+        .t = {.l2_size = 64u << 10,
+              .l2_policy = NM_L2_WRITE_THROUGH,
+              .dram_page_bytes = 4096u, /* page mode as 386-nocache */
+              REFRESH_70NS},
     },
     {
         .name = "486-nol2",
@@ -110,27 +128,42 @@ static const nm_board_preset presets[] = {
     },
     {
         .name = "p5-430lx",
-        .description = "Pentium-60/66 on an Intel 430LX (Mercury, 82434LX PCMC) board: 256 KB "
-                       "asynchronous write-back L2, 70 ns FPM DRAM",
+        .description = "Pentium-60/66 on an Intel 430LX (Mercury, 82434LX PCMC + 82433LX LBX) "
+                       "board: 256 KB asynchronous write-back L2, 70 ns FPM DRAM, CPU-to-memory "
+                       "posting on",
         .default_for = "pentium-60,pentium-66",
-        /* 82434LX (290479): write-back L2, victims through the LBX write
-         * buffer (not modelled as a buffer: the write-back comes first).
-         * Async SRAM: reads 3-2-2-2, single writes 3 [L: the 430FX's async
-         * read timing, dependency-injection.com's reading of the 82437FX
-         * data sheet].  DRAM at 60 MHz (16.7 ns a clock): 70 ns FPM, page
-         * hit first transfer 7 (tAA 35 ns + the PCMC's address path), page
-         * cycle 3 (tPC 40 ns), miss +5 (tRP 50 + row 35 ns) [L]; 64-bit bank
-         * of 1M-deep parts: 8 KB rows. */
+        /* L2: async SRAM reads 3-2-2-2, writes 4-2-2-2 (the PCMC's SRAM-type
+         * field, "3-2-2-2/4-2-2-2", as FreeBSD's pcisupport.c decodes the
+         * 82434LX registers; a single write hit: the burst's 4-clock lead).
+         * Victims: "the PCMC transfers the modified cache lines to main
+         * memory via a write buffer in the LBX ... before writing the last
+         * modified line ... updates the first and second level caches with
+         * the new line" (82434LX data sheet 290479-004, p.15).  Posting:
+         * "CPU-to-memory posted write buffer ... a queue 4 Qwords deep"
+         * (82433LX data sheet 290478, 3.1.1), enabled by the BIOS (PCMC
+         * register 53h bit 0); accepted in 3 clocks [L: the P5's 2-clock
+         * minimum bus cycle and the LBX's latch].  DRAM: 70 ns FPM bursts
+         * X-4-4-4 (the PCMC's DRAM timing field, FreeBSD's decode: "X-4-4-4
+         * (70ns)").  The lead-off X (11) and a single write's DRAM time (10)
+         * are not in the reachable data-sheet pages: calibrated on lmbench's
+         * Mem read and Mem write of a real EISA/PCI Pentium-66 (points lm7-rd,
+         * lm7-wr, tests/hardware/points.tsv: 39 clocks a 32-byte line, 10.3 a
+         * posted 32-bit store).  Page miss +5 (tRP 50 + tRCD 20 ns at 60/66
+         * MHz) [L]; 64-bit bank of 1M-deep parts: 8 KB rows. */
         .t = {.l2_size = 256u << 10,
               .l2_policy = NM_L2_WRITE_BACK,
               .l2_first = 3,
               .l2_burst = 2,
-              .l2_write = 3,
-              .dram_first = 7,
-              .dram_burst = 3,
-              .dram_single = 7,
+              .l2_write = 4,
+              .dram_first = 11,
+              .dram_burst = 4,
+              .dram_single = 10,
               .dram_miss = 5,
-              .dram_page_bytes = 8192u},
+              .dram_page_bytes = 8192u,
+              .posted = 4,
+              .posted_accept = 3,
+              .victim_posted = true,
+              REFRESH_70NS},
     },
     {
         .name = "p54c-430fx-pb",
@@ -141,8 +174,13 @@ static const nm_board_preset presets[] = {
          * research: the 430FX/HX/TX data sheets give 3-1-1-1); EDO "(7 to
          * 12)-2-2-2" (dependency-injection.com on the 82437FX): page hit 7,
          * page miss 12 (+5); single 7.  CPU-to-DRAM posted writes: 4 qwords
-         * [L: the 430HX has 8, its data sheet; the FX half of that], accepted
-         * in 3 clocks (the L2 write time) [L]. */
+         * [L: the 430HX has 8, its data sheet; the FX half of that; the
+         * 430LX's LBX also has 4], accepted in 3 clocks (the L2 write time)
+         * [L].  L2 victims through that buffer after the fill [L: as the
+         * 82434LX does (p5-430lx), and the 430TX data sheet posts a snooped
+         * modified line "to the DRAM Posted Write buffers"].  The FX's DRAM
+         * burst rates as FreeBSD's pcisupport.c decodes its DRAMT register:
+         * EDO reads x-2-2-2, FPM x-3-3-3, writes down to x-2-2-2. */
         .t = {.l2_size = 256u << 10,
               .l2_policy = NM_L2_WRITE_BACK,
               .l2_first = 3,
@@ -219,8 +257,11 @@ void nm_board_preset_apply(const nm_board_preset *b, nm_timing_params *p)
 {
     p->board = b->name;
     if (b->wait_states > 0) p->mem_wait_states = (unsigned)b->wait_states;
-    if (b->wait_states) { /* a 386 board: wait states and an optional cache */
+    if (b->wait_states) { /* a 386 board: wait states, page mode, an optional cache */
         p->l2_size = b->t.l2_size;
+        p->dram_page_bytes = b->t.dram_page_bytes;
+        p->refresh_ns = b->t.refresh_ns;
+        p->refresh_busy_ns = b->t.refresh_busy_ns;
         return;
     }
     p->l2_size = b->t.l2_size;
@@ -235,4 +276,7 @@ void nm_board_preset_apply(const nm_board_preset *b, nm_timing_params *p)
     p->dram_page_bytes = b->t.dram_page_bytes;
     p->posted_writes = b->t.posted;
     p->posted_accept = b->t.posted_accept;
+    p->victim_posted = b->t.victim_posted;
+    p->refresh_ns = b->t.refresh_ns;
+    p->refresh_busy_ns = b->t.refresh_busy_ns;
 }

@@ -206,14 +206,25 @@ typedef struct i386_state {
      * come from the cache SRAM and never wait. */
     nm_cache *l2;
     uint64_t l2_read_hits, l2_read_misses, l2_writes;
+    /* Page-mode DRAM (the board preset's rows; off with mem-wait-states):
+     * a cycle's wait states by the state of the bank's one open row, a
+     * page hit (read or write), a closed row (at the start, after a
+     * refresh) or a page miss (timing.c ws_page_*).  A refresh request
+     * every refresh_period clocks closes the row (its busy time is not
+     * modelled on the 386). */
+    uint32_t page_bytes, open_row; /* open_row UINT32_MAX: closed */
+    unsigned ws_read, ws_write, ws_closed, ws_miss;
+    uint64_t refresh_period, refresh_seen;
+    uint64_t page_hits, page_misses, rows_closed_at_access, refresh_row_closes;
     /* This instruction's data cycles in order, for the DRAM's occupancy. */
     uint8_t bus_log[BUS_LOG_CAP];
+    uint8_t bus_ws[BUS_LOG_CAP]; /* each cycle's wait states */
     unsigned bus_n;
     bool bus_overflow; /* more cycles than the log holds: not simulated */
     uint64_t bus_free; /* model clock at which the DRAM finishes its cycle */
     uint64_t bus_wait_clocks, bus_waits, bus_unsimulated;
     /* this instruction */
-    uint32_t data_cycles, data_waits, walk_cycles, last_read_phys;
+    uint32_t data_cycles, data_waits, walk_cycles, walk_waits, last_read_phys;
     bool taken;
     /* across instructions */
     nm_x86_mode prev;
@@ -232,6 +243,16 @@ static void *i386_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->cpu = cpu;
     s->model = model;
     s->W = p->mem_wait_states;
+    s->page_bytes = p->dram_page_bytes;
+    s->open_row = UINT32_MAX;
+    s->ws_read = p->ws_page_read;
+    s->ws_write = p->ws_page_write;
+    s->ws_closed = p->ws_row_closed;
+    s->ws_miss = p->ws_page_miss;
+    if (s->page_bytes && p->refresh_ns) {
+        uint64_t den = model->hz_den * 1000000000ull;
+        s->refresh_period = ((uint64_t)p->refresh_ns * model->hz_num + den / 2) / den;
+    }
     if (p->l2_size) {
         nm_cache_config cc = {"l2", p->l2_size, 1, 4, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_LRU};
         s->l2 = nm_cache_new(&cc);
@@ -244,31 +265,61 @@ static void *i386_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     return s;
 }
 
+/* Wait states of one DRAM bus cycle at `phys`. */
+static uint32_t dram_waits(i386_state *s, uint32_t phys, bool write)
+{
+    if (!s->page_bytes) return s->W;
+    if (s->refresh_period) {
+        uint64_t k = s->cpu->clock->cycles / s->refresh_period;
+        if (k != s->refresh_seen) { /* a refresh ran since: the row is closed */
+            s->refresh_seen = k;
+            if (s->open_row != UINT32_MAX) s->refresh_row_closes++;
+            s->open_row = UINT32_MAX;
+        }
+    }
+    uint32_t row = phys / s->page_bytes;
+    if (row == s->open_row) {
+        s->page_hits++;
+        return write ? s->ws_write : s->ws_read;
+    }
+    uint32_t w = s->ws_miss;
+    if (s->open_row == UINT32_MAX) {
+        s->rows_closed_at_access++;
+        w = s->ws_closed;
+    } else {
+        s->page_misses++;
+    }
+    s->open_row = row;
+    return w;
+}
+
 /* Wait states of one read (or code) bus cycle at `phys`. */
 static uint32_t read_waits(i386_state *s, uint32_t phys)
 {
-    if (!s->l2) return s->W;
+    if (!s->l2) return dram_waits(s, phys, false);
     if (nm_cache_access(s->l2, phys, false, NULL) & NM_CACHE_HIT) {
         s->l2_read_hits++;
         return 0;
     }
     s->l2_read_misses++;
-    return s->W;
+    return dram_waits(s, phys, false);
 }
 
-static void bus_log(i386_state *s, uint8_t kind)
+static void bus_log(i386_state *s, uint8_t kind, uint32_t ws)
 {
-    if (s->bus_n < BUS_LOG_CAP)
+    if (s->bus_n < BUS_LOG_CAP) {
+        s->bus_ws[s->bus_n] = (uint8_t)ws;
         s->bus_log[s->bus_n++] = kind;
-    else
+    } else {
         s->bus_overflow = true;
+    }
 }
 
 /* The clocks this instruction waits for the DRAM (with the external cache
  * only).  Its data cycles are placed evenly over its `span` table clocks,
  * from model clock `start`, each moved on by the wait states and waits
  * before it: a read miss or a write that finds the DRAM busy waits until
- * it is free, then holds it for 2 + W. */
+ * it is free, then holds it for 2 + its wait states. */
 static uint32_t bus_occupancy(i386_state *s, uint64_t start, uint32_t span)
 {
     uint32_t waited = 0, waits = 0, n = s->bus_n;
@@ -285,8 +336,8 @@ static uint32_t bus_occupancy(i386_state *s, uint64_t start, uint32_t span)
             s->bus_waits++;
             t = s->bus_free;
         }
-        s->bus_free = t + 2 + s->W;
-        if (s->bus_log[k] == BUS_READ_MISS) waits += s->W;
+        s->bus_free = t + 2 + s->bus_ws[k];
+        if (s->bus_log[k] == BUS_READ_MISS) waits += s->bus_ws[k];
     }
     s->bus_wait_clocks += waited;
     return waited;
@@ -303,7 +354,8 @@ static void i386_resume(void *st, nm_cpu *cpu)
     s->have_dword = false;
     s->bus_n = 0;
     s->bus_overflow = false;
-    s->bus_free = 0; /* time went on without the model: the DRAM is idle */
+    s->bus_free = 0;          /* time went on without the model: the DRAM is idle */
+    s->open_row = UINT32_MAX; /* and refreshed: no row open */
 }
 
 static void i386_destroy(void *st)
@@ -327,26 +379,30 @@ static void i386_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     uint32_t cycles = ((phys & 3) + size > 4) ? 2 : 1;
     if (!(flags & NM_MEM_WRITE)) s->last_read_phys = phys;
     if (is_mmio(s->cpu, phys)) return; /* the bus model charges it */
+    bool write = (flags & NM_MEM_WRITE) != 0;
     if ((flags & NM_MEM_SYSTEM) && s->cpu->paging && linear == phys) {
         s->walk_cycles += cycles; /* page-table read/write after a TLB miss */
+        s->walk_waits += dram_waits(s, phys, write);
+        if (cycles == 2) s->walk_waits += dram_waits(s, (phys | 3) + 1, write);
         return;
     }
     s->data_cycles += cycles;
     if (!s->l2) {
-        s->data_waits += s->W * cycles;
-    } else if (flags & NM_MEM_WRITE) {
+        s->data_waits += dram_waits(s, phys, write);
+        if (cycles == 2) s->data_waits += dram_waits(s, (phys | 3) + 1, write);
+    } else if (write) {
         s->l2_writes++;
         (void)nm_cache_access(s->l2, phys, true, NULL); /* buffered: no wait state */
-        for (uint32_t k = 0; k < cycles; k++)
-            bus_log(s, BUS_WRITE);
+        bus_log(s, BUS_WRITE, dram_waits(s, phys, true));
+        if (cycles == 2) bus_log(s, BUS_WRITE, dram_waits(s, (phys | 3) + 1, true));
     } else {
         uint32_t w = read_waits(s, phys);
         s->data_waits += w;
-        bus_log(s, w ? BUS_READ_MISS : BUS_READ_HIT);
+        bus_log(s, w ? BUS_READ_MISS : BUS_READ_HIT, w);
         if (cycles == 2) {
             w = read_waits(s, (phys | 3) + 1);
             s->data_waits += w;
-            bus_log(s, w ? BUS_READ_MISS : BUS_READ_HIT);
+            bus_log(s, w ? BUS_READ_MISS : BUS_READ_HIT, w);
         }
     }
 }
@@ -520,7 +576,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t base = cost_of(s, c, i, &now);
     uint32_t bus = s->data_cycles;
     if (s->l2 && s->bus_n) clocks += bus_occupancy(s, s->clocks + clocks, base);
-    clocks += base + s->data_waits + (2 + s->W) * s->walk_cycles;
+    clocks += base + s->data_waits + 2 * s->walk_cycles + s->walk_waits;
     s->wait_clocks += s->data_waits;
 
     /* Prefetch: the dwords of this instruction not fetched yet. */
@@ -533,7 +589,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->have_dword = true;
     /* The wait states of the new code dwords (through the cache if any). */
     uint32_t code_waits = s->W * dwords;
-    if (s->l2) {
+    if (s->l2 || s->page_bytes) {
         code_waits = 0;
         uint32_t page = c->fetch_phys & ~0xfffu;
         for (uint32_t d = first + (first_known ? 1 : 0); d <= last; d++)
@@ -545,7 +601,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->credit = 0;
     } else {
         uint32_t need = 2 * dwords + code_waits, have = s->credit + idle;
-        uint32_t cap = 4 * (2 + s->W);
+        uint32_t cap = 4 * (2 + (s->page_bytes ? s->ws_read : s->W));
         if (need <= have) {
             s->credit = have - need > cap ? cap : have - need;
         } else {
@@ -569,7 +625,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
      * step continues it (no start-up clocks again). */
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
-    s->data_cycles = s->walk_cycles = s->data_waits = 0;
+    s->data_cycles = s->walk_cycles = s->data_waits = s->walk_waits = 0;
     s->bus_n = 0;
     s->bus_overflow = false;
     s->taken = false;
@@ -589,6 +645,10 @@ static void i386_report(void *opaque, nm_report *r)
     nm_report_u64(r, "l2_read_hits", s->l2_read_hits);
     nm_report_u64(r, "l2_read_misses", s->l2_read_misses);
     nm_report_u64(r, "l2_writes", s->l2_writes);
+    nm_report_u64(r, "dram_page_hits", s->page_hits);
+    nm_report_u64(r, "dram_page_misses", s->page_misses);
+    nm_report_u64(r, "dram_row_closed_cycles", s->rows_closed_at_access);
+    nm_report_u64(r, "refresh_row_closes", s->refresh_row_closes);
     nm_report_u64(r, "dram_busy_waits", s->bus_waits);
     nm_report_u64(r, "dram_busy_wait_clocks", s->bus_wait_clocks);
     nm_report_u64(r, "dram_busy_unsimulated_steps", s->bus_unsimulated);

@@ -147,7 +147,15 @@ static inline uint64_t nm_wbuf_read_ahead(nm_wbuf *w, nm_membus *bus, uint64_t n
  * Posted writes: a chipset buffer of `posted` entries accepts a DRAM write in
  *   `posted_accept` bus clocks and writes it to DRAM behind the CPU; a full
  *   buffer makes the CPU wait for its oldest entry; a DRAM read waits until
- *   the buffer has drained (the chipset keeps reads behind writes).
+ *   the buffer has drained (the chipset keeps reads behind writes).  With
+ *   `victim_posted` an L2 victim is copied from the SRAM into that buffer
+ *   (one L2 burst), the new line is filled first and the victim's DRAM
+ *   write follows it (the 82434LX's LBX path).
+ * Refresh: every `refresh_ns` the chipset refreshes a row, holding the DRAM
+ *   for `refresh_busy_ns`; an access that starts inside a refresh waits for
+ *   its end, and the first access after a refresh finds no row open (a
+ *   refresh precharges the bank).  The requests are at fixed multiples of
+ *   the period from cycle 0 (the PC's refresh timer never stops).
  * Tags and times only; deterministic (absolute core cycles). */
 /* nm_l2_policy and nm_board_timing (the preset's data): timing.h. */
 
@@ -157,9 +165,12 @@ typedef struct nm_board {
     nm_cache *l2; /* NULL: no external cache */
     /* Core clocks of the fixed parts. */
     uint32_t l2_fill, l2_write, dram_fill, dram_single, dram_miss, posted_accept;
-    uint32_t open_page; /* DRAM row open (page number), UINT32_MAX: none */
-    nm_membus dram;     /* the DRAM behind the chipset's write buffer */
-    nm_wbuf posted;     /* the chipset's posted writes */
+    uint64_t refresh_period; /* core clocks between refresh requests, 0: none */
+    uint32_t refresh_busy;   /* core clocks a refresh holds the DRAM */
+    uint64_t refresh_seen;   /* the last refresh period an access was in */
+    uint32_t open_page;      /* DRAM row open (page number), UINT32_MAX: none */
+    nm_membus dram;          /* the DRAM behind the chipset's write buffer */
+    nm_wbuf posted;          /* the chipset's posted writes */
     /* The last line read: its burst in bus clocks and the core clocks spent
      * before its first transfer (a victim's write-back, a page miss, the
      * posted writes draining): the 486's critical-word-first timing. */
@@ -168,7 +179,15 @@ typedef struct nm_board {
     uint64_t l2_read_hits, l2_read_misses, l2_write_hits, l2_write_misses, l2_writebacks;
     uint64_t dram_page_hits, dram_page_misses, posted_writes, posted_full_stalls;
     uint64_t l2_snoop_invalidations, l2_snoop_dirty; /* lines dropped by DMA writes; dirty */
+    uint64_t refresh_waits, refresh_wait_clocks, refresh_row_closes;
 } nm_board;
+
+/* Core clocks of `ns` nanoseconds, rounded to the nearest. */
+static inline uint64_t nm_ns_to_core(const nm_cpu_model *m, uint64_t ns)
+{
+    uint64_t den = m->hz_den * 1000000000u;
+    return (ns * m->hz_num + den / 2) / den;
+}
 
 /* Sets up the board for `t` (bus clocks) with `line`-byte lines.  False if
  * the L2 geometry is impossible (not a power of two). */
@@ -184,6 +203,8 @@ static inline bool nm_board_init(nm_board *b, const nm_cpu_model *m, const nm_bo
     b->l2_fill = nm_bus_to_core(m, t->l2_first + 3 * t->l2_burst);
     b->l2_write = nm_bus_to_core(m, t->l2_write);
     b->posted_accept = nm_bus_to_core(m, t->posted_accept);
+    b->refresh_period = t->refresh_ns ? nm_ns_to_core(m, t->refresh_ns) : 0;
+    b->refresh_busy = (uint32_t)nm_ns_to_core(m, t->refresh_busy_ns);
     b->open_page = UINT32_MAX;
     nm_wbuf_init(&b->posted, t->posted ? t->posted : 1);
     if (!t->l2_size) return true;
@@ -219,6 +240,9 @@ static inline void nm_board_report(const nm_board *b, nm_report *r)
     nm_report_u64(r, "posted_full_stalls", b->posted_full_stalls);
     nm_report_u64(r, "l2_snoop_invalidations", b->l2_snoop_invalidations);
     nm_report_u64(r, "l2_snoop_dirty", b->l2_snoop_dirty);
+    nm_report_u64(r, "refresh_waits", b->refresh_waits);
+    nm_report_u64(r, "refresh_wait_clocks", b->refresh_wait_clocks);
+    nm_report_u64(r, "refresh_row_closes", b->refresh_row_closes);
 }
 
 /* Bus-master DMA wrote [phys, phys + len): the chipset snoops its L2 and
@@ -238,19 +262,35 @@ static inline void nm_board_snoop_write(nm_board *b, uint32_t phys, uint32_t len
     }
 }
 
-/* Core clocks a page miss adds for an access to `phys` (and the row it
- * leaves open). */
-static inline uint32_t nm_board_page(nm_board *b, uint32_t phys)
+/* Core clocks a DRAM access to `phys` starting at `t` adds for the DRAM's
+ * state: a refresh in progress, then a page miss (and the row it leaves
+ * open). */
+static inline uint32_t nm_board_page(nm_board *b, uint32_t phys, uint64_t t)
 {
-    if (!b->t.dram_page_bytes) return 0;
+    uint32_t wait = 0;
+    if (b->refresh_period) {
+        uint64_t k = t / b->refresh_period;
+        if (k != b->refresh_seen) { /* a refresh ran since the last access */
+            b->refresh_seen = k;
+            if (b->open_page != UINT32_MAX) b->refresh_row_closes++;
+            b->open_page = UINT32_MAX;
+        }
+        uint64_t end = k * b->refresh_period + b->refresh_busy;
+        if (t < end) {
+            wait = (uint32_t)(end - t);
+            b->refresh_waits++;
+            b->refresh_wait_clocks += wait;
+        }
+    }
+    if (!b->t.dram_page_bytes) return wait;
     uint32_t page = phys / b->t.dram_page_bytes;
     if (page == b->open_page) {
         b->dram_page_hits++;
-        return 0;
+        return wait;
     }
     b->open_page = page;
     b->dram_page_misses++;
-    return b->dram_miss;
+    return wait + b->dram_miss;
 }
 
 /* Core clocks from `now` until the DRAM is free for a read (posted writes
@@ -263,19 +303,26 @@ static inline uint32_t nm_board_dram_wait(nm_board *b, uint64_t now)
     return (uint32_t)(t - now);
 }
 
+/* Queues a DRAM write of `clocks` (core, page hit) to `phys` in the posted
+ * buffer at `at`; returns the wait for a free entry.  The write reaches the
+ * DRAM when the DRAM is free (the buffer drains in order). */
+static inline uint32_t nm_board_post(nm_board *b, uint32_t phys, uint64_t at, uint32_t clocks)
+{
+    b->posted_writes++;
+    nm_wbuf_retire(&b->posted, at);
+    if (b->posted.count >= b->posted.depth) b->posted_full_stalls++;
+    uint32_t miss = nm_board_page(b, phys, nm_membus_start(&b->dram, at));
+    return nm_wbuf_write(&b->posted, &b->dram, at, clocks + miss);
+}
+
 /* A DRAM write of `clocks` (core, page hit) to `phys` asked for at `now`:
  * the CPU bus time it takes (posted: the accept time, plus any wait for a
  * free entry). */
 static inline uint32_t nm_board_dram_write(nm_board *b, uint32_t phys, uint64_t now,
                                            uint32_t clocks)
 {
-    uint32_t miss = nm_board_page(b, phys);
-    if (!b->t.posted) return clocks + miss;
-    b->posted_writes++;
-    nm_wbuf_retire(&b->posted, now);
-    if (b->posted.count >= b->posted.depth) b->posted_full_stalls++;
-    uint32_t stall = nm_wbuf_write(&b->posted, &b->dram, now + b->posted_accept, clocks + miss);
-    return b->posted_accept + stall;
+    if (!b->t.posted) return clocks + nm_board_page(b, phys, now);
+    return b->posted_accept + nm_board_post(b, phys, now + b->posted_accept, clocks);
 }
 
 /* Bus time (core clocks) of a line fill of `phys` for the CPU's cache,
@@ -283,8 +330,9 @@ static inline uint32_t nm_board_dram_write(nm_board *b, uint32_t phys, uint64_t 
 static inline uint32_t nm_board_line_read(nm_board *b, uint32_t phys, uint64_t now)
 {
     b->last_before = 0;
+    bool victim_out = false;
+    uint32_t victim = 0;
     if (b->l2) {
-        uint32_t victim = 0;
         unsigned r = nm_cache_access(b->l2, phys, false, &victim);
         if (r & NM_CACHE_HIT) {
             b->l2_read_hits++;
@@ -297,15 +345,28 @@ static inline uint32_t nm_board_line_read(nm_board *b, uint32_t phys, uint64_t n
                   (b->t.l2_policy == NM_L2_WRITE_BACK_ALWAYS_DIRTY && (r & NM_CACHE_EVICTED));
         if (wb) {
             b->l2_writebacks++;
-            b->last_before += nm_board_dram_wait(b, now);
-            b->last_before += b->dram_fill + nm_board_page(b, victim);
+            if (b->t.victim_posted && b->t.posted) {
+                /* Out of the SRAM into the write buffer; its DRAM write
+                 * after the fill (below). */
+                b->last_before += b->l2_fill;
+                victim_out = true;
+            } else {
+                b->last_before += nm_board_dram_wait(b, now);
+                b->last_before += b->dram_fill + nm_board_page(b, victim, now + b->last_before);
+            }
         }
     }
-    if (!b->last_before) b->last_before = nm_board_dram_wait(b, now);
-    b->last_before += nm_board_page(b, phys);
+    b->last_before += nm_board_dram_wait(b, now + b->last_before);
+    b->last_before += nm_board_page(b, phys, now + b->last_before);
     b->last_first = b->t.dram_first;
     b->last_burst = b->t.dram_burst;
-    return b->last_before + b->dram_fill;
+    uint32_t cost = b->last_before + b->dram_fill;
+    if (victim_out) {
+        /* The fill holds the DRAM until it ends; the victim queues behind it. */
+        if (b->dram.free_at < now + cost) b->dram.free_at = now + cost;
+        cost += nm_board_post(b, victim, now + cost, b->dram_fill);
+    }
+    return cost;
 }
 
 /* Bus time of a single (non-burst) read at `now`: an uncached read with
@@ -314,7 +375,8 @@ static inline uint32_t nm_board_line_read(nm_board *b, uint32_t phys, uint64_t n
 static inline uint32_t nm_board_single_read(nm_board *b, uint32_t phys, uint64_t now)
 {
     if (b->l2 && nm_cache_probe(b->l2, phys)) return b->l2_write;
-    return nm_board_dram_wait(b, now) + nm_board_page(b, phys) + b->dram_single;
+    uint32_t w = nm_board_dram_wait(b, now);
+    return w + nm_board_page(b, phys, now + w) + b->dram_single;
 }
 
 /* Bus time of a single write (the CPU write buffer's entry) at `now`. */

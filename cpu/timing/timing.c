@@ -271,6 +271,15 @@ void nm_timing_report(nm_timing *t, nm_report *r)
     nm_report_u64(r, "dram_page_miss_clocks", t->params.dram_miss_clocks);
     nm_report_u64(r, "dram_page_bytes", t->params.dram_page_bytes);
     nm_report_u64(r, "posted_writes", t->params.posted_writes);
+    nm_report_u64(r, "victims_posted", t->params.victim_posted);
+    nm_report_u64(r, "refresh_ns", t->params.refresh_ns);
+    nm_report_u64(r, "refresh_busy_ns", t->params.refresh_busy_ns);
+    if (t->m->model->family == NM_CPU_386 && t->params.dram_page_bytes) {
+        char ws[48]; /* page hit read / write, row closed, page miss */
+        g_snprintf(ws, sizeof ws, "%u/%u/%u/%u", t->params.ws_page_read, t->params.ws_page_write,
+                   t->params.ws_row_closed, t->params.ws_page_miss);
+        nm_report_str(r, "dram_wait_states", ws);
+    }
     for (size_t k = 0; k < MAX_INSTANCES; k++) {
         if (!t->inst[k].cls || !t->inst[k].cls->report) continue;
         char name[64];
@@ -281,6 +290,14 @@ void nm_timing_report(nm_timing *t, nm_report *r)
 }
 
 /* ------------------------------------------------------- configuration */
+
+/* Wait states of a 2-clock bus cycle that must last `ns`: ceil(ns / T) - 2. */
+static unsigned ws_for_ns(const nm_cpu_model *m, uint64_t ns)
+{
+    uint64_t den = 1000000000ull * m->hz_den;
+    uint64_t clocks = (ns * m->hz_num + den - 1) / den;
+    return clocks > 2 ? (unsigned)(clocks - 2) : 0;
+}
 
 void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p)
 {
@@ -295,6 +312,19 @@ void nm_timing_default_params(const nm_cpu_model *model, nm_timing_params *p)
     uint64_t clocks =
         (ns_x_hz + 1000000000ull * nominal->hz_den - 1) / (1000000000ull * nominal->hz_den);
     p->mem_wait_states = clocks > 2 ? (unsigned)(clocks - 2) : 0;
+    /* With page-mode DRAM (a 386 board preset's rows), the same 30 ns of
+     * decode and buffers on top of what the DRAM needs for each kind of
+     * cycle, 70 ns FPM parts (Micron MT4C4001J class: tPC 40, tRAC 70, tRP
+     * 50 ns): a page hit tPC, a closed row tRAC (= the formula above), a
+     * page miss tRP + tRAC; a write one wait state more ("Add one additional
+     * wait-state to these times for write accesses", Intel386 DX Hardware
+     * Reference Manual, table 6-2) [L: a 386DX chipset's own table was not
+     * found; the C&T 82C836's page-mode figures at 25 MHz (0 / 1 / 1 / 3)
+     * are of the same shape].  At 40 MHz: 1, 2, 2, 4. */
+    p->ws_page_read = ws_for_ns(nominal, 40 + 30);
+    p->ws_page_write = p->ws_page_read + 1;
+    p->ws_row_closed = ws_for_ns(nominal, 70 + 30);
+    p->ws_page_miss = ws_for_ns(nominal, 50 + 70 + 30);
     if (model->family >= NM_CPU_PENTIUM) {
         /* Fast-page DRAM on a 60/66 MHz Pentium board (430FX class): 7-3-3-3
          * burst, 7 clocks for a single transfer. */
@@ -394,6 +424,8 @@ bool nm_timing_from_config(const nm_cost_config *cfg, const nm_cpu_model *model,
         if (!nm_parse_u64(cfg->mem_wait_states, &v) || v > 31)
             return bad(err, "mem-wait-states", cfg->mem_wait_states, "an integer from 0 to 31");
         p->mem_wait_states = (unsigned)v;
+        /* A fixed figure per cycle: no page mode on a 386 board. */
+        if (model->family == NM_CPU_386) p->dram_page_bytes = 0;
     }
     if (cfg->dram_timing && !parse_dram(cfg->dram_timing, p))
         return bad(err, "dram-timing", cfg->dram_timing,

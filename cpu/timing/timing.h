@@ -54,6 +54,9 @@ typedef struct nm_board_timing {
     unsigned dram_miss;                    /* added on a page miss */
     uint32_t dram_page_bytes;              /* 0: no page model */
     unsigned posted, posted_accept;        /* chipset write buffer: entries, accept clocks */
+    bool victim_posted;                    /* L2 victims go out through the posted buffer */
+    uint32_t refresh_ns;                   /* DRAM refresh request period, 0: none */
+    uint32_t refresh_busy_ns;              /* how long each refresh holds the DRAM */
 } nm_board_timing;
 
 /* Memory-system parameters a model needs beyond the CPU model itself; from
@@ -71,6 +74,12 @@ typedef struct nm_timing_params {
     unsigned dram_miss_clocks;             /* page miss: added bus clocks */
     uint32_t dram_page_bytes;              /* 0: no DRAM page model */
     unsigned posted_writes, posted_accept; /* chipset posted-write buffer */
+    bool victim_posted;       /* L2 victims through the posted buffer, after the fill */
+    uint32_t refresh_ns;      /* DRAM refresh period, 0: none */
+    uint32_t refresh_busy_ns; /* how long a refresh holds the DRAM */
+    /* 386 page-mode DRAM (dram_page_bytes != 0 on a 386 board): the wait
+     * states of a bus cycle by the state of the bank's row (timing.c). */
+    unsigned ws_page_read, ws_page_write, ws_row_closed, ws_page_miss;
 } nm_timing_params;
 
 /* The board timing a model runs with: `p`, with the model's own L2 burst
@@ -91,6 +100,9 @@ static inline nm_board_timing nm_board_timing_of(const nm_timing_params *p, unsi
         .dram_page_bytes = p->dram_page_bytes,
         .posted = p->posted_writes,
         .posted_accept = p->posted_accept,
+        .victim_posted = p->victim_posted,
+        .refresh_ns = p->refresh_ns,
+        .refresh_busy_ns = p->refresh_busy_ns,
     };
 }
 

@@ -133,6 +133,81 @@ static void test_posted_writes(void)
     nm_board_free(&b);
 }
 
+/* Refresh: a request every 1000 ns (66 core clocks on the DX2-66: 66.67
+ * MHz, rounded), each holding the DRAM 150 ns (10 core clocks).  An access
+ * starting inside a refresh waits for its end; the first access after a
+ * refresh finds its row closed (a page miss), the next one in the same
+ * period a page hit. */
+static void test_refresh(void)
+{
+    nm_board b;
+    nm_board_timing t = dram_only();
+    t.refresh_ns = 1000;
+    t.refresh_busy_ns = 150;
+    g_assert_true(nm_board_init(&b, dx2(), &t, 16));
+    g_assert_cmpuint(b.refresh_period, ==, 67); /* 1000 ns x 66.67 MHz = 66.7 */
+    g_assert_cmpuint(b.refresh_busy, ==, 10);
+    /* At 70: refresh 1 runs 67..77: waits 7, then a miss (no row open):
+     * 7 + (5 single + 3 miss) bus = 7 + 16. */
+    g_assert_cmpuint(nm_board_write(&b, 0x100, 70), ==, 7 + 16);
+    /* At 100, the same row, the same period: a hit, no wait. */
+    g_assert_cmpuint(nm_board_write(&b, 0x104, 100), ==, 10);
+    g_assert_cmpuint(b.refresh_row_closes, ==, 0); /* no row was open before 70 */
+    /* At 140 (period 2 began at 134, its refresh ended at 144): waits 4,
+     * and the refresh closed the open row: a miss again. */
+    g_assert_cmpuint(nm_board_write(&b, 0x108, 140), ==, 4 + 16);
+    g_assert_cmpuint(b.refresh_row_closes, ==, 1);
+    g_assert_cmpuint(b.refresh_waits, ==, 2);
+    g_assert_cmpuint(b.refresh_wait_clocks, ==, 11);
+    /* No refresh: the same accesses cost no waits, and the second and
+     * third are page hits. */
+    nm_board_free(&b);
+    t.refresh_ns = 0;
+    g_assert_true(nm_board_init(&b, dx2(), &t, 16));
+    g_assert_cmpuint(nm_board_write(&b, 0x100, 70), ==, 16);
+    g_assert_cmpuint(nm_board_write(&b, 0x104, 100), ==, 10);
+    g_assert_cmpuint(nm_board_write(&b, 0x108, 140), ==, 10);
+    nm_board_free(&b);
+}
+
+/* A dirty L2 victim: written back before the fill on a plain write-back
+ * board (the CPU waits for both), or (victim_posted, the 82434LX's LBX
+ * path) copied out of the SRAM in one L2 burst, the fill first and the
+ * victim's DRAM write queued behind it in the posted buffer.  A 16 KB L2
+ * (1 KB apart: the same set), 2-1-1-1 L2, DRAM 5-2-2-2, no pages, 2 posted
+ * entries accepted in 1 bus clock. */
+static void test_victim_posted(void)
+{
+    nm_board plain, lbx;
+    nm_board_timing t = dram_only();
+    t.dram_page_bytes = 0;
+    t.l2_size = 16u << 10;
+    t.l2_policy = NM_L2_WRITE_BACK;
+    t.l2_first = 2, t.l2_burst = 1, t.l2_write = 2;
+    t.posted = 2;
+    t.posted_accept = 1;
+    nm_board_timing u = t;
+    u.victim_posted = true;
+    g_assert_true(nm_board_init(&plain, dx2(), &t, 16));
+    g_assert_true(nm_board_init(&lbx, dx2(), &u, 16));
+    for (nm_board *b = &plain; b; b = b == &plain ? &lbx : NULL) {
+        g_assert_cmpuint(nm_board_line_read(b, 0x1000, 0), ==, 22); /* allocates */
+        g_assert_cmpuint(nm_board_write(b, 0x1004, 100), ==, 4);    /* hit: dirty now */
+    }
+    /* 0x5000: the same set.  Plain: victim 22 + fill 22 = 44. */
+    g_assert_cmpuint(nm_board_line_read(&plain, 0x5000, 200), ==, 44);
+    /* LBX: the victim out of the SRAM (2-1-1-1 = 10) + the fill (22) = 32;
+     * its DRAM write follows the fill, 232..254. */
+    g_assert_cmpuint(nm_board_line_read(&lbx, 0x5000, 200), ==, 32);
+    g_assert_cmpuint(lbx.posted_writes, ==, 1);
+    g_assert_cmpuint(lbx.l2_writebacks, ==, 1);
+    /* A read at 238 waits for that write to finish (the chipset keeps
+     * reads behind posted writes): 16 + 22. */
+    g_assert_cmpuint(nm_board_line_read(&lbx, 0x9000, 238), ==, 16 + 22);
+    nm_board_free(&plain);
+    nm_board_free(&lbx);
+}
+
 /* The presets: every name is found, each CPU model has a default that fits
  * it, a 486 board does not fit a Pentium, and applying a preset sets the
  * parameters the models take. */
@@ -210,6 +285,8 @@ int main(int argc, char **argv)
     g_test_add_func("/board/l2-write-policies", test_l2_write_policies);
     g_test_add_func("/board/l2-always-dirty", test_l2_always_dirty);
     g_test_add_func("/board/posted-writes", test_posted_writes);
+    g_test_add_func("/board/refresh", test_refresh);
+    g_test_add_func("/board/victim-posted", test_victim_posted);
     g_test_add_func("/board/presets", test_presets);
     return g_test_run();
 }

@@ -233,6 +233,66 @@ static void test_memory_wait_states(void)
     fx_free(&f);
 }
 
+/* Page-mode DRAM (the 386 board presets): a cycle's wait states by the
+ * state of the bank's open row, 4 KB rows; at 40 MHz (timing.c ws_page_*)
+ * 1 on a read page hit, 2 on a write hit or with the row closed, 4 on a
+ * page miss.  Code runs from row 0x100 (CODE32), so a read of CODE32 +
+ * 0x800 hits the row the code fetches keep open and a read of DATA (row
+ * 0x200) misses; each AAM before them (17 clocks) covers the code dwords'
+ * own fetches in its idle clocks.  "MOV reg,mem 4", "MOV mem,reg 2". */
+static fx paged(void)
+{
+    fx f;
+    fx_init(&f, 0);
+    nm_timing_free(f.t);
+    nm_timing_params p;
+    nm_timing_default_params(f.m->model, &p);
+    g_assert_cmpuint(p.ws_page_read, ==, 1);
+    g_assert_cmpuint(p.ws_page_write, ==, 2);
+    g_assert_cmpuint(p.ws_row_closed, ==, 2);
+    g_assert_cmpuint(p.ws_page_miss, ==, 4);
+    g_assert_cmpuint(p.mem_wait_states, ==, 2); /* without page mode: every cycle */
+    p.dram_page_bytes = 4096;
+    p.refresh_ns = 15086; /* 603 clocks at 40 MHz */
+    f.t = nm_timing_new(f.m, &p);
+    return f;
+}
+
+static void test_page_mode(void)
+{
+    fx f = paged();
+    static const uint8_t code[] = {
+        0xd4, 0x0a, /* aam */
+        0x8b, 0x03, /* mov eax, [ebx]: the code's row */
+        0xd4, 0x0a, /* aam */
+        0x8b, 0x01, /* mov eax, [ecx]: another row */
+        0xd4, 0x0a, /* aam */
+        0x89, 0x03, /* mov [ebx], eax: the code's row */
+        0xd4, 0x0a, /* aam */
+        0x89, 0x01, /* mov [ecx], eax: another row */
+        0xd4, 0x0a, /* aam */
+        0x8b, 0x03, /* mov eax, [ebx] */
+        0xf4,
+    };
+    flat(&f, code, sizeof code);
+    nm_cpu_set_reg(f.c, NM_EBX, CODE32 + 0x800);
+    nm_cpu_set_reg(f.c, NM_ECX, DATA);
+    clocks_of(&f, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 4 + 1); /* page hit */
+    clocks_of(&f, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 4 + 4); /* page miss */
+    clocks_of(&f, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 2 + 2); /* write, page hit */
+    clocks_of(&f, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 2 + 4); /* write, page miss */
+    /* A refresh request (every 603 clocks) between the AAM's fetches and
+     * the read: the read finds the row closed. */
+    clocks_of(&f, 1);
+    f.m->clock.cycles = (f.m->clock.cycles / 603 + 1) * 603 + 5;
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 4 + 2);
+    fx_free(&f);
+}
+
 /* MUL early out: 6 + max(ceiling(log2 |m|), 3) ("MUL r32 9-38").  ECX = 5:
  * ceiling(log2 5) = 3 -> 9; ECX = 0x10000: 16 -> 22; ECX = 0xffffffff: 32 -> 38. */
 static void test_mul_early_out(void)
@@ -496,6 +556,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/386/branches", test_branches);
     g_test_add_func("/timing/386/rep-movsd", test_rep_movsd);
     g_test_add_func("/timing/386/memory-wait-states", test_memory_wait_states);
+    g_test_add_func("/timing/386/page-mode", test_page_mode);
     g_test_add_func("/timing/386/mul-early-out", test_mul_early_out);
     g_test_add_func("/timing/386/io-protected", test_io_protected);
     g_test_add_func("/timing/386/real-mode-io-int", test_real_mode_io_int);

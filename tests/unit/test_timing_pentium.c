@@ -582,6 +582,50 @@ static void test_rep_movsd(void)
     fx_free(&f);
 }
 
+/* A REP STOSD and an unrolled loop of MOVs storing the same 32 dwords to
+ * lines the data cache does not hold (no write allocation) are paced by the
+ * same bus: each store goes through the two write buffers, 5 bus clocks
+ * each (pentium-60: 5 core clocks).  The OUT after them waits for the
+ * buffers to drain [DB], then takes its 9 [PDM].  The MOVs (two a clock,
+ * paired) put the first store on the bus at once: 32 x 5 + 9 = 169.  The
+ * string's stores follow the REP prefix's decode clock [MA 4.4], one an
+ * iteration, its start-up overlapping them: 1 + 32 x 5 + 9 = 170. */
+static uint64_t stores_to_uncached(fx *f, const uint8_t *code, size_t n)
+{
+    uint8_t prog[160];
+    static const uint8_t out[] = {0xe6, 0x80}; /* out 0x80,al */
+    memcpy(prog, code, n);
+    memcpy(prog + n, out, sizeof out);
+    static const uint8_t hlt = 0xf4;
+    load(f, CODE, prog, n + sizeof out);
+    load(f, CODE + (uint32_t)(n + sizeof out), &hlt, 1);
+    /* Warm the code (the stores go to DST2 + 0x400: never read). */
+    run(f, CODE, (regs){.ecx = 32, .edi = DST2 + 0x400});
+    return run(f, CODE, (regs){.ecx = 32, .edi = DST2 + 0x400});
+}
+
+static void test_rep_vs_unrolled_stores(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t rep[] = {0xf3, 0xab}; /* rep stosd */
+    uint8_t unrolled[32 * 3];
+    for (unsigned k = 0; k < 32; k++) {
+        unrolled[3 * k] = 0x89; /* mov [edi+4k],eax */
+        unrolled[3 * k + 1] = 0x47;
+        unrolled[3 * k + 2] = (uint8_t)(4 * k);
+    }
+    uint64_t a = stores_to_uncached(&f, rep, sizeof rep);
+    uint64_t w0 = stats(&f)->wbuf_writes;
+    uint64_t b = stores_to_uncached(&f, unrolled, sizeof unrolled);
+    g_test_message("rep stosd + out: %" G_GUINT64_FORMAT ", 32 movs + out: %" G_GUINT64_FORMAT, a,
+                   b);
+    g_assert_cmpuint(stats(&f)->wbuf_writes - w0, ==, 64); /* both runs: every store */
+    g_assert_cmpuint(b, ==, 32 * 5 + 9);
+    g_assert_cmpuint(a, ==, 1 + 32 * 5 + 9);
+    fx_free(&f);
+}
+
 /* ------------------------------------------- rows checked against [NG] */
 
 /* XCHG: 86/87 r,r 3, 90+r (XCHG eAX,r) 2 [NG "XCHG": reg,reg 3, acc,reg 2;
@@ -1061,6 +1105,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/l2", test_l2);
     g_test_add_func("/timing/pentium/misaligned", test_misaligned);
     g_test_add_func("/timing/pentium/rep-movsd", test_rep_movsd);
+    g_test_add_func("/timing/pentium/rep-vs-unrolled-stores", test_rep_vs_unrolled_stores);
     g_test_add_func("/timing/pentium/xchg", test_xchg);
     g_test_add_func("/timing/pentium/cmpxchg", test_cmpxchg);
     g_test_add_func("/timing/pentium/shld", test_shld);
