@@ -305,6 +305,7 @@ typedef struct i486_state {
     bool rep_continues;
     /* counters */
     uint64_t insns, clocks, agi, prefix_clocks, misaligned_count, fill_stall, wbuf_stall;
+    uint64_t split_writes; /* stores across a dword: two bus cycles */
     uint64_t code_misses, data_misses, async_transfers, taken_transfers, reads_ahead;
     uint64_t prefetch_fills, queue_flushes, fill_waits;
     /* The TLB: 32 entries, 4-way, pseudo-LRU (tlb.h).  tlb_cr3/tlb_paging
@@ -803,6 +804,16 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
         settle_prefetch(s, now, false);
         uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now,
                                     nm_board_write(&s->board, phys, nm_membus_start(&s->bus, now)));
+        if ((phys & 3) + size > 4) {
+            /* Across a dword: two bus cycles on the 32-bit bus, two
+             * write-buffer entries (Intel486 data book, misaligned
+             * transfers). */
+            uint32_t next = (phys | 3) + 1;
+            s->split_writes++;
+            st +=
+                nm_wbuf_write(&s->wbuf, &s->bus, now + st,
+                              nm_board_write(&s->board, next, nm_membus_start(&s->bus, now + st)));
+        }
         if (!hit) s->miss_write_done = nm_wbuf_empty_at(&s->wbuf, now + st);
         s->stall += st;
         s->wbuf_stall += st;
@@ -1310,6 +1321,7 @@ static void i486_report(void *opaque, nm_report *r)
     nm_report_u64(r, "agi_stalls", s->agi);
     nm_report_u64(r, "prefix_clocks", s->prefix_clocks);
     nm_report_u64(r, "misaligned_accesses", s->misaligned_count);
+    nm_report_u64(r, "split_writes", s->split_writes);
     nm_report_u64(r, "cache_read_hits", cs->read_hits);
     nm_report_u64(r, "cache_read_misses", cs->read_misses);
     nm_report_u64(r, "cache_code_misses", s->code_misses);

@@ -817,9 +817,26 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
     return (uint32_t)(done - now);
 }
 
-/* A write of one line's part: a hit stays in the write-back cache, a miss
- * goes through the write buffers (no allocation) [DB]. */
-static uint32_t write_line(p5 *s, uint32_t phys, uint64_t now)
+/* A write of one line's part (`bytes` from `phys`): a hit stays in the
+ * write-back cache, a miss goes through the write buffers (no allocation)
+ * [DB], one bus cycle per 64-bit data bus transfer: a part crossing a qword
+ * boundary takes two (the P5 data bus is 8 bytes wide; byte enables select
+ * within one transfer). */
+static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now);
+static uint32_t write_line(p5 *s, uint32_t phys, unsigned bytes, uint64_t now)
+{
+    uint32_t stall = write_one(s, phys, now);
+    if ((phys & 7) + bytes > 8) {
+        bool mmio;
+        if (!cacheable_region(s, phys, &mmio) && mmio) return stall;
+        if (nm_cache_probe(s->data, phys)) return stall; /* a hit: no bus cycle */
+        s->st.split_writes++;
+        stall += write_one(s, (phys | 7) + 1, now + stall);
+    }
+    return stall;
+}
+
+static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
 {
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
@@ -967,7 +984,8 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
             uint32_t addr = line == first ? a->phys : line;
             uint32_t w;
             if (a->flags & NM_MEM_WRITE) {
-                w = write_line(s, addr, now);
+                uint32_t end = a->phys + size, part = (end > line + 32 ? line + 32 : end) - addr;
+                w = write_line(s, addr, part, now);
                 s->part_wbuf += w;
             } else {
                 w = read_line(s, s->data, addr, now, false);
@@ -1556,6 +1574,7 @@ static void p5_report(void *state, nm_report *r)
     nm_report_u64(r, "write_buffer_stalls", t->wbuf_stalls);
     nm_report_u64(r, "write_buffer_stall_cycles", t->wbuf_stall_cycles);
     nm_report_u64(r, "misaligned", t->misaligned);
+    nm_report_u64(r, "split_writes", t->split_writes);
     nm_report_u64(r, "locked", t->locked);
     nm_report_u64(r, "memory_stall_cycles", t->mem_stall_cycles);
     nm_report_u64(r, "line_fill_clocks", s->fill_clocks);

@@ -17,6 +17,7 @@ typedef struct nm_p5_stats {
     uint64_t line_fills, writebacks, uncached_reads;
     uint64_t wbuf_writes, wbuf_stalls, wbuf_stall_cycles;
     uint64_t misaligned, locked;
+    uint64_t split_writes;     /* store misses across a qword: two bus cycles */
     uint64_t mem_stall_cycles; /* fills, uncached reads, locked cycles */
     uint64_t log_overflows;
     uint64_t tlb_code_hits, tlb_code_misses, tlb_data_hits, tlb_data_misses;

@@ -250,6 +250,28 @@ static void test_write_buffer(void)
     fx_free(&f);
 }
 
+/* A store across a dword boundary is two bus cycles on the 32-bit bus and
+ * takes two write-buffer entries: MOV [EBX+2],EAX (1 clock, +3 misaligned)
+ * puts entries done at 10 and 20; the next two stores (t = 4, 5) fill the
+ * buffer (done 30, 40); the fourth (t = 6) waits for the first entry, until
+ * 10: 4 clocks -> 4 + 1 + 1 + 1 + 4 = 11.  Aligned, the four stores fit
+ * the four entries: 4 clocks. */
+static void test_split_writes(void)
+{
+    static const uint8_t split[] = {0x89, 0x43, 0x02, 0x89, 0x43, 0x08, 0x89,
+                                    0x43, 0x0c, 0x89, 0x43, 0x10, 0xf4};
+    static const uint8_t aligned[] = {0x89, 0x43, 0x04, 0x89, 0x43, 0x08, 0x89,
+                                      0x43, 0x0c, 0x89, 0x43, 0x10, 0xf4};
+    for (int k = 0; k < 2; k++) {
+        fx f = {0};
+        fx_init(&f, k ? aligned : split, sizeof split);
+        f.regs[NM_EBX] = DATA;
+        warm(&f);
+        g_assert_cmpuint(clocks_of(&f, 4), ==, k ? 4 : 11);
+        fx_free(&f);
+    }
+}
+
 /* REP MOVSD, ECX = 4, source cached: 12 + 3n = 24 clocks of execution; the
  * four writes (one per 3-clock iteration, issued after the reads: t = 1, 3,
  * 5, 7 by the one-access-per-clock rule) fit in the buffer: no stall. */
@@ -1039,6 +1061,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/branches-misaligned", test_branches_misaligned);
     g_test_add_func("/timing/486/cache-loop", test_cache_loop);
     g_test_add_func("/timing/486/write-buffer", test_write_buffer);
+    g_test_add_func("/timing/486/split-writes", test_split_writes);
     g_test_add_func("/timing/486/rep-movsd", test_rep_movsd);
     g_test_add_func("/timing/486/io-protected", test_io_protected);
     g_test_add_func("/timing/486/idiv", test_idiv);
