@@ -860,6 +860,85 @@ static u16 csum_plain(const u8 *p, u32 len)
 	return csum_fold(csum_add_tail(sum, p + (len & ~3u), len & 3));
 }
 
+/* impl=asm: the loops as Linux's i386 checksum routines run them (the
+ * 486/Pentium version of arch/x86/lib/checksum_32.S: csum_partial and
+ * csum_partial_copy_generic), written here in the same shape: 32 bytes an
+ * iteration, a load and an ADC per dword (fused: two loads, two ADCs and
+ * two stores per 8 bytes, interleaved for the Pentium's pairing), the carry
+ * chain kept across the unrolled block by INC-free loop control (LEA and
+ * DEC leave CF alone) and folded in at the end; then the remaining dwords
+ * one at a time.  The sum is the one's complement sum of 32-bit words, as
+ * the kernel's; csum_fold makes the 16-bit checksum (the same value as the
+ * C loops' 64-bit accumulation folds to).  Lengths are whole dwords here. */
+static u32 asm_csum(const u8 *p, u32 len)
+{
+	u32 sum = 0, blocks = len / 32, words = (len & 31) / 4, t;
+	__asm__ volatile("testl %[n], %[n]\n\t" /* CF = 0 */
+			 "jz 2f\n"
+			 "1:\n\t"
+			 ".irp off, 0, 4, 8, 12, 16, 20, 24, 28\n\t"
+			 "movl \\off(%[p]), %[t]\n\t"
+			 "adcl %[t], %[s]\n\t"
+			 ".endr\n\t"
+			 "leal 32(%[p]), %[p]\n\t"
+			 "decl %[n]\n\t"
+			 "jnz 1b\n\t"
+			 "adcl $0, %[s]\n"
+			 "2:\n\t"
+			 "testl %[w], %[w]\n\t" /* CF = 0 */
+			 "jz 4f\n"
+			 "3:\n\t"
+			 "adcl (%[p]), %[s]\n\t"
+			 "leal 4(%[p]), %[p]\n\t"
+			 "decl %[w]\n\t"
+			 "jnz 3b\n\t"
+			 "adcl $0, %[s]\n"
+			 "4:"
+			 : [s] "+r"(sum), [p] "+r"(p), [n] "+r"(blocks), [w] "+r"(words), [t] "=&r"(t)
+			 :
+			 : "memory", "cc");
+	return sum;
+}
+
+static u32 asm_csum_copy(u8 *dst, const u8 *src, u32 len)
+{
+	u32 sum = 0, blocks = len / 32, words = (len & 31) / 4, a, b;
+	__asm__ volatile("testl %[n], %[n]\n\t" /* CF = 0 */
+			 "jz 2f\n"
+			 "1:\n\t"
+			 ".irp off, 0, 8, 16, 24\n\t"
+			 "movl \\off(%[src]), %[a]\n\t"
+			 "movl \\off+4(%[src]), %[b]\n\t"
+			 "adcl %[a], %[s]\n\t"
+			 "movl %[a], \\off(%[dst])\n\t"
+			 "adcl %[b], %[s]\n\t"
+			 "movl %[b], \\off+4(%[dst])\n\t"
+			 ".endr\n\t"
+			 "leal 32(%[src]), %[src]\n\t"
+			 "leal 32(%[dst]), %[dst]\n\t"
+			 "decl %[n]\n\t"
+			 "jnz 1b\n\t"
+			 "adcl $0, %[s]\n"
+			 "2:\n\t"
+			 "testl %[w], %[w]\n\t"
+			 "jz 4f\n"
+			 "3:\n\t"
+			 "movl (%[src]), %[a]\n\t"
+			 "adcl %[a], %[s]\n\t"
+			 "movl %[a], (%[dst])\n\t"
+			 "leal 4(%[src]), %[src]\n\t"
+			 "leal 4(%[dst]), %[dst]\n\t"
+			 "decl %[w]\n\t"
+			 "jnz 3b\n\t"
+			 "adcl $0, %[s]\n"
+			 "4:"
+			 : [s] "+r"(sum), [src] "+r"(src), [dst] "+r"(dst), [n] "+r"(blocks),
+			   [w] "+r"(words), [a] "=&r"(a), [b] "=&r"(b)
+			 :
+			 : "memory", "cc");
+	return sum;
+}
+
 /* size=imix: the packet lengths of the "simple IMIX", IP packets of 40, 576
  * and 1500 bytes in the ratio 7:4:1, in this fixed order (mean 354 bytes). */
 static const u16 imix_lengths[12] = { 40, 576, 40, 40, 576, 40, 1500, 40, 576, 40, 40, 576 };
@@ -869,9 +948,11 @@ static int run_csum(int argc, char **argv)
 	static const char w[] = "csum";
 	static u8 src_area[256 * 1024], dst_pkt[2048];
 	const char *mode = arg_get(argc, argv, w, "mode");
+	const char *impl = arg_get(argc, argv, w, "impl");
+	const char *dst_arg = arg_get(argc, argv, w, "dstcache");
 	const char *size_arg = arg_get(argc, argv, w, "size");
 	u32 size, count, span, off = 0, total = 0;
-	int fused, imix = size_arg && !strcmp(size_arg, "imix");
+	int fused, imix = size_arg && !strcmp(size_arg, "imix"), in_asm = 1;
 	u64 start;
 	char t[24];
 
@@ -882,6 +963,20 @@ static int run_csum(int argc, char **argv)
 		fused = 0;
 	else {
 		dprintf(2, "nicemu-csum: error: mode=%s: use fused or separate\n", mode);
+		return 2;
+	}
+	if (!dst_arg)
+		dst_arg = "warm";
+	else if (strcmp(dst_arg, "warm") && strcmp(dst_arg, "cold")) {
+		dprintf(2, "nicemu-csum: error: dstcache=%s: use warm or cold\n", dst_arg);
+		return 2;
+	}
+	if (!impl || !strcmp(impl, "asm"))
+		impl = "asm";
+	else if (!strcmp(impl, "c"))
+		in_asm = 0;
+	else {
+		dprintf(2, "nicemu-csum: error: impl=%s: use asm or c\n", impl);
 		return 2;
 	}
 	if (imix)
@@ -895,19 +990,37 @@ static int run_csum(int argc, char **argv)
 		src_area[i] = (u8)(i * 7 + (i >> 8));
 	size = (size + 3) & ~3u; /* whole words: the packets stay aligned */
 	if (imix)
-		printf("nicemu-csum: mode=%s, %u rounds of imix (40/576/1500 bytes, 7:4:1) from a %u-byte area\n",
-		       mode, count, span);
+		printf("nicemu-csum: mode=%s impl=%s dstcache=%s, %u rounds of imix (40/576/1500 bytes, 7:4:1) from a %u-byte area\n",
+		       mode, impl, dst_arg, count, span);
 	else
-		printf("nicemu-csum: mode=%s, %u rounds of %u bytes from a %u-byte area\n", mode, count,
-		       size, span);
+		printf("nicemu-csum: mode=%s impl=%s dstcache=%s, %u rounds of %u bytes from a %u-byte area\n",
+		       mode, impl, dst_arg, count, size, span);
 	window_open();
+	/* dstcache=warm: the destination has been read before, as a reused
+	 * buffer has (a PIO driver reads the packet it sends out of it): its
+	 * lines are in the caches that allocate on reads.  Read here, inside the
+	 * window, so that the cost model's caches see it (they start empty when
+	 * the window opens).  dstcache=cold: it has only been written (zeroed by
+	 * the kernel), never read.  The loop itself is between user markers 2
+	 * and 3 (the study times it from them). */
+	if (!strcmp(dst_arg, "warm")) {
+		volatile const u32 *d = (volatile const u32 *)dst_pkt;
+		for (u32 i = 0; i < sizeof(dst_pkt) / 4; i++)
+			(void)d[i];
+	}
+	window_mark(2);
 	start = now_ns();
 	for (u32 r = 0; r < count; r++) {
 		const u8 *pkt = src_area + off;
 		u16 c;
 		if (imix)
 			size = imix_lengths[r % 12];
-		if (fused) {
+		if (in_asm && fused) {
+			c = csum_fold(asm_csum_copy(dst_pkt, pkt, size));
+		} else if (in_asm) {
+			copy_words(dst_pkt, pkt, size);
+			c = csum_fold(asm_csum(dst_pkt, size));
+		} else if (fused) {
 			c = csum_copy_fused(dst_pkt, pkt, size);
 		} else {
 			copy_words(dst_pkt, pkt, size);
@@ -918,6 +1031,7 @@ static int run_csum(int argc, char **argv)
 		if (off + (imix ? 1500u : size) > span) /* room for the longest next packet */
 			off = 0;
 	}
+	window_mark(3);
 	window_close();
 	printf("nicemu-csum: mode=%s sum %08x in %s s\n", mode, total,
 	       fmt_fixed(t, sizeof(t), now_ns() - start, 9, 6));
@@ -1092,7 +1206,7 @@ static const struct workload workloads[] = {
 	  "seconds=1, interval=0 (per-interval lines)" },
 	{ "pktgen", run_pktgen, "dst dst_mac size count clone_skb port",
 	  "kernel packet generator on eth0: dst=, size=60 (frame without FCS), count=10000, clone_skb=0, port=9" },
-	{ "csum", run_csum, "mode size count span",
+	{ "csum", run_csum, "mode impl dstcache size count span",
 	  "copy and checksum: mode=fused|separate, size=1500 (or imix), count=1000, span=65536" },
 	{ "timebase", run_timebase, "seconds kmsg",
 	  "the guest's clocks over a busy window: seconds=5, kmsg=0 (console lines inside it)" },
