@@ -426,6 +426,53 @@ static void test_auto_dequeue(void)
     teardown();
 }
 
+/* Several frames in one TXQ write, as the ks8851-tx study's batching
+ * variant writes them (guest-images/patches/ks8851-tx-batch.patch): SDA on,
+ * one chip select with the command byte once and each frame's control
+ * word, byte count and padded data, SDA off, one METFE for all. TXIC only
+ * on the last frame: one TXI. */
+static void test_tx_batch(void)
+{
+    setup();
+    spi_init();
+    net_open();
+    uint8_t f[64];
+    size_t n = arp_request_to_peer(f, nic_mac);
+    enum { FRAMES = 3 };
+    wrreg(RXQCR, RC_RXQCR | RXQCR_SDA);
+    cs(true);
+    uint8_t op = 0xc0;
+    txrx(&op, NULL, 1);
+    for (unsigned i = 0; i < FRAMES; i++) {
+        unsigned ctrl = (fid++ & 0x3f) | (i == FRAMES - 1 ? 0x8000u : 0);
+        uint8_t h[4] = {(uint8_t)ctrl, (uint8_t)(ctrl >> 8), (uint8_t)n, (uint8_t)(n >> 8)};
+        uint8_t data[64] = {0};
+        memcpy(data, f, n);
+        txrx(h, NULL, 4);
+        txrx(data, NULL, (n + 3) & ~3u);
+    }
+    cs(false);
+    wrreg(RXQCR, RC_RXQCR);
+    /* All three are in the TXQ, none enqueued yet: 3 x (4 + 44) bytes. */
+    g_assert_cmpuint(rdreg(TXMIR), ==, 6144 - FRAMES * 48);
+    const nm_ks8851_stats *st = nm_ks8851_get_stats(ks);
+    g_assert_cmpuint(st->tx_frames, ==, 0);
+    wrreg(TXQCR, 0x0001); /* METFE: every written frame */
+    run_ns(2000000);
+    g_assert_cmpuint(st->tx_frames, ==, FRAMES);
+    g_assert_cmpuint(st->tx_dropped, ==, 0);
+    g_assert_cmpuint(peer_stats(m)->arp_requests, ==, FRAMES);
+    g_assert_cmpuint(rdreg(TXMIR), ==, 6144);
+    g_assert_cmphex(rdreg(TXSR) & 0x3f, ==, FRAMES - 1); /* the last frame's ID */
+    g_assert_cmphex(rdreg(TXQCR) & 1, ==, 0);
+    uint16_t status = rdreg(ISR);
+    g_assert_cmphex(status & IRQ_TXI, ==, IRQ_TXI);
+    g_assert_cmphex(status & IRQ_SPIBEI, ==, 0);
+    g_assert_cmpuint(st->spi_bad_commands, ==, 0);
+    g_assert_cmpuint(st->fifo_misuse, ==, 0);
+    teardown();
+}
+
 /* Malformed SPI traffic straight onto the bus. */
 static void test_hostile(void)
 {
@@ -584,6 +631,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ks8851/register-access-time", test_register_access_time);
     g_test_add_func("/ks8851/tx-rx", test_tx_rx);
     g_test_add_func("/ks8851/auto-dequeue", test_auto_dequeue);
+    g_test_add_func("/ks8851/tx-batch", test_tx_batch);
     g_test_add_func("/ks8851/hostile", test_hostile);
     g_test_add_func("/ks8851/bad-config", test_bad_config);
     g_test_add_func("/ks8851/board-elcr", test_board_elcr);
