@@ -2,11 +2,13 @@
 
 #include <glib.h>
 
+#include "emu/core/hosttable.h"
 #include "emu/core/log.h"
 
 nm_ioport_map *nm_ioport_new(nm_clock *clock)
 {
-    nm_ioport_map *m = g_new0(nm_ioport_map, 1);
+    /* 512 KB of claim pointers, few of them used (hosttable.h). */
+    nm_ioport_map *m = nm_host_table_new(sizeof *m);
     m->clock = clock;
     return m;
 }
@@ -15,13 +17,11 @@ void nm_ioport_free(nm_ioport_map *m)
 {
     if (!m) return;
     /* Claims are freed by their owners' release; free leftovers once each. */
-    for (uint32_t p = 0; p < 65536; p++) {
-        nm_io_claim *c = m->port_claim[p];
-        if (!c) continue;
-        p += c->count - 1; /* the claim's ports are contiguous: skip them */
+    for (nm_io_claim *c = m->claims, *next; c; c = next) {
+        next = c->next;
         g_free(c);
     }
-    g_free(m);
+    nm_host_table_free(m, sizeof *m);
 }
 
 nm_io_claim *nm_ioport_claim(nm_ioport_map *m, uint16_t base, uint32_t count, const nm_io_ops *ops,
@@ -33,6 +33,9 @@ nm_io_claim *nm_ioport_claim(nm_ioport_map *m, uint16_t base, uint32_t count, co
     nm_io_claim *c = g_new0(nm_io_claim, 1);
     *c = (nm_io_claim){
         .name = name, .base = base, .count = count, .ops = ops, .opaque = opaque, .cost = cost};
+    c->next = m->claims;
+    if (m->claims) m->claims->prev = c;
+    m->claims = c;
     for (uint32_t p = base; p < base + count; p++)
         m->port_claim[p] = c;
     return c;
@@ -43,6 +46,11 @@ void nm_ioport_release(nm_ioport_map *m, nm_io_claim *claim)
     if (!claim) return;
     for (uint32_t p = claim->base; p < claim->base + claim->count; p++)
         if (m->port_claim[p] == claim) m->port_claim[p] = NULL;
+    if (claim->prev)
+        claim->prev->next = claim->next;
+    else
+        m->claims = claim->next;
+    if (claim->next) claim->next->prev = claim->prev;
     g_free(claim);
 }
 

@@ -20,11 +20,13 @@ typedef struct nm_io_claim {
     const nm_io_ops *ops;
     void *opaque;
     nm_bus_cost *cost;
+    struct nm_io_claim *prev, *next; /* every live claim, for nm_ioport_free */
 } nm_io_claim;
 
 typedef struct nm_ioport_map {
     nm_clock *clock;
     nm_io_claim *port_claim[65536];
+    nm_io_claim *claims; /* the list of live claims */
     uint64_t unclaimed_reads, unclaimed_writes;
 } nm_ioport_map;
 

@@ -3,16 +3,17 @@
 #include <glib.h>
 #include <string.h>
 
+#include "emu/core/hosttable.h"
 #include "emu/core/log.h"
 
 nm_memmap *nm_memmap_new(nm_clock *clock)
 {
     nm_memmap *m = g_new0(nm_memmap, 1);
     m->clock = clock;
-    /* 1 M entries each; calloc'd, so untouched pages cost no host memory. */
-    m->page_region = g_new0(nm_mem_region *, NM_PAGE_COUNT);
-    m->page_whole = g_new0(uint8_t, NM_PAGE_COUNT);
-    m->page_watched = g_new0(uint8_t, NM_PAGE_COUNT);
+    /* 1 M entries each; untouched pages cost no host memory (hosttable.h). */
+    m->page_region = nm_host_table_new(NM_PAGE_COUNT * sizeof *m->page_region);
+    m->page_whole = nm_host_table_new(NM_PAGE_COUNT);
+    m->page_watched = nm_host_table_new(NM_PAGE_COUNT);
     return m;
 }
 
@@ -21,12 +22,12 @@ void nm_memmap_free(nm_memmap *m)
     if (!m) return;
     for (nm_mem_region *r = m->regions, *next; r; r = next) {
         next = r->next;
-        if (r->owns_host) g_free(r->host);
+        if (r->owns_host) nm_host_table_free(r->host, r->size);
         g_free(r);
     }
-    g_free(m->page_region);
-    g_free(m->page_whole);
-    g_free(m->page_watched);
+    nm_host_table_free(m->page_region, NM_PAGE_COUNT * sizeof *m->page_region);
+    nm_host_table_free(m->page_whole, NM_PAGE_COUNT);
+    nm_host_table_free(m->page_watched, NM_PAGE_COUNT);
     g_free(m);
 }
 
@@ -83,7 +84,7 @@ nm_mem_region *nm_memmap_add_ram(nm_memmap *m, const char *name, uint32_t base, 
 {
     nm_mem_region *r = add_region(m, name, NM_REGION_RAM, base, size);
     if (r) {
-        r->host = g_malloc0(size);
+        r->host = nm_host_table_new(size);
         r->owns_host = true;
     }
     return r;
@@ -93,7 +94,7 @@ nm_mem_region *nm_memmap_add_rom(nm_memmap *m, const char *name, uint32_t base, 
 {
     nm_mem_region *r = add_region(m, name, NM_REGION_ROM, base, size);
     if (r) {
-        r->host = g_malloc0(size);
+        r->host = nm_host_table_new(size);
         r->owns_host = true;
     }
     return r;
@@ -129,7 +130,7 @@ void nm_memmap_remove(nm_memmap *m, nm_mem_region *r)
     }
     r->enabled = false;
     rebuild_region_pages(m, r);
-    if (r->owns_host) g_free(r->host);
+    if (r->owns_host) nm_host_table_free(r->host, r->size);
     g_free(r);
 }
 

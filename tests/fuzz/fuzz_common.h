@@ -5,7 +5,8 @@
  *
  * Every input builds a fresh machine and frees it, so an input's outcome
  * never depends on the inputs run before it (a crash reproduces from its
- * artifact alone).  No host time: the only clock is the machine's. */
+ * artifact alone; NICEMU_FUZZ_DIGEST shows it, see fz_digest).  No host
+ * time: the only clock is the machine's. */
 #ifndef NICEMU_TESTS_FUZZ_COMMON_H
 #define NICEMU_TESTS_FUZZ_COMMON_H
 
@@ -21,6 +22,12 @@
 #include "devices/netdev/netdev.h"
 #include "emu/core/clock.h"
 #include "emu/core/log.h"
+#include "emu/core/report.h"
+#include "emu/machine.h"
+
+/* NICEMU_FUZZ_DIGEST (fz_digest). */
+static bool fz_digest_on;
+static uint64_t fz_wire_fold; /* the bytes put on the wire this input, with the digest on */
 
 /* ---- the input as a stream ---------------------------------------------- */
 
@@ -93,6 +100,19 @@ static inline void __attribute__((noreturn, format(printf, 1, 2))) fz_fail(const
     do {                                                                                           \
         if (!(cond)) fz_fail(__VA_ARGS__);                                                         \
     } while (0)
+
+/* Reads every byte of a frame a device put on the wire, so ASan checks the
+ * whole buffer: one copy (the interceptor checks the range at once) rather
+ * than a loop the coverage hooks would see byte by byte.  `len` is checked
+ * against the wire's maximum first. */
+uint8_t fz_frame_copy[NM_NET_MAX_WIRE_FRAME]; /* external: the copy is not optimised away */
+static inline void fz_read_frame(const uint8_t *frame, size_t len)
+{
+    if (len <= sizeof fz_frame_copy) memcpy(fz_frame_copy, frame, len);
+    if (fz_digest_on)
+        for (size_t i = 0; i < len; i++)
+            fz_wire_fold = (fz_wire_fold ^ frame[i]) * 0x100000001b3ull;
+}
 
 /* ---- virtual time -------------------------------------------------------- */
 
@@ -172,6 +192,33 @@ static inline void fz_wire_frame(fz_in *in, nm_net_endpoint *ep, const uint8_t m
     g_free(buf);
 }
 
+/* ---- what an input did ---------------------------------------------------- */
+
+/* With NICEMU_FUZZ_DIGEST set, each input ends by printing one line to
+ * stderr: a SHA-256 of the machine's whole report (clock, counters, every
+ * device's statistics), of guest RAM, of the bytes put on the wire and of
+ * `extra` (the harness's own counters).  The same input gives the same line whatever ran before it
+ * in the process: tests/fuzz/run-fresh checks that (no state carried from one machine to the next,
+ * through the host's allocators or anything else). */
+static inline void fz_digest(nm_machine *m, const void *extra, size_t extra_len)
+{
+    if (!fz_digest_on) return;
+    nm_report *r = nm_report_new();
+    nm_machine_report(m, r);
+    char *json = nm_report_json(r);
+    GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
+    g_checksum_update(sum, (const guchar *)json, (gssize)strlen(json));
+    if (m->ram) g_checksum_update(sum, m->ram->host, m->ram->size);
+    g_checksum_update(sum, (const guchar *)&fz_wire_fold, sizeof fz_wire_fold);
+    fz_wire_fold = 0;
+    if (extra_len) g_checksum_update(sum, extra, (gssize)extra_len);
+    fprintf(stderr, "nicemu fuzz digest: %s cycles %llu\n", g_checksum_get_string(sum),
+            (unsigned long long)m->clock.cycles);
+    g_checksum_free(sum);
+    g_free(json);
+    nm_report_free(r);
+}
+
 /* libFuzzer calls this once before the first input; every target (one per
  * binary) gets it from here. */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -180,6 +227,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fz_init_logging();
+    const char *digest = getenv("NICEMU_FUZZ_DIGEST");
+    fz_digest_on = digest && *digest && strcmp(digest, "0");
     return 0;
 }
 

@@ -46,7 +46,6 @@ typedef struct fze {
     bool harness; /* the access in progress is the harness's own */
     nm_net_endpoint ep;
     uint64_t dma_writes;
-    uint32_t sink;
 } fze;
 
 static fze F;
@@ -84,8 +83,7 @@ static void wire_receive(void *opaque, const uint8_t *frame, size_t len)
     (void)opaque;
     FZ_CHECK(len > 0 && len <= NM_NET_MAX_WIRE_FRAME, "the e1000 put a %zu-byte frame on the wire",
              len);
-    for (size_t i = 0; i < len; i++)
-        F.sink = F.sink * 31 + frame[i];
+    fz_read_frame(frame, len);
 }
 
 static void setup(uint8_t how)
@@ -167,8 +165,13 @@ static void check(void)
 
 static void check_end(void)
 {
-    for (uint32_t i = 0; i < GUARD_SIZE; i++)
-        FZ_CHECK(F.guard_rom->host[i] == 0xa5, "guard ROM above RAM changed at +0x%x", i);
+    /* memcmp, not a loop of 64 K compares the fuzzer's coverage hooks
+     * would each see (that was 40 % of an execution). */
+    static uint8_t pattern[GUARD_SIZE];
+    if (pattern[0] != 0xa5) memset(pattern, 0xa5, sizeof pattern);
+    if (memcmp(F.guard_rom->host, pattern, GUARD_SIZE))
+        for (uint32_t i = 0; i < GUARD_SIZE; i++)
+            FZ_CHECK(F.guard_rom->host[i] == 0xa5, "guard ROM above RAM changed at +0x%x", i);
     const nm_e1000_stats *st = nm_e1000_get_stats(F.dev);
     /* Everything stored came through a descriptor. */
     FZ_CHECK(st->rx_frames <= st->rx_descriptors, "%llu frames stored in %llu descriptors",
@@ -286,6 +289,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fz_run_ns(c, 50u * 1000 * 1000); /* what is in flight lands, timers expire */
     check_end();
+    fz_digest(F.m, &F.dma_writes, sizeof F.dma_writes);
     teardown();
     return 0;
 }

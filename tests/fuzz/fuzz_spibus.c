@@ -185,6 +185,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check();
     }
     check();
+    uint64_t counts[3 * N_DEVICE + 1];
+    for (unsigned i = 0; i < N_DEVICE; i++) {
+        counts[3 * i] = F.dev[i].selects;
+        counts[3 * i + 1] = F.dev[i].deselects;
+        counts[3 * i + 2] = F.dev[i].bytes;
+    }
+    counts[3 * N_DEVICE] = F.cs_model;
+    fz_digest(F.m, counts, sizeof counts);
     nm_machine_free(F.m);
     nm_config_free(F.cfg);
     return 0;

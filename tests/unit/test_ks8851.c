@@ -394,6 +394,35 @@ static void test_tx_rx(void)
     teardown();
 }
 
+/* TXCR.TXPE pads to 60 bytes, TXCR.TXCRC adds the FCS; with both off the
+ * frame goes out as written, however short (a hostile driver's 1-byte
+ * frame is a 1-byte runt on the wire). */
+static void test_tx_unpadded(void)
+{
+    static const struct {
+        uint16_t txcr;
+        uint64_t wire_bytes;
+    } cases[] = {
+        {0x0001, 1},                   /* TXE */
+        {0x0001 | 0x0002, 1 + 4},      /* TXE, TXCRC */
+        {0x0001 | 0x0004 | 0x0002, 64} /* TXE, TXPE, TXCRC: Linux's */
+    };
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        setup();
+        spi_init();
+        net_open();
+        wrreg(TXCR, cases[i].txcr);
+        const uint8_t one = 0x5a;
+        transmit(&one, 1);
+        run_ns(2000000);
+        const nm_ks8851_stats *st = nm_ks8851_get_stats(ks);
+        g_assert_cmpuint(st->tx_frames, ==, 1);
+        g_assert_cmpuint(st->tx_bytes, ==, cases[i].wire_bytes);
+        g_assert_cmpuint(rdreg(TXMIR), ==, 6144); /* sent: its memory is free */
+        teardown();
+    }
+}
+
 /* Two frames, read in one RXQ burst with auto-dequeue (RXQCR.ADRFE), and
  * the frame-count threshold. */
 static void test_auto_dequeue(void)
@@ -632,6 +661,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ks8851/tx-rx", test_tx_rx);
     g_test_add_func("/ks8851/auto-dequeue", test_auto_dequeue);
     g_test_add_func("/ks8851/tx-batch", test_tx_batch);
+    g_test_add_func("/ks8851/tx-unpadded", test_tx_unpadded);
     g_test_add_func("/ks8851/hostile", test_hostile);
     g_test_add_func("/ks8851/bad-config", test_bad_config);
     g_test_add_func("/ks8851/board-elcr", test_board_elcr);
