@@ -21,14 +21,7 @@ void nm_cpu_snapshot(nm_cpu *c, nm_snap *s)
 {
     static const char *const seg_names[NM_SEG_COUNT] = {"es", "cs", "ss", "ds", "fs", "gs"};
     if (!nm_snap_begin(s, "cpu", 1)) return;
-    char model[64];
-    g_strlcpy(model, c->model->name, sizeof model);
-    char *name = model;
-    nm_snap_string(s, "model", &name);
-    if (!nm_snap_saving(s) && name != model) {
-        nm_snap_check(s, name && !strcmp(name, c->model->name), "model");
-        g_free(name);
-    }
+    nm_snap_same_string(s, "model", c->model->name);
     nm_snap_u32s(s, "gpr", c->gpr, 8);
     nm_snap_u32(s, "eip", &c->eip);
     nm_snap_u32(s, "eflags", &c->eflags);

@@ -158,15 +158,8 @@ static void visit_devices(nm_machine *m, nm_snap *s)
             return;
         }
         if (!nm_snap_begin(s, inst->name, inst->cls->snapshot_version)) return;
-        /* The model is checked by name: another device under this name is
-         * another machine. */
-        char *model = (char *)inst->cls->name;
-        nm_snap_string(s, "model", &model);
-        if (!nm_snap_saving(s) && model != inst->cls->name) {
-            bool same = model && !strcmp(model, inst->cls->name);
-            g_free(model);
-            if (!nm_snap_check(s, same, "model")) return;
-        }
+        /* Another device under this name is another machine. */
+        nm_snap_same_string(s, "model", inst->cls->name);
         inst->cls->snapshot(inst->state, s);
         nm_snap_end(s);
     }

@@ -483,13 +483,7 @@ static void isa_snapshot(void *opaque, nm_snap *s)
     for (guint i = 0; i < b->claims->len; i++) {
         isa_claim *c = b->claims->pdata[i];
         nm_snap_push(s, "claim%u", i);
-        char *name = c->name;
-        nm_snap_string(s, "name", &name);
-        if (!nm_snap_saving(s) && name != c->name) {
-            bool same = name && !strcmp(name, c->name);
-            g_free(name);
-            if (!nm_snap_check(s, same, "name")) return;
-        }
+        nm_snap_same_string(s, "name", c->name);
         nm_snap_u64(s, "cycles", &c->cycles);
         nm_snap_u64(s, "accesses", &c->cost.accesses);
         nm_snap_u64(s, "cycles_charged", &c->cost.cycles_charged);

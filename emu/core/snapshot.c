@@ -617,6 +617,19 @@ void nm_snap_string(nm_snap *s, const char *name, char **str)
     if (!f->data[0] && f->len != 1) nm_snap_check(s, false, name);
 }
 
+void nm_snap_same_string(nm_snap *s, const char *name, const char *value)
+{
+    char *v = s->saving ? (char *)value : NULL;
+    nm_snap_string(s, name, &v);
+    if (s->saving || s->error) return;
+    if (!v || strcmp(v, value)) {
+        char n[2 * NAME_MAX_LEN];
+        nm_snap_fail(s, "section '%s': field '%s' is '%s', this machine's is '%s'", s->section,
+                     full_name(s, name, n, sizeof n), v ? v : "(none)", value);
+    }
+    g_free(v);
+}
+
 void nm_snap_gstring(nm_snap *s, const char *name, GString *str)
 {
     if (s->saving) {

@@ -95,6 +95,9 @@ void nm_snap_var(nm_snap *s, const char *name, uint8_t **p, size_t *len, size_t 
 void nm_snap_var_into(nm_snap *s, const char *name, void *buf, size_t cap, size_t *len);
 /* A string (NULL allowed); loading replaces *str (g_free / g_strdup). */
 void nm_snap_string(nm_snap *s, const char *name, char **str);
+/* A string this machine has too (a model, a name): saving writes `value`,
+ * loading fails unless the file's is the same. */
+void nm_snap_same_string(nm_snap *s, const char *name, const char *value);
 /* A GString's contents. */
 void nm_snap_gstring(nm_snap *s, const char *name, GString *str);
 /* A timer of the part: pending, due cycle, scheduling order.  The function,

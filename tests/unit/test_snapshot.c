@@ -3,11 +3,26 @@
  * when an older file is loaded; a newer file, a missing, unknown or retyped
  * field, a damaged body are refused with a message naming section and
  * field; timers are saved by their owners and the queue is rebuilt in
- * (due, seq) order; a pending timer nobody saves makes the save fail. */
+ * (due, seq) order; a pending timer nobody saves makes the save fail.
+ *
+ * Then whole machines: tests/baremetal/snapshot.c (paging, the PIT and the
+ * RTC interrupting, the UART transmitting) saved at its snapshot point and
+ * restored gives the report, byte for byte, of the run that saved it and
+ * of a run that never saved; a damaged, truncated, other-version file or
+ * one made from other inputs is refused with one message. */
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <string.h>
 
+#include "devices/pc/pc.h"
 #include "emu/core/snapshot.h"
+#include "emu/pc.h"
+#include "emu/run.h"
+#include "emu/snapshot.h"
+
+#ifndef NICEMU_BAREMETAL_DIR
+#define NICEMU_BAREMETAL_DIR "tests/baremetal"
+#endif
 
 /* A part as it was in version 1 and as it is in version 2 (one more field,
  * with a default the freshly built part has). */
@@ -407,6 +422,229 @@ static void test_timers(void)
     g_string_free(log, TRUE);
 }
 
+/* ---- whole machines ---- */
+
+typedef struct machine_run {
+    char *report;  /* the JSON report without the host's wall time */
+    char *console; /* what the program printed on the debug console */
+    char *error;   /* nm_snapshot_setup's message, or NULL */
+} machine_run;
+
+static char *program(const char *name)
+{
+    const char *dir = g_getenv("NICEMU_BAREMETAL_DIR");
+    return g_strdup_printf("%s/%s.elf", dir ? dir : NICEMU_BAREMETAL_DIR, name);
+}
+
+/* Runs snapshot.elf (or `elf`) with the given extra [machine] keys. */
+static machine_run run_machine(const char *elf, const char *const *keys)
+{
+    machine_run out = {0};
+    GError *err = NULL;
+    nm_config *cfg = nm_config_new();
+    g_autofree char *path = program(elf ? elf : "snapshot");
+    g_assert_true(nm_config_set(cfg, "test", "elf", path, &err));
+    g_assert_true(nm_config_set(cfg, "test", "serial", "none", &err));
+    /* A Pentium: the program reads the TSC. */
+    g_assert_true(nm_config_set(cfg, "test", "cpu", "pentium-100", &err));
+    for (const char *const *k = keys; k && *k; k += 2)
+        g_assert_true(nm_config_set(cfg, "test", k[0], k[1], &err));
+    g_assert_no_error(err);
+    g_assert_true(nm_snapshot_check_config(cfg, &err));
+    nm_machine *m = nm_pc_new(cfg, NULL, &err);
+    g_assert_no_error(err);
+    if (!nm_snapshot_setup(m, &err)) {
+        out.error = g_strdup(err->message);
+        g_error_free(err);
+    } else {
+        nm_run_result r = nm_machine_run(m);
+        g_assert_true(nm_snapshot_finish(m, &err));
+        g_assert_cmpint(r.reason, ==, NM_STOP_HALT);
+        nm_report *rep = nm_report_new();
+        nm_run_report(m, &r, rep);
+        nm_machine_report(m, rep);
+        char *json = nm_report_json(rep);
+        nm_report_free(rep);
+        GString *kept = g_string_new(NULL);
+        g_auto(GStrv) lines = g_strsplit(json, "\n", -1);
+        for (char **l = lines; *l; l++)
+            if (!strstr(*l, "wall_seconds")) g_string_append_printf(kept, "%s\n", *l);
+        g_free(json);
+        out.report = g_string_free(kept, FALSE);
+        for (guint i = 0; i < m->devices->len; i++) {
+            nm_device_instance *inst = m->devices->pdata[i];
+            if (inst->cls == &nm_debugcon_class)
+                out.console = g_strdup(nm_debugcon_text(inst->state));
+        }
+        g_assert_nonnull(out.console);
+    }
+    nm_machine_free(m);
+    nm_config_free(cfg);
+    return out;
+}
+
+static void machine_run_clear(machine_run *r)
+{
+    g_free(r->report);
+    g_free(r->console);
+    g_free(r->error);
+}
+
+static char *temp_path(const char *name)
+{
+    return g_build_filename(g_get_tmp_dir(), name, NULL);
+}
+
+static void test_machine_round_trip(void)
+{
+    g_autofree char *file = temp_path("nicemu-test-snapshot.state");
+    g_autofree char *path = program("snapshot");
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_test_skip("snapshot.elf not built");
+        return;
+    }
+    machine_run plain = run_machine(NULL, NULL);
+    const char *save[] = {"save-state", file, NULL};
+    machine_run saved = run_machine(NULL, save);
+    const char *restore[] = {"restore", file, NULL};
+    machine_run restored = run_machine(NULL, restore);
+    g_assert_null(saved.error);
+    g_assert_null(restored.error);
+    g_assert_nonnull(strstr(plain.report, "\"snapshot_points\": 1"));
+    /* Saving changes nothing, restoring continues exactly. */
+    g_assert_cmpstr(saved.report, ==, plain.report);
+    g_assert_cmpstr(restored.report, ==, plain.report);
+    g_assert_nonnull(strstr(plain.console, "PASS snapshot_workload"));
+    g_assert_cmpstr(saved.console, ==, plain.console);
+    g_assert_cmpstr(restored.console, ==, plain.console);
+
+    /* Another max-virtual-time: the restored run arms its own. */
+    const char *restore_later[] = {"restore", file, "max-virtual-time", "100s", NULL};
+    machine_run later = run_machine(NULL, restore_later);
+    g_assert_null(later.error);
+    g_assert_cmpstr(later.report, ==, plain.report);
+    g_assert_cmpstr(later.console, ==, plain.console);
+    machine_run_clear(&later);
+
+    machine_run_clear(&plain);
+    machine_run_clear(&saved);
+    machine_run_clear(&restored);
+    g_unlink(file);
+}
+
+/* Writes `data` of `len` to `path`. */
+static void put_file(const char *path, const void *data, size_t len)
+{
+    GError *err = NULL;
+    g_assert_true(g_file_set_contents(path, data, (gssize)len, &err));
+    g_assert_no_error(err);
+}
+
+static void expect_refused(const char *const *keys, const char *needle)
+{
+    machine_run r = run_machine(NULL, keys);
+    if (!r.error || !strstr(r.error, needle))
+        g_error("expected a restore error with '%s', got '%s'", needle,
+                r.error ? r.error : "(none)");
+    g_assert_null(r.report);
+    machine_run_clear(&r);
+}
+
+static void test_machine_refusals(void)
+{
+    g_autofree char *path = program("snapshot");
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_test_skip("snapshot.elf not built");
+        return;
+    }
+    g_autofree char *good = temp_path("nicemu-test-snapshot-good.state");
+    g_autofree char *bad = temp_path("nicemu-test-snapshot-bad.state");
+    const char *save[] = {"save-state", good, NULL};
+    machine_run saved = run_machine(NULL, save);
+    g_assert_null(saved.error);
+    machine_run_clear(&saved);
+    gchar *data;
+    gsize len;
+    g_assert_true(g_file_get_contents(good, &data, &len, NULL));
+    const char *restore_bad[] = {"restore", bad, NULL};
+
+    /* One byte changed in the state, then in the header. */
+    data[len - 100] ^= 0x40;
+    put_file(bad, data, len);
+    expect_refused(restore_bad, "the file is damaged (checksum)");
+    data[len - 100] ^= 0x40;
+    data[30] ^= 1;
+    put_file(bad, data, len);
+    expect_refused(restore_bad, "the file is damaged (header checksum)");
+    data[30] ^= 1;
+    /* Cut short, and cut to less than a header. */
+    put_file(bad, data, len - 1);
+    expect_refused(restore_bad, "the file is truncated");
+    put_file(bad, data, 20);
+    expect_refused(restore_bad, "the file is truncated");
+    /* Another format version. */
+    data[16] = 99;
+    put_file(bad, data, len);
+    expect_refused(restore_bad, "snapshot format version 99, this nicemu reads version 1");
+    /* Not a snapshot at all. */
+    put_file(bad, "hello, world\n", 13);
+    expect_refused(restore_bad, "not a nicemu snapshot");
+    g_free(data);
+
+    /* Made from other inputs: the machine keys, the program. */
+    const char *other_epoch[] = {"restore", good, "rtc-epoch", "1000", NULL};
+    expect_refused(other_epoch, "it was made with rtc-epoch='1672531200', this run has '1000'");
+    const char *other_cpu[] = {"restore", good, "cpu", "pentium-60", NULL};
+    expect_refused(other_cpu, "it was made with cpu='pentium-100', this run has 'pentium-60'");
+    const char *other_ram[] = {"restore", good, "ram", "16M", NULL};
+    expect_refused(other_ram, "it was made with ram=");
+    GError *err = NULL;
+    nm_config *cfg = nm_config_new();
+    g_autofree char *pmode = program("pmode");
+    g_assert_true(nm_config_set(cfg, "test", "elf", pmode, &err));
+    g_assert_true(nm_config_set(cfg, "test", "cpu", "pentium-100", &err));
+    g_assert_true(nm_config_set(cfg, "test", "restore", good, &err));
+    nm_machine *m = nm_pc_new(cfg, NULL, &err);
+    g_assert_no_error(err);
+    g_assert_false(nm_snapshot_setup(m, &err));
+    g_assert_nonnull(strstr(err->message, "it was made with another elf (sha256:"));
+    g_clear_error(&err);
+    nm_machine_free(m);
+    nm_config_free(cfg);
+    g_unlink(good);
+    g_unlink(bad);
+}
+
+/* A save that cannot be made is refused before the run. */
+static void test_machine_unsaveable(void)
+{
+    g_autofree char *path = program("snapshot");
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        g_test_skip("snapshot.elf not built");
+        return;
+    }
+    GError *err = NULL;
+    nm_config *cfg = nm_config_new();
+    g_assert_true(nm_config_set(cfg, "test", "cost-from", "boot", &err));
+    g_assert_true(nm_config_set(cfg, "test", "save-state", "/tmp/x.state", &err));
+    g_assert_false(nm_snapshot_check_config(cfg, &err));
+    g_assert_nonnull(strstr(err->message, "save-state: not with cost-from=boot"));
+    g_clear_error(&err);
+    nm_config_free(cfg);
+
+    cfg = nm_config_new();
+    g_assert_true(nm_config_set(cfg, "test", "elf", path, &err));
+    g_assert_true(nm_config_set(cfg, "test", "save-state", "/tmp/x.state", &err));
+    g_assert_true(nm_config_add_device_spec(cfg, "--nic", "ne2000,net=slirp", &err));
+    nm_machine *m = nm_pc_new(cfg, NULL, &err);
+    g_assert_no_error(err);
+    g_assert_false(nm_snapshot_setup(m, &err));
+    g_assert_nonnull(strstr(err->message, "net=slirp cannot be saved"));
+    g_clear_error(&err);
+    nm_machine_free(m);
+    nm_config_free(cfg);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -417,5 +655,8 @@ int main(int argc, char **argv)
     g_test_add_func("/snapshot/damage-refused", test_damage_refused);
     g_test_add_func("/snapshot/check", test_check);
     g_test_add_func("/snapshot/timers", test_timers);
+    g_test_add_func("/snapshot/machine/round-trip", test_machine_round_trip);
+    g_test_add_func("/snapshot/machine/refusals", test_machine_refusals);
+    g_test_add_func("/snapshot/machine/unsaveable", test_machine_unsaveable);
     return g_test_run();
 }
