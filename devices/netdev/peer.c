@@ -1202,7 +1202,9 @@ static void peer_snapshot(void *opaque, nm_snap *s)
         nm_snap_uint(s, "unacked", &c->unacked);
         nm_snap_u64(s, "id", &c->id);
         nm_snap_uint(s, "record", &c->record);
-        nm_snap_check(s, c->record == G_MAXUINT || c->record < p->records->len, "record");
+        nm_snap_check(
+            s, c->state == TCP_CLOSED || c->record == G_MAXUINT || c->record < p->records->len,
+            "record");
         nm_snap_timer(s, "delack", &c->delack);
         nm_snap_pop(s);
     }

@@ -98,6 +98,13 @@ const char *nm_debugcon_text(void *opaque)
     return ((debugcon *)opaque)->text->str;
 }
 
+static void debugcon_replay(void *opaque)
+{
+    debugcon *d = opaque;
+    fwrite(d->text->str, 1, d->text->len, d->out);
+    fflush(d->out);
+}
+
 /* What was written so far is state (the report counts it); a restored run
  * prints it again, as the UART does its console. */
 static void debugcon_snapshot(void *opaque, nm_snap *s)
@@ -106,9 +113,8 @@ static void debugcon_snapshot(void *opaque, nm_snap *s)
     nm_snap_gstring(s, "text", d->text);
     if (nm_snap_saving(s)) {
         if (d->out) fflush(d->out);
-    } else if (!nm_snap_failed(s) && d->out && d->text->len) {
-        fwrite(d->text->str, 1, d->text->len, d->out);
-        fflush(d->out);
+    } else if (d->out && d->text->len) {
+        nm_snap_after_load(s, debugcon_replay, d);
     }
 }
 

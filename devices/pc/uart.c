@@ -562,6 +562,13 @@ static void fifo_snapshot(nm_snap *s, const char *name, byte_fifo *f)
     nm_snap_pop(s);
 }
 
+static void uart_replay(void *opaque)
+{
+    uart *u = opaque;
+    fwrite(u->text->str, 1, u->text->len, u->out);
+    fflush(u->out);
+}
+
 /* The console text so far is part of the state: a restored run writes it
  * out again, so its console is the uninterrupted run's, byte for byte
  * (docs/snapshots.md). */
@@ -597,9 +604,8 @@ static void uart_snapshot(void *opaque, nm_snap *s)
     nm_snap_u64(s, "tx_dropped", &u->tx_dropped);
     if (nm_snap_saving(s)) {
         if (u->out) fflush(u->out);
-    } else if (!nm_snap_failed(s) && u->out && u->text->len) {
-        fwrite(u->text->str, 1, u->text->len, u->out);
-        fflush(u->out);
+    } else if (u->out && u->text->len) {
+        nm_snap_after_load(s, uart_replay, u);
     }
 }
 

@@ -69,7 +69,13 @@ struct nm_snap {
     GHashTable *sections; /* name -> section_ref* */
     section_ref *cur;
     GArray *timers; /* loaded_timer */
+    GArray *after;  /* after_load */
 };
+
+typedef struct after_load {
+    void (*fn)(void *opaque);
+    void *opaque;
+} after_load;
 
 /* ---------------------------------------------------------------- errors */
 
@@ -191,6 +197,7 @@ nm_snap *nm_snap_reader_new(const uint8_t *body, size_t len, nm_clock *clock, GE
     s->clock = clock;
     s->sections = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, section_ref_free);
     s->timers = g_array_new(FALSE, FALSE, sizeof(loaded_timer));
+    s->after = g_array_new(FALSE, FALSE, sizeof(after_load));
     cursor c = {body, len};
     const char *why = NULL;
     char *bad_name = NULL;
@@ -254,6 +261,7 @@ void nm_snap_free(nm_snap *s)
     if (s->saved_timers) g_hash_table_destroy(s->saved_timers);
     if (s->sections) g_hash_table_destroy(s->sections);
     if (s->timers) g_array_free(s->timers, TRUE);
+    if (s->after) g_array_free(s->after, TRUE);
     g_free(s->error);
     g_free(s);
 }
@@ -664,6 +672,13 @@ void nm_snap_timer(nm_snap *s, const char *name, nm_timer *t)
 
 /* ------------------------------------------------------------- finishing */
 
+void nm_snap_after_load(nm_snap *s, void (*fn)(void *opaque), void *opaque)
+{
+    if (s->saving || s->error) return;
+    after_load a = {fn, opaque};
+    g_array_append_val(s->after, a);
+}
+
 GByteArray *nm_snap_writer_finish(nm_snap *s)
 {
     if (s->error) return NULL;
@@ -732,5 +747,9 @@ bool nm_snap_reader_finish(nm_snap *s)
         tail = &lt->t->next;
     }
     c->deadline = c->head ? c->head->due : UINT64_MAX;
+    for (guint i = 0; i < s->after->len; i++) {
+        after_load *a = &g_array_index(s->after, after_load, i);
+        a->fn(a->opaque);
+    }
     return true;
 }

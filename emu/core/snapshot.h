@@ -104,6 +104,11 @@ void nm_snap_gstring(nm_snap *s, const char *name, GString *str);
  * opaque and name stay those of the machine being loaded into. */
 void nm_snap_timer(nm_snap *s, const char *name, nm_timer *t);
 
+/* Loading: `fn(opaque)` once every part has loaded and the queue is rebuilt,
+ * only if nothing failed (output a part writes again: the console, a
+ * capture file).  In the order registered. */
+void nm_snap_after_load(nm_snap *s, void (*fn)(void *opaque), void *opaque);
+
 /* Saving: the body so far (the caller takes it); fails, returning NULL,
  * if a pending timer was not saved by any part. */
 GByteArray *nm_snap_writer_finish(nm_snap *s);
