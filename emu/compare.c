@@ -934,7 +934,9 @@ int nm_compare_main(int argc, char **argv)
                              "for the whole window)\n");
     fputs(tab->str, stdout);
     fflush(stdout);
-    g_autofree char *from = n_boots ? g_strdup_printf(" from %u snapshots", n_boots) : g_strdup("");
+    g_autofree char *from =
+        n_boots ? g_strdup_printf(" from %u snapshot%s", n_boots, n_boots == 1 ? "" : "s")
+                : g_strdup("");
     fprintf(stderr, "nicemu %s: %u runs%s, wall %.1f s%s%s\n", cmd, n_runs, from, wall,
             keep ? ", reports and logs in " : "", keep ? keep : "");
     if (json && !write_file("--json", json, js->str)) rc = rc ? rc : 1;
