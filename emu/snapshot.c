@@ -2,6 +2,7 @@
 #include "emu/snapshot.h"
 
 #include <errno.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <zlib.h>
@@ -462,6 +463,7 @@ void nm_snapshot_at_point(nm_machine *m)
     snap_state *st = m->app_snapshot;
     if (!cfg->save_state || !st || st->saved) return;
     GError *err = NULL;
+    gint64 t0 = g_get_monotonic_time(); /* host time: for the message only */
     if (!nm_snapshot_write_file(m, cfg->save_state, st->identity, &err)) {
         g_autofree char *detail = g_strdup_printf("save-state: %s", err->message);
         g_error_free(err);
@@ -469,11 +471,15 @@ void nm_snapshot_at_point(nm_machine *m)
         return;
     }
     st->saved = true;
+    GStatBuf sb;
+    double kb = g_stat(cfg->save_state, &sb) == 0 ? (double)sb.st_size / 1024.0 : 0.0;
     fprintf(stderr,
             "nicemu: state saved to %s at the snapshot point (%" G_GUINT64_FORMAT
-            " instructions, %" G_GUINT64_FORMAT " clocks, virtual time %.9f s)\n",
+            " instructions, %" G_GUINT64_FORMAT " clocks, virtual time %.9f s; %.0f KB in %.3f s "
+            "of wall time)\n",
             cfg->save_state, nm_cpu_instructions(m->cpu), m->clock.cycles,
-            (double)nm_clock_now_ns(&m->clock) / 1e9);
+            (double)nm_clock_now_ns(&m->clock) / 1e9, kb,
+            (double)(g_get_monotonic_time() - t0) / 1e6);
     if (cfg->save_state_exit) {
         g_autofree char *detail = g_strdup_printf("state saved to %s", cfg->save_state);
         nm_machine_request_stop(m, NM_STOP_SAVED, 0, detail);
