@@ -426,6 +426,19 @@ bool nm_snapshot_check_config(const nm_config *cfg, GError **err)
                     "%s: not with profile-from=boot: the profiler's counters are not saved", what);
         return false;
     }
+    /* slirp's state is the host's sockets: refused before the machine is
+     * built (its own warning would come first otherwise). */
+    for (guint i = 0; cfg->save_state && i < cfg->devices->len; i++) {
+        const nm_devcfg *d = cfg->devices->pdata[i];
+        const char *net = nm_devcfg_get(d, "net");
+        if (net && (g_str_has_prefix(net, "slirp") || strstr(net, "+slirp"))) {
+            g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                        "save-state: %s: net=slirp cannot be saved (its state is the host's "
+                        "sockets and libslirp's own); use net=peer",
+                        d->origin);
+            return false;
+        }
+    }
     if (cfg->save_state && !nm_output_file_check("save-state", cfg->save_state, err)) return false;
     if (cfg->restore && !nm_input_file_check("restore", cfg->restore, err)) return false;
     return true;
