@@ -167,4 +167,10 @@ const nm_segment *nm_cpu_get_segment(const nm_cpu *c, int seg);
  * own GDT before it reloads a segment register. */
 void nm_cpu_enter_flat32(nm_cpu *c, uint32_t eip, uint32_t esp);
 
+/* Saves or loads the CPU's state in a snapshot (section "cpu",
+ * emu/core/snapshot.h); loading starts the TLB and the decoded-instruction
+ * cache empty. */
+typedef struct nm_snap nm_snap;
+void nm_cpu_snapshot(nm_cpu *c, nm_snap *s);
+
 #endif

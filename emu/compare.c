@@ -137,6 +137,10 @@ typedef struct top_fn {
 
 typedef struct run {
     const char *cpu;    /* the row's label: the CPU model, or model/board */
+    const char *work;   /* --run: the workload (in the guest's mailbox), else NULL */
+    char *state;        /* --snapshot: the state to restore (a boot run: to save) */
+    bool boot;          /* --snapshot: the run that boots and saves */
+    struct run *booted; /* --snapshot: the boot run this run restores */
     const char *model;  /* the CPU model */
     const char *board;  /* --board for this run, NULL: the model's default */
     const char *kernel; /* ab: the variant's kernel */
@@ -227,10 +231,25 @@ static pid_t start_run(const char *exe, GPtrArray *pass, run *r)
         g_ptr_array_add(args, "--board");
         g_ptr_array_add(args, (char *)r->board);
     }
-    g_ptr_array_add(args, "--profile-top");
-    g_ptr_array_add(args, G_STRINGIFY(PROFILE_TOP));
-    g_ptr_array_add(args, "--report-json");
-    g_ptr_array_add(args, r->json);
+    if (r->boot) {
+        /* Boots to the guest's snapshot point, saves there and ends. */
+        g_ptr_array_add(args, "--save-state");
+        g_ptr_array_add(args, r->state);
+        g_ptr_array_add(args, "--save-state-exit");
+    } else {
+        if (r->state) {
+            g_ptr_array_add(args, "--restore");
+            g_ptr_array_add(args, r->state);
+        }
+        if (r->work) {
+            g_ptr_array_add(args, "--mailbox");
+            g_ptr_array_add(args, (char *)r->work);
+        }
+        g_ptr_array_add(args, "--profile-top");
+        g_ptr_array_add(args, G_STRINGIFY(PROFILE_TOP));
+        g_ptr_array_add(args, "--report-json");
+        g_ptr_array_add(args, r->json);
+    }
     g_ptr_array_add(args, NULL);
     fflush(NULL);
     pid_t pid = fork();
@@ -341,7 +360,8 @@ static bool plot(const char *png, const char *dir, bool ab, bool per_packet, run
     for (unsigned c = 0; c < n_cpu; c++) {
         figures fa, fb;
         figures_of(&runs[c], per_packet, &fa);
-        g_string_append_printf(d, "\"%s\" %.3f", runs[c].cpu, fa.clocks);
+        g_string_append_printf(d, "\"%s%s%s\" %.3f", runs[c].cpu, runs[c].work ? " " : "",
+                               runs[c].work ? runs[c].work : "", fa.clocks);
         if (ab) {
             figures_of(&runs[n_cpu + c], per_packet, &fb);
             g_string_append_printf(d, " %.3f", fb.clocks);
@@ -373,6 +393,43 @@ static bool plot(const char *png, const char *dir, bool ab, bool per_packet, run
     return true;
 }
 
+/* The head of a row of the text table: the CPU (and board) label, then
+ * with --run the workload. */
+static void row_head(GString *tab, const char *cpu, const char *work, int wwidth)
+{
+    g_string_append_printf(tab, "%-13s ", cpu);
+    if (wwidth) g_string_append_printf(tab, "%-*s ", wwidth, work ? work : "");
+}
+
+/* Runs `n` runs (those with status -1; -2 means "not to run"), `jobs` at
+ * a time; sets each one's exit status. */
+static void run_all(const char *exe, GPtrArray *pass, run *list, unsigned n, unsigned jobs)
+{
+    unsigned next = 0, running = 0;
+    while (next < n || running) {
+        while (next < n && running < jobs) {
+            if (list[next].status == -1) {
+                list[next].pid = start_run(exe, pass, &list[next]);
+                if (list[next].pid > 0) running++;
+            }
+            next++;
+        }
+        if (!running) break;
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (unsigned k = 0; k < n; k++) {
+            if (list[k].pid != pid || list[k].status != -1) continue;
+            list[k].status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            list[k].pid = 0;
+            running--;
+        }
+    }
+}
+
 /* ---------------------------------------------------------- main */
 
 static int usage_error(const char *cmd, const char *msg)
@@ -390,6 +447,11 @@ static void print_help(const char *cmd, bool ab)
            "  --cpu LIST        CPU models, comma-separated (nicemu --cpu help lists them)\n"
            "  --board LIST      board presets, comma-separated: a row per CPU and board\n"
            "                    (nicemu --board help; default: each CPU model's own)\n"
+           "  --run W           a workload (nicemu.run= syntax) put in the guest's mailbox,\n"
+           "                    repeatable: a row per CPU, board and workload\n"
+           "  --snapshot        with --run: boot each kernel, CPU and board once, save at the\n"
+           "                    guest's snapshot point, restore for every workload (the same\n"
+           "                    figures, less wall time; docs/snapshots.md)\n"
            "%s"
            "  --json FILE       write the table as JSON\n"
            "  --csv FILE        write the table as CSV\n"
@@ -413,15 +475,17 @@ int nm_compare_main(int argc, char **argv)
                *keep = NULL;
     unsigned top = DEFAULT_TOP, jobs = g_get_num_processors();
     GPtrArray *pass = g_ptr_array_new();
+    g_autoptr(GPtrArray) works = g_ptr_array_new();
+    bool snapshot = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
         const char *eq = strchr(a, '=');
         g_autofree char *name =
             eq && a[0] == '-' && a[1] == '-' ? g_strndup(a, (gsize)(eq - a)) : g_strdup(a);
-        static const char *const own[] = {"--cpu",      "--json", "--csv",  "--plot",
-                                          "--top",      "--jobs", "--keep", "--kernel-a",
-                                          "--kernel-b", "--board"};
+        static const char *const own[] = {"--cpu",      "--json",  "--csv",  "--plot",
+                                          "--top",      "--jobs",  "--keep", "--kernel-a",
+                                          "--kernel-b", "--board", "--run"};
         bool mine = false;
         for (size_t k = 0; k < G_N_ELEMENTS(own); k++)
             mine |= !strcmp(name, own[k]);
@@ -430,6 +494,10 @@ int nm_compare_main(int argc, char **argv)
             g_ptr_array_free(pass, TRUE);
             return 0;
         }
+        if (!strcmp(a, "--snapshot")) {
+            snapshot = true;
+            continue;
+        }
         if (!mine) {
             if (!strcmp(name, "--report-json") || (ab && !strcmp(name, "--kernel"))) {
                 g_ptr_array_free(pass, TRUE);
@@ -437,6 +505,15 @@ int nm_compare_main(int argc, char **argv)
                                             ? "give --kernel-a and --kernel-b, not --kernel"
                                             : "--report-json is set per run (use --json FILE)");
             }
+            static const char *const set_per_run[] = {"--mailbox", "--save-state",
+                                                      "--save-state-exit", "--restore"};
+            for (size_t k = 0; k < G_N_ELEMENTS(set_per_run); k++)
+                if (!strcmp(name, set_per_run[k])) {
+                    g_autofree char *msg = g_strdup_printf(
+                        "%s is set per run (use --run W and --snapshot)", set_per_run[k]);
+                    g_ptr_array_free(pass, TRUE);
+                    return usage_error(cmd, msg);
+                }
             g_ptr_array_add(pass, argv[i]);
             continue;
         }
@@ -465,7 +542,13 @@ int nm_compare_main(int argc, char **argv)
             kb = val;
         else if (!strcmp(name, "--keep"))
             keep = val;
-        else {
+        else if (!strcmp(name, "--run")) {
+            if (!*val) {
+                g_ptr_array_free(pass, TRUE);
+                return usage_error(cmd, "--run: an empty workload");
+            }
+            g_ptr_array_add(works, (char *)val);
+        } else {
             char *end;
             unsigned long v = strtoul(val, &end, 10);
             if (*end || !*val || v == 0 || v > 1000 ||
@@ -481,6 +564,11 @@ int nm_compare_main(int argc, char **argv)
         }
     }
     int rc = 0;
+    if (snapshot && !works->len) {
+        g_ptr_array_free(pass, TRUE);
+        return usage_error(cmd, "--snapshot needs the workloads as --run W (the guest reads "
+                                "each from its mailbox after the snapshot point)");
+    }
     if (!cpus || !*cpus) {
         g_ptr_array_free(pass, TRUE);
         return usage_error(cmd, "give the CPU models: --cpu 386dx-40,486dx2-66,pentium-100");
@@ -518,13 +606,19 @@ int nm_compare_main(int argc, char **argv)
             return usage_error(cmd, msg);
         }
     }
-    /* The rows: every CPU on every board. */
-    unsigned n_row = n_cpu * n_board;
-    char **labels = g_new0(char *, n_row + 1);
-    for (unsigned k = 0; k < n_row; k++)
+    /* The rows: every CPU on every board (with every workload of --run). */
+    unsigned n_work = works->len ? works->len : 1;
+    unsigned n_row = n_cpu * n_board * n_work;
+    unsigned n_boot_rows = n_cpu * n_board;
+    char **labels = g_new0(char *, n_boot_rows + 1);
+    for (unsigned k = 0; k < n_boot_rows; k++)
         labels[k] = board_list
                         ? g_strdup_printf("%s/%s", cpu_list[k / n_board], board_list[k % n_board])
                         : g_strdup(cpu_list[k]);
+    /* The workload column's width. */
+    int wwidth = 0;
+    for (guint w = 0; w < works->len; w++)
+        wwidth = MAX(wwidth, (int)strlen(works->pdata[w]));
     if (ab) {
         const char *missing = !ka   ? "--kernel-a FILE is missing"
                               : !kb ? "--kernel-b FILE is missing"
@@ -575,60 +669,84 @@ int nm_compare_main(int argc, char **argv)
     }
     unsigned n_runs = n_row * (ab ? 2 : 1);
     run *runs = g_new0(run, n_runs);
+    /* --snapshot: one boot per kernel, CPU and board, saved for its rows. */
+    unsigned n_boots = snapshot ? n_boot_rows * (ab ? 2 : 1) : 0;
+    run *boots = g_new0(run, n_boots ? n_boots : 1);
+    for (unsigned k = 0; k < n_boots; k++) {
+        run *b = &boots[k];
+        unsigned c = k % n_boot_rows;
+        b->boot = true;
+        b->cpu = labels[c];
+        b->model = cpu_list[c / n_board];
+        b->board = board_list ? board_list[c % n_board] : NULL;
+        b->variant = ab ? (k < n_boot_rows ? 'A' : 'B') : 0;
+        b->kernel = ab ? (k < n_boot_rows ? ka : kb) : NULL;
+        g_autofree char *stem = ab ? g_strdup_printf("boot-%c-%s", b->variant, b->cpu)
+                                   : g_strdup_printf("boot-%s", b->cpu);
+        g_strdelimit(stem, "/", '@');
+        g_autofree char *sn = g_strdup_printf("%s.state", stem);
+        g_autofree char *ln = g_strdup_printf("%s.log", stem);
+        b->state = g_build_filename(dir, sn, NULL);
+        b->log = g_build_filename(dir, ln, NULL);
+        b->status = -1;
+    }
     for (unsigned k = 0; k < n_runs; k++) {
         run *r = &runs[k];
-        unsigned c = k % n_row;
+        unsigned row = k % n_row, c = row / n_work, w = row % n_work;
         r->cpu = labels[c];
+        r->work = works->len ? works->pdata[w] : NULL;
         r->model = cpu_list[c / n_board];
         r->board = board_list ? board_list[c % n_board] : NULL;
         r->variant = ab ? (k < n_row ? 'A' : 'B') : 0;
         r->kernel = ab ? (k < n_row ? ka : kb) : NULL;
+        if (snapshot) {
+            r->booted = &boots[(k < n_row ? 0 : n_boot_rows) + c];
+            r->state = g_strdup(r->booted->state);
+        }
         const nm_cpu_model *m = nm_cpu_model_find(r->model);
         r->mhz = (double)m->hz_num / (double)m->hz_den / 1e6;
         g_autofree char *stem =
             ab ? g_strdup_printf("%c-%s", r->variant, r->cpu) : g_strdup(r->cpu);
         g_strdelimit(stem, "/", '@'); /* a file name */
-        g_autofree char *jn = g_strdup_printf("%s.json", stem);
-        g_autofree char *ln = g_strdup_printf("%s.log", stem);
+        g_autofree char *wn = works->len ? g_strdup_printf("-w%u", w + 1) : g_strdup("");
+        g_autofree char *jn = g_strdup_printf("%s%s.json", stem, wn);
+        g_autofree char *ln = g_strdup_printf("%s%s.log", stem, wn);
         r->json = g_build_filename(dir, jn, NULL);
         r->log = g_build_filename(dir, ln, NULL);
         r->status = -1;
     }
 
-    /* Run them, `jobs` at a time. */
+    /* Run them, `jobs` at a time: the boots first. */
     g_autofree char *exe = self_exe();
     gint64 wall0 = g_get_monotonic_time();
-    unsigned next = 0, running = 0;
-    while (next < n_runs || running) {
-        while (next < n_runs && running < jobs) {
-            runs[next].pid = start_run(exe, pass, &runs[next]);
-            if (runs[next].pid > 0) running++;
-            next++;
-        }
-        if (!running) break;
-        int st;
-        pid_t pid = waitpid(-1, &st, 0);
-        if (pid < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        for (unsigned k = 0; k < n_runs; k++) {
-            if (runs[k].pid != pid) continue;
-            runs[k].status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-            running--;
-        }
+    if (n_boots) run_all(exe, pass, boots, n_boots, jobs);
+    unsigned n_boots_failed = 0;
+    for (unsigned k = 0; k < n_boots; k++) {
+        run *b = &boots[k];
+        if (b->status == 0) continue;
+        g_autofree char *why = nm_run_log_reason(b->log, "error");
+        fprintf(stderr, "nicemu %s: error: boot %s%s failed (exit status %d): %s (log: %s)\n", cmd,
+                ab ? (b->variant == 'A' ? "A " : "B ") : "", b->cpu, b->status, why, b->log);
+        n_boots_failed++;
     }
+    for (unsigned k = 0; k < n_runs; k++)
+        if (runs[k].booted && runs[k].booted->status != 0) runs[k].status = -2; /* not run */
+    run_all(exe, pass, runs, n_runs, jobs);
     double wall = (double)(g_get_monotonic_time() - wall0) / 1e6;
 
     bool usage_failed = false;
+    for (unsigned k = 0; k < n_boots; k++)
+        if (boots[k].status == 2) usage_failed = true;
+    if (n_boots_failed) rc = 1;
     for (unsigned k = 0; k < n_runs; k++) {
         run *r = &runs[k];
         if (r->status == 0) r->ok = read_run(r);
-        if (!r->ok) {
+        if (!r->ok && r->status != -2) {
             g_autofree char *why = nm_run_log_reason(r->log, "error");
-            fprintf(stderr, "nicemu %s: error: run %s%s failed (exit status %d): %s (log: %s)\n",
-                    cmd, ab ? (r->variant == 'A' ? "A " : "B ") : "", r->cpu, r->status, why,
-                    r->log);
+            fprintf(stderr,
+                    "nicemu %s: error: run %s%s%s%s failed (exit status %d): %s (log: %s)\n", cmd,
+                    ab ? (r->variant == 'A' ? "A " : "B ") : "", r->cpu, r->work ? " " : "",
+                    r->work ? r->work : "", r->status, why, r->log);
             if (r->status == 2) usage_failed = true;
             rc = 1;
         }
@@ -645,14 +763,16 @@ int nm_compare_main(int argc, char **argv)
     g_string_append_printf(js, "{\n  \"command\": \"%s\",\n  \"unit\": \"%s\",\n  \"rows\": [", cmd,
                            unit);
     if (!ab) {
+        row_head(tab, "cpu", "workload", wwidth);
         if (per_packet)
-            g_string_append_printf(tab, "%-13s %7s %8s %12s %10s %7s %10s %10s %7s  %s\n", "cpu",
-                                   "MHz", "frames", "clk/packet", "insn/pkt", "CPI", "us/packet",
+            g_string_append_printf(tab, "%7s %8s %12s %10s %7s %10s %10s %7s  %s\n", "MHz",
+                                   "frames", "clk/packet", "insn/pkt", "CPI", "us/packet",
                                    "packets/s", "bus", "top functions (share of clocks)");
         else
-            g_string_append_printf(tab, "%-13s %7s %14s %14s %7s %12s %7s  %s\n", "cpu", "MHz",
-                                   "window clocks", "instructions", "CPI", "window us", "bus",
+            g_string_append_printf(tab, "%7s %14s %14s %7s %12s %7s  %s\n", "MHz", "window clocks",
+                                   "instructions", "CPI", "window us", "bus",
                                    "top functions (share of clocks)");
+        if (wwidth) g_string_append(cs, "workload,");
         g_string_append(cs, per_packet ? "cpu,mhz,frames,tx_frames,rx_frames,clocks_per_packet,"
                                          "instructions_per_packet,cpi,us_per_packet,packets_per_s,"
                                          "bus_wait_share,top_functions\n"
@@ -660,20 +780,26 @@ int nm_compare_main(int argc, char **argv)
                                          "bus_wait_share,top_functions\n");
         for (unsigned c = 0; c < n_row; c++) {
             run *r = &runs[c];
+            row_head(tab, r->cpu, r->work, wwidth);
             if (!r->ok) {
-                g_string_append_printf(tab, "%-13s %7.2f  (run failed: %s)\n", r->cpu, r->mhz,
-                                       r->log);
+                g_string_append_printf(tab, "%7.2f  (%s failed: %s)\n", r->mhz,
+                                       r->status == -2 ? "boot" : "run",
+                                       r->status == -2 ? r->booted->log : r->log);
                 continue;
+            }
+            if (wwidth) {
+                csv_field(cs, r->work);
+                g_string_append_c(cs, ',');
             }
             figures f;
             figures_of(r, per_packet, &f);
             g_autofree char *topt = top_text(r, top);
             if (per_packet) {
                 g_string_append_printf(tab,
-                                       "%-13s %7.2f %8" G_GUINT64_FORMAT
+                                       "%7.2f %8" G_GUINT64_FORMAT
                                        " %12.1f %10.1f %7.3f %10.2f %10.0f %6.1f%%  %s\n",
-                                       r->cpu, r->mhz, r->frames, f.clocks, f.insns, f.cpi, f.us,
-                                       f.pps, 100.0 * f.bus_share, topt);
+                                       r->mhz, r->frames, f.clocks, f.insns, f.cpi, f.us, f.pps,
+                                       100.0 * f.bus_share, topt);
                 g_string_append_printf(cs,
                                        "%s,%.3f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
                                        ",%" G_GUINT64_FORMAT ",%.3f,%.3f,%.4f,%.4f,%.1f,%.5f,",
@@ -681,9 +807,9 @@ int nm_compare_main(int argc, char **argv)
                                        f.cpi, f.us, f.pps, f.bus_share);
             } else {
                 g_string_append_printf(tab,
-                                       "%-13s %7.2f %14" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT
+                                       "%7.2f %14" G_GUINT64_FORMAT " %14" G_GUINT64_FORMAT
                                        " %7.3f %12.2f %6.1f%%  %s\n",
-                                       r->cpu, r->mhz, r->clocks, r->insns, f.cpi, f.us,
+                                       r->mhz, r->clocks, r->insns, f.cpi, f.us,
                                        100.0 * f.bus_share, topt);
                 g_string_append_printf(
                     cs, "%s,%.3f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.4f,%.4f,%.5f,",
@@ -693,6 +819,10 @@ int nm_compare_main(int argc, char **argv)
             g_string_append_c(cs, '\n');
             g_string_append_printf(js, "%s\n    {\"cpu\": ", c ? "," : "");
             json_str(js, r->cpu);
+            if (r->work) {
+                g_string_append(js, ", \"workload\": ");
+                json_str(js, r->work);
+            }
             g_string_append_printf(
                 js,
                 ", \"mhz\": %.3f, \"frames\": %" G_GUINT64_FORMAT
@@ -719,8 +849,10 @@ int nm_compare_main(int argc, char **argv)
         }
     } else {
         const char *u = per_packet ? "clk/packet" : "clocks";
-        g_string_append_printf(tab, "%-13s %13s A %13s B %12s %8s %10s %10s  %s\n", "cpu", u, u,
-                               "B-A", "B-A %", "insn A", "insn B", "top functions (B)");
+        row_head(tab, "cpu", "workload", wwidth);
+        g_string_append_printf(tab, "%13s A %13s B %12s %8s %10s %10s  %s\n", u, u, "B-A", "B-A %",
+                               "insn A", "insn B", "top functions (B)");
+        if (wwidth) g_string_append(cs, "workload,");
         g_string_append(cs, per_packet ? "cpu,mhz,a_clocks_per_packet,b_clocks_per_packet,delta,"
                                          "delta_percent,a_instructions_per_packet,"
                                          "b_instructions_per_packet,a_frames,b_frames\n"
@@ -729,10 +861,17 @@ int nm_compare_main(int argc, char **argv)
                                          "b_frames\n");
         for (unsigned c = 0; c < n_row; c++) {
             run *a = &runs[c], *b = &runs[n_row + c];
+            row_head(tab, a->cpu, a->work, wwidth);
             if (!a->ok || !b->ok) {
-                g_string_append_printf(tab, "%-13s  (run failed: %s)\n", a->cpu,
-                                       !a->ok ? a->log : b->log);
+                const run *bad = !a->ok ? a : b;
+                g_string_append_printf(tab, " (%s failed: %s)\n",
+                                       bad->status == -2 ? "boot" : "run",
+                                       bad->status == -2 ? bad->booted->log : bad->log);
                 continue;
+            }
+            if (wwidth) {
+                csv_field(cs, a->work);
+                g_string_append_c(cs, ',');
             }
             figures fa, fb;
             figures_of(a, per_packet, &fa);
@@ -740,9 +879,8 @@ int nm_compare_main(int argc, char **argv)
             double delta = fb.clocks - fa.clocks;
             double pct = fa.clocks ? 100.0 * delta / fa.clocks : 0.0;
             g_autofree char *topt = top_text(b, top);
-            g_string_append_printf(tab, "%-13s %15.1f %15.1f %+12.1f %+7.2f%% %10.1f %10.1f  %s\n",
-                                   a->cpu, fa.clocks, fb.clocks, delta, pct, fa.insns, fb.insns,
-                                   topt);
+            g_string_append_printf(tab, "%15.1f %15.1f %+12.1f %+7.2f%% %10.1f %10.1f  %s\n",
+                                   fa.clocks, fb.clocks, delta, pct, fa.insns, fb.insns, topt);
             g_string_append_printf(cs,
                                    "%s,%.3f,%.3f,%.3f,%.3f,%.4f,%.3f,%.3f,%" G_GUINT64_FORMAT
                                    ",%" G_GUINT64_FORMAT "\n",
@@ -750,6 +888,10 @@ int nm_compare_main(int argc, char **argv)
                                    fb.insns, a->frames, b->frames);
             g_string_append_printf(js, "%s\n    {\"cpu\": ", c ? "," : "");
             json_str(js, a->cpu);
+            if (a->work) {
+                g_string_append(js, ", \"workload\": ");
+                json_str(js, a->work);
+            }
             g_string_append_printf(
                 js,
                 ", \"mhz\": %.3f, \"a_clocks\": %.3f, \"b_clocks\": %.3f, "
@@ -768,12 +910,13 @@ int nm_compare_main(int argc, char **argv)
         double share =
             r->window_clocks ? 100.0 * (double)r->console_clocks / (double)r->window_clocks : 0.0;
         g_string_append_printf(tab,
-                               "warning: run %s%s wrote %" G_GUINT64_FORMAT
+                               "warning: run %s%s%s%s wrote %" G_GUINT64_FORMAT
                                " bytes to the serial console inside the window: %" G_GUINT64_FORMAT
                                " clocks of transmit time (%.1f%% of the window); boot with quiet "
                                "and console=ttyS0,115200\n",
                                ab ? (r->variant == 'A' ? "A " : "B ") : "", r->cpu,
-                               r->console_bytes, r->console_clocks, share);
+                               r->work ? " " : "", r->work ? r->work : "", r->console_bytes,
+                               r->console_clocks, share);
         g_string_append_printf(
             js, "%s\n    {\"cpu\": ", console_header ? "," : ",\n  \"console_in_window\": [");
         console_header = true;
@@ -791,7 +934,10 @@ int nm_compare_main(int argc, char **argv)
                              "for the whole window)\n");
     fputs(tab->str, stdout);
     fflush(stdout);
-    fprintf(stderr, "nicemu %s: %u runs, wall %.1f s%s%s\n", cmd, n_runs, wall,
+    g_autofree char *from =
+        n_boots ? g_strdup_printf(" from %u snapshot%s", n_boots, n_boots == 1 ? "" : "s")
+                : g_strdup("");
+    fprintf(stderr, "nicemu %s: %u runs%s, wall %.1f s%s%s\n", cmd, n_runs, from, wall,
             keep ? ", reports and logs in " : "", keep ? keep : "");
     if (json && !write_file("--json", json, js->str)) rc = rc ? rc : 1;
     if (csv && !write_file("--csv", csv, cs->str)) rc = rc ? rc : 1;
@@ -800,7 +946,16 @@ int nm_compare_main(int argc, char **argv)
     g_string_free(js, TRUE);
     g_string_free(cs, TRUE);
 
+    bool all_ok = rc == 0;
+    for (unsigned k = 0; k < n_boots; k++) {
+        if (!keep) g_unlink(boots[k].state);
+        if (!keep && all_ok) g_unlink(boots[k].log);
+        g_free(boots[k].state);
+        g_free(boots[k].log);
+    }
+    g_free(boots);
     for (unsigned k = 0; k < n_runs; k++) {
+        g_free(runs[k].state);
         if (!keep && runs[k].ok) {
             g_unlink(runs[k].json);
             g_unlink(runs[k].log);

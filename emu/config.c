@@ -58,6 +58,9 @@ void nm_config_free(nm_config *c)
     g_free(c->display);
     g_free(c->screenshot);
     g_free(c->vga_dump);
+    g_free(c->save_state);
+    g_free(c->restore);
+    g_free(c->mailbox);
     for (guint i = 0; i < c->devices->len; i++)
         nm_devcfg_free(c->devices->pdata[i]);
     g_ptr_array_free(c->devices, TRUE);
@@ -88,84 +91,120 @@ typedef struct {
     size_t offset;
     const char *arg_description; /* for --help */
     const char *help;
+    /* Not part of the machine a snapshot holds (nm_config_identity): where
+     * output goes, bounds, observers, the snapshot keys themselves. */
+    bool run_only;
 } machine_key;
 
 #define FIELD(f) offsetof(nm_config, f)
+#define RUN_ONLY true
 static const machine_key machine_keys[] = {
-    {"cpu", KEY_CPU, FIELD(cpu), "NAME", "CPU model (\"help\" lists them); default 486dx2-66"},
-    {"ram", KEY_RAM, FIELD(ram_bytes), "SIZE", "RAM size, e.g. 32M (1M to 2G); default 32M"},
+    {"cpu", KEY_CPU, FIELD(cpu), "NAME", "CPU model (\"help\" lists them); default 486dx2-66",
+     false},
+    {"ram", KEY_RAM, FIELD(ram_bytes), "SIZE", "RAM size, e.g. 32M (1M to 2G); default 32M", false},
     {"mhz", KEY_MHZ, FIELD(cpu_mhz), "N",
      "a hypothetical core clock for the CPU model, in whole MHz (1 to 10000), its bus ratio "
      "kept: the bus and the board's memory scale with it, ISA, PCI, the wire and the devices "
-     "do not (docs/cpu.md); reported as overridden"},
-    {"kernel", KEY_STRING, FIELD(kernel), "FILE", "Linux bzImage to boot"},
-    {"initrd", KEY_STRING, FIELD(initrd), "FILE[,FILE...]", "initramfs archive(s)"},
-    {"append", KEY_STRING, FIELD(append), "TEXT", "kernel command line"},
-    {"rom", KEY_STRING, FIELD(rom), "FILE", "boot a raw ROM image instead of Linux"},
+     "do not (docs/cpu.md); reported as overridden",
+     false},
+    {"kernel", KEY_STRING, FIELD(kernel), "FILE", "Linux bzImage to boot", RUN_ONLY},
+    {"initrd", KEY_STRING, FIELD(initrd), "FILE[,FILE...]", "initramfs archive(s)", RUN_ONLY},
+    {"append", KEY_STRING, FIELD(append), "TEXT", "kernel command line", false},
+    {"rom", KEY_STRING, FIELD(rom), "FILE", "boot a raw ROM image instead of Linux", RUN_ONLY},
     {"elf", KEY_STRING, FIELD(elf), "FILE",
-     "run a bare-metal ELF32 program (entered in flat 32-bit protected mode)"},
+     "run a bare-metal ELF32 program (entered in flat 32-bit protected mode)", RUN_ONLY},
     {"serial", KEY_STRING, FIELD(serial), "FILE",
-     "where the serial console (COM1) goes: stdout, none or a file; default stdout"},
-    {"post-port", KEY_PORT, FIELD(post_port), "PORT", "also record POST codes written here"},
-    {"max-instructions", KEY_COUNT, FIELD(max_instructions), "N", "stop after N instructions"},
+     "where the serial console (COM1) goes: stdout, none or a file; default stdout", RUN_ONLY},
+    {"post-port", KEY_PORT, FIELD(post_port), "PORT", "also record POST codes written here", false},
+    {"max-instructions", KEY_COUNT, FIELD(max_instructions), "N", "stop after N instructions",
+     RUN_ONLY},
     {"max-virtual-time", KEY_TIME, FIELD(max_virtual_ns), "TIME",
-     "stop at this virtual time (e.g. 10s, 500ms)"},
-    {"report-json", KEY_STRING, FIELD(report_json), "FILE", "write the run report as JSON"},
-    {"debug", KEY_STRING, FIELD(debug), "LIST", "log subsystems (\"help\" lists them)"},
+     "stop at this virtual time (e.g. 10s, 500ms)", RUN_ONLY},
+    {"report-json", KEY_STRING, FIELD(report_json), "FILE", "write the run report as JSON",
+     RUN_ONLY},
+    {"debug", KEY_STRING, FIELD(debug), "LIST", "log subsystems (\"help\" lists them)", RUN_ONLY},
     {"trace-range", KEY_RANGE, FIELD(trace_range), "LO-HI",
-     "-d exec: only instructions at linear addresses LO..HI"},
+     "-d exec: only instructions at linear addresses LO..HI", RUN_ONLY},
     {"trace-window", KEY_WINDOW, FIELD(trace_window), "START,COUNT",
-     "-d exec: only instructions number START..START+COUNT-1"},
+     "-d exec: only instructions number START..START+COUNT-1", RUN_ONLY},
     {"share-irq", KEY_IRQ_LIST, FIELD(share_irqs), "IRQ[,IRQ...]",
-     "let two devices drive these IRQ lines (refused otherwise: ISA interrupts are not shared)"},
-    {"strict-isa", KEY_BOOL, FIELD(strict_isa), NULL, "386 models: #UD on 486-only instructions"},
-    {"rtc-epoch", KEY_COUNT, FIELD(rtc_epoch), "SECONDS", "RTC start time, seconds since 1970"},
+     "let two devices drive these IRQ lines (refused otherwise: ISA interrupts are not shared)",
+     false},
+    {"strict-isa", KEY_BOOL, FIELD(strict_isa), NULL, "386 models: #UD on 486-only instructions",
+     false},
+    {"rtc-epoch", KEY_COUNT, FIELD(rtc_epoch), "SECONDS", "RTC start time, seconds since 1970",
+     false},
     {"cost-model", KEY_STRING, FIELD(cost_model), "MODEL",
-     "CPU cost model: auto (the CPU's family), none, 386, 486, pentium; default auto"},
+     "CPU cost model: auto (the CPU's family), none, 386, 486, pentium; default auto", false},
     {"cost-from", KEY_STRING, FIELD(cost_from), "WHEN",
      "when the cost model runs: boot, or marker (only inside the guest's measurement window, "
-     "port 0x600); default marker"},
+     "port 0x600); default marker",
+     false},
     {"mem-wait-states", KEY_STRING, FIELD(mem_wait_states), "N",
-     "386: wait states per DRAM bus cycle (default 2 at 33/40 MHz, 1 at 25 MHz)"},
+     "386: wait states per DRAM bus cycle (default 2 at 33/40 MHz, 1 at 25 MHz)", false},
     {"dram-timing", KEY_STRING, FIELD(dram_timing), "F-B-B-B[/S]",
      "486/Pentium: DRAM burst timing (page hit) in bus clocks, overriding the board's (S: "
-     "single transfer, default F)"},
+     "single transfer, default F)",
+     false},
     {"board", KEY_STRING, FIELD(board), "NAME",
      "the motherboard class under the CPU: its L2, DRAM and write path as data "
-     "(docs/boards.md); --board help lists them; default: the CPU model's own"},
+     "(docs/boards.md); --board help lists them; default: the CPU model's own",
+     false},
     {"l2", KEY_STRING, FIELD(l2), "SIZE|none",
      "486/Pentium: the board's external (second-level) cache size, overriding the board's "
-     "(direct-mapped; its policy is the board's)"},
+     "(direct-mapped; its policy is the board's)",
+     false},
     {"profile", KEY_BOOL, FIELD(profile), NULL,
-     "print the profile (clocks per guest function) at the end of the run"},
+     "print the profile (clocks per guest function) at the end of the run", RUN_ONLY},
     {"profile-top", KEY_COUNT, FIELD(profile_top), "N",
-     "functions in the profile table and report (implies --profile); default 20"},
+     "functions in the profile table and report (implies --profile); default 20", RUN_ONLY},
     {"profile-from", KEY_STRING, FIELD(profile_from), "WHEN",
-     "what the profile covers: marker (the measurement window) or boot; default marker"},
+     "what the profile covers: marker (the measurement window) or boot; default marker", RUN_ONLY},
     {"profile-stack-region", KEY_STRING, FIELD(profile_stack_region), "SIZE",
      "the guest's kernel stack size and alignment (one shadow call stack per task); 0: one "
-     "shadow stack; default 8K (Linux i386)"},
+     "shadow stack; default 8K (Linux i386)",
+     RUN_ONLY},
     {"profile-callers", KEY_LIST, FIELD(profile_callers), "FN[,FN...]",
      "print each caller and callee of these guest functions, with calls and inclusive clocks, "
-     "and their per-call distribution (repeatable; implies --profile)"},
+     "and their per-call distribution (repeatable; implies --profile)",
+     RUN_ONLY},
     {"profile-dist", KEY_LIST, FIELD(profile_dist), "FN[,FN...]",
      "the per-call distribution of inclusive clocks for these guest functions too (the NIC's "
-     "driver functions always have one; repeatable; implies --profile)"},
+     "driver functions always have one; repeatable; implies --profile)",
+     RUN_ONLY},
     {"symbols", KEY_STRING, FIELD(symbols), "FILE[@ADDR],...",
      "ELF files whose function symbols the profiler uses (ADDR: where the file's first "
-     "segment is loaded)"},
+     "segment is loaded)",
+     RUN_ONLY},
     {"system-map", KEY_STRING, FIELD(system_map), "FILE",
-     "the guest kernel's System.map; default: System.map beside --kernel"},
+     "the guest kernel's System.map; default: System.map beside --kernel", RUN_ONLY},
     {"measure-nic", KEY_STRING, FIELD(measure_nic), "NAME",
      "the NIC whose frames are the packets (device name like nic0, or model); default the "
-     "first NIC"},
+     "first NIC",
+     RUN_ONLY},
     {"display", KEY_DISPLAY, FIELD(display), "none|sdl",
      "sdl: a window showing the VGA text console and live counters (docs/display.md); "
-     "default none"},
+     "default none",
+     RUN_ONLY},
     {"screenshot", KEY_STRING, FIELD(screenshot), "FILE.png",
-     "with --display sdl: write the window as a PNG at the end of the run"},
+     "with --display sdl: write the window as a PNG at the end of the run", RUN_ONLY},
     {"vga-dump", KEY_STRING, FIELD(vga_dump), "FILE",
-     "write the VGA text buffer as the screen shows it (cells in hex) at the end of the run"},
+     "write the VGA text buffer as the screen shows it (cells in hex) at the end of the run",
+     RUN_ONLY},
+    {"save-state", KEY_STRING, FIELD(save_state), "FILE",
+     "save the machine to FILE when the guest reaches its snapshot point (init: after it "
+     "configured the network, before the workload; docs/snapshots.md)",
+     RUN_ONLY},
+    {"save-state-exit", KEY_BOOL, FIELD(save_state_exit), NULL,
+     "with --save-state: end the run (status 0) once the state is saved", RUN_ONLY},
+    {"restore", KEY_STRING, FIELD(restore), "FILE",
+     "start from a machine saved with --save-state (same kernel, initrd and machine "
+     "options), bit-identically to the run that saved it",
+     RUN_ONLY},
+    {"mailbox", KEY_STRING, FIELD(mailbox), "TEXT",
+     "what the guest's mailbox (port 0x604) holds: init runs it as its workload "
+     "(nicemu.run= syntax) after the snapshot point, instead of the command line's",
+     RUN_ONLY},
 };
 
 static const machine_key *find_machine_key(const char *name)
@@ -284,6 +323,68 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         return true;
     }
     return false;
+}
+
+/* ---- the snapshot identity --------------------------------------------- */
+
+static gint str_order(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *nm_config_identity(const nm_config *c)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(machine_keys); i++) {
+        const machine_key *k = &machine_keys[i];
+        if (k->run_only) continue;
+        const void *field = (const char *)c + k->offset;
+        g_string_append_printf(s, "%s=", k->name);
+        switch (k->kind) {
+        case KEY_STRING:
+        case KEY_LIST:
+        case KEY_CPU:
+        case KEY_RANGE:
+        case KEY_WINDOW:
+        case KEY_DISPLAY: {
+            const char *v = *(char *const *)field;
+            g_string_append(s, v ? v : "");
+            break;
+        }
+        case KEY_MHZ:
+        case KEY_IRQ_LIST: g_string_append_printf(s, "%u", *(const uint32_t *)field); break;
+        case KEY_RAM:
+        case KEY_COUNT:
+        case KEY_TIME:
+            g_string_append_printf(s, "%" G_GUINT64_FORMAT, *(const uint64_t *)field);
+            break;
+        case KEY_BOOL: g_string_append(s, *(const bool *)field ? "true" : "false"); break;
+        case KEY_PORT: g_string_append_printf(s, "%d", *(const int *)field); break;
+        }
+        g_string_append_c(s, '\n');
+    }
+    for (guint i = 0; i < c->devices->len; i++) {
+        const nm_devcfg *d = c->devices->pdata[i];
+        GPtrArray *kv = g_ptr_array_new_with_free_func(g_free);
+        for (guint j = 0; j < d->keys->len; j++) {
+            const char *key = d->keys->pdata[j];
+            /* Output files: where they go is the run's business, that a
+             * capture is there is the machine's (its frames so far are in
+             * the snapshot). */
+            if (!strcmp(key, "file")) continue;
+            g_ptr_array_add(kv, !strcmp(key, "capture")
+                                    ? g_strdup(key)
+                                    : g_strdup_printf("%s=%s", key, (char *)d->values->pdata[j]));
+        }
+        g_ptr_array_sort(kv, str_order);
+        g_string_append_printf(s, "device %s=%s", d->name ? d->name : "?",
+                               d->model ? d->model : "?");
+        for (guint j = 0; j < kv->len; j++)
+            g_string_append_printf(s, ",%s", (char *)kv->pdata[j]);
+        g_string_append_c(s, '\n');
+        g_ptr_array_free(kv, TRUE);
+    }
+    return g_string_free(s, FALSE);
 }
 
 /* ---- devices ---------------------------------------------------------- */

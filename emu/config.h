@@ -43,6 +43,13 @@ typedef struct nm_config {
     char *display;
     char *screenshot;
     char *vga_dump;
+    /* Snapshots (emu/snapshot.h, docs/snapshots.md): save the machine at the
+     * guest's snapshot point (and end the run there), or start from a saved
+     * one; the command the guest's mailbox holds. */
+    char *save_state;
+    bool save_state_exit;
+    char *restore;
+    char *mailbox;
     GPtrArray *devices; /* nm_devcfg* */
 } nm_config;
 
@@ -60,6 +67,15 @@ bool nm_config_add_device_spec(nm_config *c, const char *option, const char *spe
 /* A device configuration from a spec string, checked against its class
  * (for devices the board creates itself).  Free with nm_devcfg_free. */
 nm_devcfg *nm_devcfg_parse(const char *origin, const char *spec, GError **err);
+
+/* What a snapshot must have been made with for this configuration to
+ * restore it: one "key=value" line per [machine] key that shapes the machine
+ * (not the ones that only say where output goes, how long to run, what to
+ * profile or the mailbox), then one "device NAME=MODEL,key=value..." line
+ * per device (keys sorted; a capture= file only as being there).  The
+ * kernel, initrd, ROM and ELF files are not in it: emu/snapshot.c adds their
+ * contents' hashes. */
+char *nm_config_identity(const nm_config *c);
 
 /* Parses the command line (GOptionContext).  On --help prints and returns
  * true with *exit_now set.  Errors are set in err (exit status 2). */

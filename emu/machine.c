@@ -4,6 +4,8 @@
 
 #include "cpu/cpu.h"
 #include "emu/core/log.h"
+#include "emu/run.h"
+#include "emu/snapshot.h"
 
 nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
 {
@@ -33,8 +35,10 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
         .rtc_epoch = cfg->rtc_epoch,
         .post_port = cfg->post_port,
         .strict_isa = cfg->strict_isa,
+        .mailbox = cfg->mailbox,
     };
     nm_clock_init(&m->clock, model->hz_num, model->hz_den);
+    nm_timer_init(&m->max_time, nm_run_on_max_time, m, "max-virtual-time");
     m->mem = nm_memmap_new(&m->clock);
     m->io = nm_ioport_new(&m->clock);
     nm_irq_init(&m->irq);
@@ -85,6 +89,7 @@ void nm_machine_free(nm_machine *m)
     nm_memmap_free(m->mem);
     g_free(m->stop_detail);
     g_free(m->model_at_mhz);
+    nm_snapshot_free(m);
     g_free(m);
     /* The end of the run: how many log lines were held back, per cause. */
     nm_log_limit_flush();

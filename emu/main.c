@@ -16,6 +16,7 @@
 #include "emu/pc.h"
 #include "emu/profiler.h"
 #include "emu/run.h"
+#include "emu/snapshot.h"
 #include "emu/sweep.h"
 
 static int config_error(GError *err)
@@ -131,13 +132,20 @@ int main(int argc, char **argv)
     }
     /* Every output is checked before the run: a long run's report is not
      * lost to a typo (capture and serial files are opened with the machine). */
-    if (cfg->report_json && !nm_output_file_check("report-json", cfg->report_json, &err)) {
+    if ((cfg->report_json && !nm_output_file_check("report-json", cfg->report_json, &err)) ||
+        !nm_snapshot_check_config(cfg, &err)) {
         nm_config_free(cfg);
         return config_error(err);
     }
     nm_pc_devices devs;
     nm_machine *m = nm_pc_new(cfg, &devs, &err);
     if (!m) {
+        nm_config_free(cfg);
+        return config_error(err);
+    }
+    /* --restore loads the saved machine now; --save-state tries a save. */
+    if (!nm_snapshot_setup(m, &err)) {
+        nm_machine_free(m);
         nm_config_free(cfg);
         return config_error(err);
     }
@@ -168,6 +176,11 @@ int main(int argc, char **argv)
     nm_run_result r = nm_machine_run(m);
     nm_profiler_finish(prof);
     int status = nm_run_exit_status(&r);
+    if (!nm_snapshot_finish(m, &err)) {
+        fprintf(stderr, "nicemu: error: %s\n", err->message);
+        g_clear_error(&err);
+        status = 2;
+    }
     if (!nm_display_finish(display, &err)) {
         fprintf(stderr, "nicemu: error: %s\n", err->message);
         g_clear_error(&err);

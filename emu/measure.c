@@ -6,6 +6,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/timing/timing.h"
+#include "emu/core/snapshot.h"
 
 #define MAX_LISTENERS 8
 
@@ -167,4 +168,46 @@ void nm_measure_window_totals(const nm_measure *k, nm_measure_window *out)
 {
     *out = k->total;
     if (k->open) window_add(k, out);
+}
+
+void nm_measure_snapshot(nm_measure *k, nm_snap *s)
+{
+    /* The cost models keep caches, TLBs and write buffers that are not
+     * saved: a snapshot is taken in the uncosted boot phase, before the
+     * first window (docs/snapshots.md); the model is switched on at the
+     * window after a restore as it would have been. */
+    if (nm_snap_saving(s) && nm_timing_current(k->timing)) {
+        nm_snap_fail(s,
+                     "a cost model is running (%s): its caches, TLBs and write buffers are not "
+                     "saved; snapshots are taken in the uncosted boot phase, with "
+                     "cost-from=marker before the measurement window opens",
+                     k->from == NM_COST_FROM_BOOT ? "cost-from=boot" : "the window is open");
+        return;
+    }
+    if (nm_snap_saving(s) && k->total.windows) {
+        nm_snap_fail(s, "the measurement window was opened before the snapshot point: the cost "
+                        "model's and the profiler's state from it are not saved");
+        return;
+    }
+    if (!nm_snap_begin(s, "window", 1)) return;
+    uint32_t from = k->from;
+    nm_snap_u32(s, "cost_from", &from);
+    nm_snap_check(s, from == (uint32_t)k->from, "cost_from");
+    nm_snap_bool(s, "open", &k->open);
+    nm_snap_check(s, !k->open, "open");
+    nm_snap_u64(s, "start_cycles", &k->start_cycles);
+    nm_snap_u64(s, "start_insns", &k->start_insns);
+    nm_snap_u64(s, "start_bus", &k->start_bus);
+    nm_snap_u64(s, "start_ns", &k->start_ns);
+    nm_snap_u64(s, "start_con_bytes", &k->start_con_bytes);
+    nm_snap_u64(s, "start_con_ns", &k->start_con_ns);
+    nm_snap_u64(s, "windows", &k->total.windows);
+    nm_snap_u64(s, "clocks", &k->total.clocks);
+    nm_snap_u64(s, "instructions", &k->total.instructions);
+    nm_snap_u64(s, "bus_wait_cycles", &k->total.bus_wait_cycles);
+    nm_snap_u64(s, "virtual_ns", &k->total.virtual_ns);
+    nm_snap_u64(s, "console_bytes", &k->total.console_bytes);
+    nm_snap_u64(s, "console_clocks", &k->total.console_clocks);
+    nm_snap_check(s, !k->total.windows, "windows");
+    nm_snap_end(s);
 }

@@ -41,4 +41,10 @@ typedef struct nm_measure_window {
 } nm_measure_window;
 void nm_measure_window_totals(const nm_measure *ms, nm_measure_window *out);
 
+/* Saves or loads the window in a snapshot (section "window"): refused while
+ * a cost model runs or after a window was opened (the models' and the
+ * profiler's state is not saved; docs/snapshots.md). */
+typedef struct nm_snap nm_snap;
+void nm_measure_snapshot(nm_measure *ms, nm_snap *s);
+
 #endif

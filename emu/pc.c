@@ -81,6 +81,8 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
     /* The measurement window and the cost model (after the CPU), then the
      * port the guest opens and closes it with. */
     if (!nm_measure_new(m, err) || !add_board_device(m, &nm_marker_class, NULL, err)) goto fail;
+    /* The mailbox beside it: what init runs after the snapshot point. */
+    if (!add_board_device(m, &nm_mailbox_class, NULL, err)) goto fail;
     /* The POST port last of the board: a post-port on a port another board
      * device needs is then reported against post-port, not that device. */
     if (!(devs->postcode = add_board_device(m, &nm_postcode_class, NULL, err))) goto fail;

@@ -5,6 +5,7 @@
 #include "cpu/cpu.h"
 #include "cpu/timing/timing.h"
 #include "emu/core/log.h"
+#include "emu/snapshot.h"
 
 /* The machine a signal should stop.  Only the signal handler reads it. */
 static nm_machine *volatile signal_target;
@@ -12,13 +13,13 @@ static nm_machine *volatile signal_target;
 static void on_signal(int sig)
 {
     nm_machine *m = signal_target;
-    if (m && !m->stop_requested) {
+    if (m && m->stop_requested != NM_STOP_REQUESTED) {
         m->stop_signal = sig;
-        m->stop_requested = 1; /* reason left NONE: read as "signal" below */
+        m->stop_requested = NM_STOP_REQUESTED; /* reason left NONE: read as "signal" below */
     }
 }
 
-static void on_max_time(void *opaque, uint64_t late)
+void nm_run_on_max_time(void *opaque, uint64_t late)
 {
     (void)late;
     nm_machine_request_stop(opaque, NM_STOP_MAX_TIME, 0, "max-virtual-time reached");
@@ -30,9 +31,9 @@ nm_run_result nm_machine_run(nm_machine *m)
     const nm_config *cfg = m->cfg;
     gint64 wall_start = g_get_monotonic_time();
 
-    nm_timer max_time;
-    nm_timer_init(&max_time, on_max_time, m, "max-virtual-time");
-    if (cfg->max_virtual_ns) nm_timer_at_ns(&m->clock, &max_time, cfg->max_virtual_ns);
+    /* Armed already when the machine was restored with this limit. */
+    if (cfg->max_virtual_ns && !nm_timer_pending(&m->max_time))
+        nm_timer_at_ns(&m->clock, &m->max_time, cfg->max_virtual_ns);
 
     /* SIGINT, SIGTERM and SIGHUP (the terminal went away) end the run the
      * same way: the summary and the report still come out. */
@@ -43,7 +44,16 @@ nm_run_result nm_machine_run(nm_machine *m)
     for (size_t i = 0; i < G_N_ELEMENTS(stop_signals); i++)
         sigaction(stop_signals[i], &sa, &old[i]);
 
-    while (!m->stop_requested) {
+    while (m->stop_requested != NM_STOP_REQUESTED) {
+        /* The snapshot point (the guest's marker write; docs/snapshots.md):
+         * here, between two instructions with nothing half done, the state
+         * is what a restored run starts from. */
+        if (m->snapshot_pending) {
+            m->snapshot_pending = false;
+            __sync_bool_compare_and_swap(&m->stop_requested, NM_BREAK_REQUESTED, 0);
+            nm_snapshot_at_point(m);
+            continue;
+        }
         uint64_t budget = UINT64_MAX;
         if (cfg->max_instructions) {
             uint64_t done = nm_cpu_instructions(m->cpu);
@@ -60,14 +70,14 @@ nm_run_result nm_machine_run(nm_machine *m)
         /* Halted, nothing pending, nothing scheduled: nothing can ever
          * wake the CPU again. */
         if (nm_cpu_halted(m->cpu) && !m->intr && m->clock.deadline == UINT64_MAX &&
-            !m->stop_requested)
+            m->stop_requested != NM_STOP_REQUESTED)
             nm_machine_request_stop(m, NM_STOP_HALT, 0, "halted with no event pending");
     }
 
     for (size_t i = 0; i < G_N_ELEMENTS(stop_signals); i++)
         sigaction(stop_signals[i], &old[i], NULL);
     signal_target = NULL;
-    nm_timer_cancel(&m->clock, &max_time);
+    nm_timer_cancel(&m->clock, &m->max_time);
 
     if (m->stop_reason == NM_STOP_NONE) m->stop_reason = NM_STOP_SIGNAL;
     r.reason = m->stop_reason;
@@ -94,7 +104,8 @@ int nm_run_exit_status(const nm_run_result *r)
 {
     switch (r->reason) {
     case NM_STOP_EXIT_PORT: return r->guest_status;
-    case NM_STOP_HALT: return 0;
+    case NM_STOP_HALT:
+    case NM_STOP_SAVED: return 0;
     case NM_STOP_RESET: return 3;
     case NM_STOP_MAX_INSTRUCTIONS:
     case NM_STOP_MAX_TIME: return 4;

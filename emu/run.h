@@ -21,6 +21,9 @@ typedef struct nm_run_result {
  * emulator error (a capture write failed) or a signal (SIGINT, SIGTERM,
  * SIGHUP). */
 nm_run_result nm_machine_run(nm_machine *m);
+/* The max-virtual-time event's callback (m->max_time, set up with the
+ * machine). */
+void nm_run_on_max_time(void *opaque, uint64_t late);
 
 /* The process exit status for a result: the exit-port value; 0 for a halt;
  * 3 reset (triple fault); 4 a bound reached; 5 a guest kernel panic;

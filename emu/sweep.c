@@ -49,15 +49,20 @@ typedef struct spec {
     unsigned retries;
     char *hosts;    /* --sshloginfile */
     bool installed; /* remote=installed: hosts have nicemu and the files */
+    /* snapshot=yes (or --snapshot): the workload goes in the guest's mailbox
+     * and cells that differ only in it restore one saved boot
+     * (docs/snapshots.md). */
+    bool snapshot;
 } spec;
 
 /* Keys of [sweep] that are not axes. */
-static const char *const sweep_keys[] = {"kernel",  "cpu",    "board", "initrd",  "run",
-                                         "append",  "report", "rows",  "columns", "jobs",
-                                         "retries", "hosts",  "remote"};
+static const char *const sweep_keys[] = {"kernel",  "cpu",    "board",  "initrd",  "run",
+                                         "append",  "report", "rows",   "columns", "jobs",
+                                         "retries", "hosts",  "remote", "snapshot"};
 /* nicemu options the sweep sets itself, so [options] may not. */
-static const char *const own_options[] = {"kernel", "initrd",      "cpu",
-                                          "append", "report-json", "board"};
+static const char *const own_options[] = {"kernel",          "initrd", "cpu",     "append",
+                                          "report-json",     "board",  "mailbox", "save-state",
+                                          "save-state-exit", "restore"};
 
 /* A figure from a cell's report. */
 typedef struct metric {
@@ -362,6 +367,11 @@ static bool spec_load(spec *s, const char *path, char **msg)
             s->hosts = spec_path(s, val);
             if (!g_file_test(s->hosts, G_FILE_TEST_IS_REGULAR))
                 FAIL("[sweep]: hosts: %s: no such file", s->hosts);
+        } else if (!strcmp(*k, "snapshot")) {
+            if (!strcmp(val, "yes") || !strcmp(val, "true") || !strcmp(val, "1"))
+                s->snapshot = true;
+            else if (strcmp(val, "no") && strcmp(val, "false") && strcmp(val, "0"))
+                FAIL("[sweep]: snapshot: bad value '%s' (accepted: yes, no)", val);
         } else if (!strcmp(*k, "remote")) {
             if (strcmp(val, "transfer") && strcmp(val, "installed"))
                 FAIL("[sweep]: remote: bad value '%s' (accepted: transfer, installed)", val);
@@ -389,6 +399,8 @@ static bool spec_load(spec *s, const char *path, char **msg)
     }
     if (s->append && strstr(s->append, "nicemu.run=") && s->run)
         FAIL("[sweep]: append has nicemu.run= and run= is given too (keep it in run=)");
+    if (s->snapshot && !s->run)
+        FAIL("[sweep]: snapshot=yes needs run= (the workload the guest reads from its mailbox)");
 
     /* Table layout: columns default to the kernels, rows to the first
      * workload axis (else the CPU models). */
@@ -436,11 +448,13 @@ static bool spec_load(spec *s, const char *path, char **msg)
 /* ---------------------------------------------------------- cells */
 
 typedef struct cell {
-    guint *value;       /* index into each axis' values */
-    char *id;           /* hash of every input */
-    const char *kernel; /* file */
-    char *system_map;   /* beside the kernel, or NULL */
-    GPtrArray *args;    /* nicemu arguments but --kernel/--initrd/--report-json */
+    guint *value;         /* index into each axis' values */
+    char *id;             /* hash of every input */
+    const char *kernel;   /* file */
+    char *system_map;     /* beside the kernel, or NULL */
+    GPtrArray *args;      /* nicemu arguments but --kernel/--initrd/--report-json */
+    char *boot_id;        /* snapshot=yes: the saved boot it restores */
+    GPtrArray *boot_args; /* and that boot's arguments (the cell's but the mailbox) */
     bool cached, ok;
     GHashTable *report; /* section/key -> text */
 } cell;
@@ -473,17 +487,22 @@ static char *file_hash(GHashTable *memo, const char *path)
     return h;
 }
 
-/* The cell's nicemu arguments, the run parameters added to the workload. */
-static GPtrArray *cell_args(const spec *s, const cell *c)
+/* The cell's nicemu arguments, the run parameters added to the workload:
+ * on the kernel command line, or with snapshot=yes in the mailbox (then
+ * `boot_args` gets the arguments without it, those of the saved boot). */
+static GPtrArray *cell_args(const spec *s, const cell *c, GPtrArray **boot_args)
 {
     GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
     GString *append = g_string_new(s->append ? s->append : "");
+    GString *work = g_string_new(NULL);
     if (s->run) {
-        g_string_append_printf(append, "%snicemu.run=%s", append->len ? " " : "", s->run);
+        g_string_append(work, s->run);
         for (guint a = 0; a < s->axes->len; a++)
             if (strchr(((axis *)s->axes->pdata[a])->name, '.'))
-                g_string_append_printf(append, ",%s=%s", ((axis *)s->axes->pdata[a])->name,
+                g_string_append_printf(work, ",%s=%s", ((axis *)s->axes->pdata[a])->name,
                                        cell_value(s, c, (int)a));
+        if (!s->snapshot)
+            g_string_append_printf(append, "%snicemu.run=%s", append->len ? " " : "", work->str);
     }
     g_ptr_array_add(args, g_strdup("--cpu"));
     g_ptr_array_add(args, g_strdup(cell_value(s, c, axis_index(s, "cpu"))));
@@ -499,6 +518,15 @@ static GPtrArray *cell_args(const spec *s, const cell *c)
     g_string_free(append, TRUE);
     for (guint i = 0; i < s->options->len; i++)
         g_ptr_array_add(args, g_strdup(s->options->pdata[i]));
+    *boot_args = NULL;
+    if (s->snapshot) {
+        *boot_args = g_ptr_array_new_with_free_func(g_free);
+        for (guint i = 0; i < args->len; i++)
+            g_ptr_array_add(*boot_args, g_strdup(args->pdata[i]));
+        g_ptr_array_add(args, g_strdup("--mailbox"));
+        g_ptr_array_add(args, g_strdup(work->str));
+    }
+    g_string_free(work, TRUE);
     return args;
 }
 
@@ -569,15 +597,29 @@ static cell *cells_expand(const spec *s, const char *exe, guint *n_out, char **m
         c->system_map = g_build_filename(kdir, "System.map", NULL);
         if (!g_file_test(c->system_map, G_FILE_TEST_IS_REGULAR))
             g_clear_pointer(&c->system_map, g_free);
-        c->args = cell_args(s, c);
-        if (!cell_check(s, c, msg)) {
-            ok = false;
-            break;
-        }
+        c->args = cell_args(s, c, &c->boot_args);
         g_autofree char *kh = file_hash(memo, c->kernel);
         g_autofree char *mh = c->system_map ? file_hash(memo, c->system_map) : g_strdup("-");
         if (!kh || !mh) {
             *msg = g_strdup_printf("cannot read %s", kh ? c->system_map : c->kernel);
+            ok = false;
+            break;
+        }
+        if (c->boot_args) {
+            /* The boot: everything it is made from (not the System.map). */
+            GString *in = g_string_new("nicemu sweep boot 1\n");
+            g_string_append_printf(in, "nicemu %s\nkernel %s\ninitrd %s\n", exe_hash, kh,
+                                   initrd_hash);
+            for (guint k = 0; k < c->boot_args->len; k++)
+                g_string_append_printf(in, "arg %s\n", (char *)c->boot_args->pdata[k]);
+            char *full = g_compute_checksum_for_string(G_CHECKSUM_SHA256, in->str, -1);
+            c->boot_id = g_strndup(full, 24);
+            g_free(full);
+            g_string_free(in, TRUE);
+            g_ptr_array_add(c->args, g_strdup("--restore"));
+            g_ptr_array_add(c->args, g_strdup_printf("boots/%s.state", c->boot_id));
+        }
+        if (!cell_check(s, c, msg)) {
             ok = false;
             break;
         }
@@ -597,7 +639,9 @@ static cell *cells_expand(const spec *s, const char *exe, guint *n_out, char **m
             g_free(cells[i].value);
             g_free(cells[i].system_map);
             g_free(cells[i].id);
+            g_free(cells[i].boot_id);
             if (cells[i].args) g_ptr_array_free(cells[i].args, TRUE);
+            if (cells[i].boot_args) g_ptr_array_free(cells[i].boot_args, TRUE);
         }
         g_free(cells);
         return NULL;
@@ -635,17 +679,26 @@ static char *transfer_path(const char *path)
     return g_strdup_printf("%s/./%s", d, b);
 }
 
-/* The job's shell line, for parallel (with its {N} columns) or literal. */
+/* The job's shell line, for parallel (with its {N} columns) or literal: a
+ * cell's run, or (boot) the run that saves the boot its cells restore. */
 static char *job_line(const spec *s, const char *nicemu, const char *kernel, const char *initrd,
-                      const char *id)
+                      const char *id, bool boot)
 {
     GString *o = g_string_new(NULL);
-    g_string_append_printf(o, "xargs -d '\\n' -a cells/%s.args %s --kernel %s", id, nicemu, kernel);
+    const char *dir = boot ? "boots" : "cells";
+    g_string_append_printf(o, "xargs -d '\\n' -a %s/%s.args %s --kernel %s", dir, id, nicemu,
+                           kernel);
     if (s->initrd) g_string_append_printf(o, " --initrd %s", initrd);
-    g_string_append_printf(o,
-                           " --report-json cells/%s.part.json >cells/%s.log 2>&1 && "
-                           "mv cells/%s.part.json cells/%s.json",
-                           id, id, id, id);
+    if (boot)
+        g_string_append_printf(o,
+                               " --save-state boots/%s.part.state --save-state-exit "
+                               ">boots/%s.log 2>&1 && mv boots/%s.part.state boots/%s.state",
+                               id, id, id, id);
+    else
+        g_string_append_printf(o,
+                               " --report-json cells/%s.part.json >cells/%s.log 2>&1 && "
+                               "mv cells/%s.part.json cells/%s.json",
+                               id, id, id, id);
     return g_string_free(o, FALSE);
 }
 
@@ -701,10 +754,11 @@ static void progress_print(const progress *p)
     fflush(stderr);
 }
 
-/* Runs GNU parallel over jobs.tsv in `out`; returns its exit status. */
-static int run_parallel(const spec *s, const char *out, const char *joblog, progress *p)
+/* Runs GNU parallel over jobs.tsv (boot: boots.tsv) in `out`; returns its
+ * exit status. */
+static int run_parallel(const spec *s, const char *out, const char *joblog, progress *p, bool boot)
 {
-    g_autofree char *tsv = g_build_filename(out, "jobs.tsv", NULL);
+    g_autofree char *tsv = g_build_filename(out, boot ? "boots.tsv" : "jobs.tsv", NULL);
     g_autofree char *plog = g_build_filename(out, "parallel.log", NULL);
     GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 #define ARG(x) g_ptr_array_add(argv, g_strdup(x))
@@ -731,20 +785,24 @@ static int run_parallel(const spec *s, const char *out, const char *joblog, prog
         ARG("...");
         ARG("--cleanup");
         ARG("--transferfile");
-        ARG("cells/{1}.args");
+        ARG(boot ? "boots/{1}.args" : "cells/{1}.args");
         if (!s->installed)
             for (int col = 2; col <= 5; col++) {
                 ARG("--transferfile");
                 g_ptr_array_add(argv, g_strdup_printf("{%d}", col));
             }
+        if (s->snapshot && !boot) { /* the saved boot the cell restores */
+            ARG("--transferfile");
+            ARG("{6}");
+        }
         ARG("--return");
-        ARG("cells/{1}.json");
+        ARG(boot ? "boots/{1}.state" : "cells/{1}.json");
         ARG("--return");
-        ARG("cells/{1}.log");
-        cmd = s->installed ? job_line(s, "nicemu", "{2}", "{3}", "{1}")
-                           : job_line(s, "./{4/}", "{2/}", "{3/}", "{1}");
+        ARG(boot ? "boots/{1}.log" : "cells/{1}.log");
+        cmd = s->installed ? job_line(s, "nicemu", "{2}", "{3}", "{1}", boot)
+                           : job_line(s, "./{4/}", "{2/}", "{3/}", "{1}", boot);
     } else
-        cmd = job_line(s, "{4}", "{2}", "{3}", "{1}");
+        cmd = job_line(s, "{4}", "{2}", "{3}", "{1}", boot);
     ARG(cmd);
     ARG("::::");
     ARG(tsv);
@@ -1062,6 +1120,10 @@ static void print_help(void)
         "  --jobs N             cells at a time (per host with --sshloginfile)\n"
         "  --sshloginfile FILE  run on these hosts (GNU parallel's format)\n"
         "  --retries N          attempts per cell (default %d)\n"
+        "  --snapshot           boot each kernel, CPU, board and option set once, save it at\n"
+        "                       the guest's snapshot point, and restore it for each of its\n"
+        "                       cells, the workload in the guest's mailbox (as snapshot=yes;\n"
+        "                       docs/snapshots.md)\n"
         "  --dry-run            print the job list (one shell line per cell to run), write\n"
         "                       the Slurm array script, run nothing\n"
         "  --collect            gather results the jobs left in DIR/cells (after Slurm)\n"
@@ -1105,7 +1167,7 @@ static void write_sbatch(const char *out, const char *spec_path, guint n_jobs)
 /* The subcommand's own options. */
 typedef struct cli {
     const char *spec_file, *out, *hosts;
-    bool dry_run, collect;
+    bool dry_run, collect, snapshot;
     long jobs, retries; /* -1: not given */
 } cli;
 
@@ -1123,6 +1185,10 @@ static int cli_parse(cli *o, int argc, char **argv)
             *(!strcmp(a, "--dry-run") ? &o->dry_run : &o->collect) = true;
             continue;
         }
+        if (!strcmp(a, "--snapshot")) {
+            o->snapshot = true;
+            continue;
+        }
         if (a[0] != '-') {
             if (o->spec_file) {
                 g_autofree char *msg =
@@ -1138,7 +1204,7 @@ static int cli_parse(cli *o, int argc, char **argv)
         if (!in_list(name, valued, G_N_ELEMENTS(valued))) {
             g_autofree char *msg = g_strdup_printf(
                 "unknown option %s (accepted: --out, --jobs, --sshloginfile, --retries, "
-                "--dry-run, --collect, --help)",
+                "--snapshot, --dry-run, --collect, --help)",
                 name);
             return usage_error(msg);
         }
@@ -1175,6 +1241,15 @@ static bool cli_apply(const cli *o, spec *s, char **msg)
         s->jobs_given = true;
     }
     if (o->retries >= 0) s->retries = (unsigned)o->retries;
+    if (o->snapshot) {
+        if (!s->run) {
+            *msg = g_strdup_printf("--snapshot: %s has no run= (the workload the guest reads "
+                                   "from its mailbox)",
+                                   s->path);
+            return false;
+        }
+        s->snapshot = true;
+    }
     if (o->hosts) {
         if (!g_file_test(o->hosts, G_FILE_TEST_IS_REGULAR)) {
             *msg = g_strdup_printf("--sshloginfile: %s: no such file", o->hosts);
@@ -1194,6 +1269,8 @@ static void cells_free(cell *cells, guint n)
         g_free(cells[i].id);
         g_free(cells[i].system_map);
         g_ptr_array_free(cells[i].args, TRUE);
+        g_free(cells[i].boot_id);
+        if (cells[i].boot_args) g_ptr_array_free(cells[i].boot_args, TRUE);
         if (cells[i].report) g_hash_table_destroy(cells[i].report);
     }
     g_free(cells);
@@ -1201,12 +1278,18 @@ static void cells_free(cell *cells, guint n)
 
 /* Marks the cached cells, writes every cell's arguments and the job list of
  * the others: jobs.tsv (parallel's input: ID, kernel, initrd, nicemu,
- * System.map; "/./" paths when they are to be transferred) and jobs.sh (one
- * self-contained shell line per job).  *list_hash identifies the list. */
+ * System.map, and with snapshot=yes the saved boot; "/./" paths when they
+ * are to be transferred) and jobs.sh (one self-contained shell line per
+ * job).  With snapshot=yes also the boots those cells need and are not in
+ * DIR/boots yet: boots.tsv and boots.sh, to run first.  *list_hash
+ * identifies the list. */
 static bool write_jobs(const spec *s, cell *cells, guint n, const char *exe, const char *out,
-                       const char *cache, guint *n_jobs, char **list_hash)
+                       const char *cache, guint *n_jobs, guint *n_boots, char **list_hash)
 {
     GString *tsv = g_string_new(NULL), *sh = g_string_new(NULL);
+    GString *btsv = g_string_new(NULL), *bsh = g_string_new(NULL);
+    g_autoptr(GHashTable) boots_seen = g_hash_table_new(g_str_hash, g_str_equal);
+    *n_boots = 0;
     g_autofree char *qexe = g_shell_quote(exe);
     g_autofree char *qout = g_shell_quote(out);
     g_autofree char *qinitrd = s->initrd ? g_shell_quote(s->initrd) : g_strdup("");
@@ -1234,18 +1317,41 @@ static bool write_jobs(const spec *s, cell *cells, guint n, const char *exe, con
          * kernel again when there is none: a harmless second transfer). */
         const char *map_file = c->system_map ? c->system_map : c->kernel;
         g_autofree char *map = transfer ? transfer_path(map_file) : g_strdup(map_file);
-        g_string_append_printf(tsv, "%s\t%s\t%s\t%s\t%s\n", c->id, k, ini, bin, map);
+        g_autofree char *state = c->boot_id ? g_strdup_printf("boots/%s.state", c->boot_id) : NULL;
+        g_string_append_printf(tsv, "%s\t%s\t%s\t%s\t%s%s%s\n", c->id, k, ini, bin, map,
+                               state ? "\t" : "", state ? state : "");
         g_autofree char *qk = g_shell_quote(c->kernel);
-        g_autofree char *line = job_line(s, qexe, qk, qinitrd, c->id);
+        g_autofree char *line = job_line(s, qexe, qk, qinitrd, c->id, false);
         g_string_append_printf(sh, "cd %s && %s\n", qout, line);
+        if (!c->boot_id || g_hash_table_contains(boots_seen, c->boot_id)) continue;
+        g_hash_table_add(boots_seen, c->boot_id);
+        g_autofree char *have = g_strdup_printf("%s/%s", out, state);
+        if (g_file_test(have, G_FILE_TEST_IS_REGULAR)) continue; /* saved by an earlier run */
+        g_autofree char *bargs_path = g_strdup_printf("%s/boots/%s.args", out, c->boot_id);
+        GString *bargs = g_string_new(NULL);
+        for (guint j = 0; j < c->boot_args->len; j++)
+            g_string_append_printf(bargs, "%s\n", (char *)c->boot_args->pdata[j]);
+        ok = ok && write_file(bargs_path, bargs->str);
+        g_string_free(bargs, TRUE);
+        (*n_boots)++;
+        g_string_append_printf(btsv, "%s\t%s\t%s\t%s\t%s\n", c->boot_id, k, ini, bin, map);
+        g_autofree char *bline = job_line(s, qexe, qk, qinitrd, c->boot_id, true);
+        g_string_append_printf(bsh, "cd %s && %s\n", qout, bline);
     }
     g_autofree char *tsv_path = g_build_filename(out, "jobs.tsv", NULL);
     g_autofree char *sh_path = g_build_filename(out, "jobs.sh", NULL);
     ok = ok && write_file(tsv_path, tsv->str) && write_file(sh_path, sh->str);
+    if (s->snapshot) {
+        g_autofree char *btsv_path = g_build_filename(out, "boots.tsv", NULL);
+        g_autofree char *bsh_path = g_build_filename(out, "boots.sh", NULL);
+        ok = ok && write_file(btsv_path, btsv->str) && write_file(bsh_path, bsh->str);
+    }
     write_sbatch(out, s->path, *n_jobs);
     *list_hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, tsv->str, -1);
     g_string_free(tsv, TRUE);
     g_string_free(sh, TRUE);
+    g_string_free(btsv, TRUE);
+    g_string_free(bsh, TRUE);
     return ok;
 }
 
@@ -1266,9 +1372,14 @@ static guint gather_results(const spec *s, cell *cells, guint n, const char *out
         g_free(text);
         if (!c->ok) {
             g_autofree char *name = cell_name(s, c);
-            g_autofree char *log = g_strdup_printf("%s/cells/%s.log", out, c->id);
+            g_autofree char *state =
+                c->boot_id ? g_strdup_printf("%s/boots/%s.state", out, c->boot_id) : NULL;
+            bool no_boot = state && !g_file_test(state, G_FILE_TEST_IS_REGULAR);
+            g_autofree char *log = no_boot ? g_strdup_printf("%s/boots/%s.log", out, c->boot_id)
+                                           : g_strdup_printf("%s/cells/%s.log", out, c->id);
             g_autofree char *why = nm_run_log_reason(log, "error:");
-            fprintf(stderr, "nicemu sweep: error: cell %s failed: %s (log: %s)\n", name, why, log);
+            fprintf(stderr, "nicemu sweep: error: cell %s failed%s: %s (log: %s)\n", name,
+                    no_boot ? " (its boot was not saved)" : "", why, log);
             n_failed++;
         }
     }
@@ -1335,9 +1446,11 @@ int nm_sweep_main(int argc, char **argv)
 
     g_autofree char *out = out_dir(&o);
     g_autofree char *cells_dir = g_build_filename(out, "cells", NULL);
+    g_autofree char *boots_dir = g_build_filename(out, "boots", NULL);
     g_autofree char *cache = cache_dir();
     bool need_parallel = !o.dry_run && !o.collect;
-    if (g_mkdir_with_parents(cells_dir, 0755) || g_mkdir_with_parents(cache, 0755))
+    if (g_mkdir_with_parents(cells_dir, 0755) || g_mkdir_with_parents(cache, 0755) ||
+        (s.snapshot && g_mkdir_with_parents(boots_dir, 0755)))
         msg = g_strdup_printf("cannot create %s or %s: %s", cells_dir, cache, g_strerror(errno));
     else if (need_parallel && !g_find_program_in_path("parallel"))
         msg = g_strdup("GNU parallel is not installed (scripts/setup installs parallel)");
@@ -1351,14 +1464,23 @@ int nm_sweep_main(int argc, char **argv)
         return rc;
     }
 
-    guint n_jobs;
+    guint n_jobs, n_boots;
     g_autofree char *list_hash = NULL;
-    rc = write_jobs(&s, cells, n, exe, out, cache, &n_jobs, &list_hash) ? 0 : 1;
+    rc = write_jobs(&s, cells, n, exe, out, cache, &n_jobs, &n_boots, &list_hash) ? 0 : 1;
     if (o.dry_run) {
         g_autofree char *sh_path = g_build_filename(out, "jobs.sh", NULL);
+        g_autofree char *bsh_path = g_build_filename(out, "boots.sh", NULL);
         gchar *sh = NULL;
+        if (s.snapshot && g_file_get_contents(bsh_path, &sh, NULL, NULL)) fputs(sh, stdout);
+        g_free(sh);
+        sh = NULL;
         if (g_file_get_contents(sh_path, &sh, NULL, NULL)) fputs(sh, stdout);
         g_free(sh);
+        if (s.snapshot)
+            fprintf(stderr,
+                    "nicemu sweep: snapshot=yes: %u boots to save first (boots.sh, "
+                    "before jobs.sh and the Slurm array)\n",
+                    n_boots);
         fprintf(stderr,
                 "nicemu sweep: %u cells, %u in the cache, %u to run (Slurm: %s/sweep.sbatch)\n", n,
                 n - n_jobs, n_jobs, out);
@@ -1372,8 +1494,20 @@ int nm_sweep_main(int argc, char **argv)
     g_autofree char *joblog = g_build_filename(out, joblog_name, NULL);
     gint64 wall0 = g_get_monotonic_time();
     progress p = {.total = n, .cached = n - n_jobs, .start = wall0, .joblog = joblog};
+    if (n_boots && n_jobs && need_parallel) {
+        /* The saved boots first: their cells restore them. */
+        g_autofree char *bjoblog = g_strdup_printf("%s/joblog-boots-%.12s", out, list_hash);
+        progress bp = {.total = n_boots, .start = wall0, .joblog = bjoblog};
+        fprintf(stderr, "nicemu sweep: saving %u boots (snapshot=yes)\n", n_boots);
+        int st = run_parallel(&s, out, bjoblog, &bp, true);
+        if (st != 0)
+            fprintf(stderr,
+                    "nicemu sweep: parallel ended with status %d saving the boots (logs: "
+                    "%s/boots/*.log)\n",
+                    st, out);
+    }
     if (n_jobs && need_parallel) {
-        int st = run_parallel(&s, out, joblog, &p);
+        int st = run_parallel(&s, out, joblog, &p, false);
         if (st != 0)
             fprintf(stderr,
                     "nicemu sweep: parallel ended with status %d (its log: %s/parallel.log)\n", st,

@@ -12,6 +12,7 @@
 #include "emu/core/device.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 enum { KIND_IO = 0, KIND_MEM = 1 };
 
@@ -470,6 +471,37 @@ static void isa_report(void *opaque, nm_report *r)
     nm_report_u64(r, "wait_clocks", s.wait_clocks);
 }
 
+/* The bus's counters: each claim's (in creation order, checked by name),
+ * the shared 8-bit claim's, those of released claims; and whether each
+ * memory window is decoded (a card enables its own). */
+static void isa_snapshot(void *opaque, nm_snap *s)
+{
+    nm_isa_bus *b = opaque;
+    uint32_t n = b->claims->len;
+    nm_snap_u32(s, "claims", &n);
+    if (!nm_snap_check(s, n == b->claims->len, "claims")) return;
+    for (guint i = 0; i < b->claims->len; i++) {
+        isa_claim *c = b->claims->pdata[i];
+        nm_snap_push(s, "claim%u", i);
+        nm_snap_same_string(s, "name", c->name);
+        nm_snap_u64(s, "cycles", &c->cycles);
+        nm_snap_u64(s, "accesses", &c->cost.accesses);
+        nm_snap_u64(s, "cycles_charged", &c->cost.cycles_charged);
+        bool enabled = c->region && c->region->enabled;
+        nm_snap_bool(s, "enabled", &enabled);
+        if (!nm_snap_saving(s) && !nm_snap_failed(s) && c->region && c->region->enabled != enabled)
+            nm_mem_region_set_enabled(b->m->mem, c->region, enabled);
+        nm_snap_pop(s);
+    }
+    nm_snap_u64(s, "shared.accesses", &b->io8_shared.accesses);
+    nm_snap_u64(s, "shared.cycles_charged", &b->io8_shared.cycles_charged);
+    nm_snap_u64(s, "shared_cycles", &b->shared_cycles);
+    nm_snap_u64(s, "shared_charged_at", &b->shared_charged_at);
+    nm_snap_u64(s, "retired.io_cycles", &b->retired.io_cycles);
+    nm_snap_u64(s, "retired.mem_cycles", &b->retired.mem_cycles);
+    nm_snap_u64(s, "retired.wait_clocks", &b->retired.wait_clocks);
+}
+
 static const char *const isa_keys[] = {"clock", "io8_ws", "io16_ws", "mem8_ws", "mem16_ws", NULL};
 
 const nm_device_class nm_isa_class = {
@@ -480,4 +512,6 @@ const nm_device_class nm_isa_class = {
     .create = isa_create,
     .destroy = isa_destroy,
     .report = isa_report,
+    .snapshot = isa_snapshot,
+    .snapshot_version = 1,
 };

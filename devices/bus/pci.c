@@ -14,6 +14,7 @@
 
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define CONF_ADDR_PORT 0xcf8
 #define CONF_ENABLE    0x80000000u
@@ -547,6 +548,46 @@ nm_pci_host *nm_pci_host_find(nm_machine *m)
     return NULL;
 }
 
+/* The host's registers and every function's configuration space (by
+ * device/function number, checked by name); loading decodes the BARs
+ * again from what the guest programmed. */
+static void pci_host_snapshot(void *opaque, nm_snap *s)
+{
+    nm_pci_host *h = opaque;
+    nm_snap_u32(s, "config_address", &h->config_address);
+    nm_snap_u8(s, "reset_control", &h->reset_control);
+    nm_snap_bytes(s, "pirq_irq", h->pirq_irq, 4);
+    nm_snap_uint(s, "pirq_asserted0", &h->pirq_asserted[0]);
+    nm_snap_uint(s, "pirq_asserted1", &h->pirq_asserted[1]);
+    nm_snap_uint(s, "pirq_asserted2", &h->pirq_asserted[2]);
+    nm_snap_uint(s, "pirq_asserted3", &h->pirq_asserted[3]);
+    nm_snap_u64(s, "config_reads", &h->config_reads);
+    nm_snap_u64(s, "config_writes", &h->config_writes);
+    uint32_t present[8] = {0};
+    for (unsigned fn = 0; fn < 256; fn++)
+        if (h->dev[fn]) present[fn / 32] |= 1u << (fn % 32);
+    uint32_t saved[8];
+    memcpy(saved, present, sizeof saved);
+    nm_snap_u32s(s, "functions", saved, 8);
+    if (!nm_snap_check(s, !memcmp(saved, present, sizeof saved), "functions")) return;
+    for (unsigned fn = 0; fn < 256; fn++) {
+        nm_pci_device *d = h->dev[fn];
+        if (!d) continue;
+        nm_snap_push(s, "fn%02x", fn);
+        nm_snap_bytes(s, "config", d->config, sizeof d->config);
+        nm_snap_bool(s, "irq_level", &d->irq_level);
+        nm_snap_u64(s, "dma_bytes_read", &d->dma_bytes_read);
+        nm_snap_u64(s, "dma_bytes_written", &d->dma_bytes_written);
+        nm_snap_u64(s, "dma_refused", &d->dma_refused);
+        nm_snap_pop(s);
+        if (!nm_snap_saving(s) && !nm_snap_failed(s)) {
+            for (unsigned n = 0; n < NM_PCI_BARS; n++)
+                bar_unmap(h, &d->bar[n]);
+            update_mappings(d);
+        }
+    }
+}
+
 const nm_device_class nm_pci_host_class = {
     .name = "pci-host",
     .help = "PCI bus 0 with an 82441FX host bridge (conf1 at 0xcf8); the PC board adds it",
@@ -555,6 +596,8 @@ const nm_device_class nm_pci_host_class = {
     .reset = pci_host_reset,
     .destroy = pci_host_destroy,
     .report = pci_host_report,
+    .snapshot = pci_host_snapshot,
+    .snapshot_version = 1,
 };
 
 /* ---- bus timing of target accesses (docs/pci.md "Bus timing") ---- */
@@ -608,4 +651,12 @@ void nm_pci_bus_timing_write(nm_pci_bus_timing *t)
 uint64_t nm_pci_dma_burst_ns(size_t bytes)
 {
     return ((uint64_t)(bytes + 3) / 4 + 4) * NM_PCI_CLOCK_NS;
+}
+
+void nm_pci_bus_timing_snapshot(nm_pci_bus_timing *t, nm_snap *s)
+{
+    nm_snap_u64(s, "pci.accesses", &t->cost.accesses);
+    nm_snap_u64(s, "pci.cycles_charged", &t->cost.cycles_charged);
+    nm_snap_u64(s, "pci.reads", &t->reads);
+    nm_snap_u64(s, "pci.writes", &t->writes);
 }

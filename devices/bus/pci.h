@@ -239,4 +239,8 @@ static inline uint64_t nm_pci_bus_timing_wait_clocks(const nm_pci_bus_timing *t)
  * (4 clocks) - for devices that pace their DMA; the CPU is not charged. */
 uint64_t nm_pci_dma_burst_ns(size_t bytes);
 
+/* A device's bus-timing counters in its snapshot section (emu/core/snapshot.h). */
+typedef struct nm_snap nm_snap;
+void nm_pci_bus_timing_snapshot(nm_pci_bus_timing *t, nm_snap *s);
+
 #endif

@@ -5,6 +5,7 @@
 
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 typedef struct spi_slot {
     const nm_spi_device_ops *ops;
@@ -219,6 +220,16 @@ static void bus_report(void *opaque, nm_report *r)
     nm_report_u64(r, "contentions", b->st.contentions);
 }
 
+static void bus_snapshot(void *opaque, nm_snap *s)
+{
+    nm_spi_bus *b = opaque;
+    nm_snap_u32(s, "cs", &b->cs);
+    nm_snap_u64(s, "st.bytes", &b->st.bytes);
+    nm_snap_u64(s, "st.bytes_unselected", &b->st.bytes_unselected);
+    nm_snap_u64(s, "st.selects", &b->st.selects);
+    nm_snap_u64(s, "st.contentions", &b->st.contentions);
+}
+
 const nm_device_class nm_spi_bus_class = {
     .name = "spi-bus",
     .help = "an SPI bus (created by its controller)",
@@ -227,4 +238,6 @@ const nm_device_class nm_spi_bus_class = {
     .reset = bus_reset,
     .destroy = bus_destroy,
     .report = bus_report,
+    .snapshot = bus_snapshot,
+    .snapshot_version = 1,
 };

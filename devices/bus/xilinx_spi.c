@@ -25,6 +25,7 @@
 #include "emu/core/clock.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define MAX_FIFO 256
 
@@ -454,6 +455,37 @@ uint64_t nm_xilinx_spi_wait_clocks(const void *dev)
     return nm_pci_bus_timing_wait_clocks(&((const xspi *)dev)->bus);
 }
 
+static void xspi_snapshot(void *opaque, nm_snap *s)
+{
+    xspi *x = opaque;
+    nm_snap_u32(s, "cr", &x->cr);
+    nm_snap_u32(s, "ssr", &x->ssr);
+    nm_snap_u32(s, "dgier", &x->dgier);
+    nm_snap_u32(s, "ipisr", &x->ipisr);
+    nm_snap_u32(s, "ipier", &x->ipier);
+    nm_snap_bytes(s, "txf", x->txf, MAX_FIFO);
+    nm_snap_bytes(s, "rxf", x->rxf, MAX_FIFO);
+    nm_snap_uint(s, "tx_head", &x->tx_head);
+    nm_snap_uint(s, "tx_count", &x->tx_count);
+    nm_snap_uint(s, "rx_head", &x->rx_head);
+    nm_snap_uint(s, "rx_count", &x->rx_count);
+    nm_snap_check(s,
+                  x->tx_head < x->depth && x->tx_count <= x->depth && x->rx_head < x->depth &&
+                      x->rx_count <= x->depth,
+                  "tx_head");
+    nm_snap_bool(s, "shifting", &x->shifting);
+    nm_snap_u8(s, "shift_byte", &x->shift_byte);
+    nm_snap_u64(s, "burst_t0_ns", &x->burst_t0_ns);
+    nm_snap_u64(s, "burst_index", &x->burst_index);
+    nm_snap_bool(s, "auto_ss", &x->auto_ss);
+    nm_snap_timer(s, "timer", &x->timer);
+    nm_snap_bool(s, "irq_level", &x->irq_level);
+#define XSPI_SNAP_FIELD(name) nm_snap_u64(s, "st." #name, &x->st.name);
+    NM_XSPI_COUNTERS(XSPI_SNAP_FIELD)
+#undef XSPI_SNAP_FIELD
+    nm_pci_bus_timing_snapshot(&x->bus, s);
+}
+
 static const char *const xspi_keys[] = {
     "sclk", "fifo", "chip_selects", "irq", "pci_device", "pci_read_clocks", "pci_write_clocks",
     NULL};
@@ -468,4 +500,6 @@ const nm_device_class nm_xilinx_spi_class = {
     .reset = xspi_reset,
     .destroy = xspi_destroy,
     .report = xspi_report,
+    .snapshot = xspi_snapshot,
+    .snapshot_version = 1,
 };

@@ -11,6 +11,7 @@
 #include "devices/netdev/netdev.h"
 #include "emu/core/clock.h"
 #include "emu/core/log.h"
+#include "emu/core/snapshot.h"
 #include "emu/core/machine.h"
 
 #define WIRE_BPS  10000000u /* 10BASE-T / 10BASE2 */
@@ -622,4 +623,54 @@ void nm_dp8390_report(const nm_dp8390 *d, nm_report *r)
     nm_report_u64(r, "rx_crc_errors", d->st.crc_errors);
     nm_report_u64(r, "rx_overflows", d->st.overflows);
     nm_report_u64(r, "rx_ignored", d->st.rx_ignored);
+}
+
+void nm_dp8390_snapshot(nm_dp8390 *d, nm_snap *s)
+{
+    nm_snap_push(s, "dp8390");
+    nm_snap_u8(s, "cr", &d->cr);
+    nm_snap_u8(s, "isr", &d->isr);
+    nm_snap_u8(s, "imr", &d->imr);
+    nm_snap_u8(s, "dcr", &d->dcr);
+    nm_snap_u8(s, "tcr", &d->tcr);
+    nm_snap_u8(s, "rcr", &d->rcr);
+    nm_snap_u8(s, "tsr", &d->tsr);
+    nm_snap_u8(s, "rsr", &d->rsr);
+    nm_snap_u8(s, "ncr", &d->ncr);
+    nm_snap_u8(s, "pstart", &d->pstart);
+    nm_snap_u8(s, "pstop", &d->pstop);
+    nm_snap_u8(s, "bnry", &d->bnry);
+    nm_snap_u8(s, "curr", &d->curr);
+    nm_snap_u8(s, "tpsr", &d->tpsr);
+    nm_snap_u16(s, "tbcr", &d->tbcr);
+    nm_snap_u16(s, "rsar", &d->rsar);
+    nm_snap_u16(s, "rbcr", &d->rbcr);
+    nm_snap_u16(s, "clda", &d->clda);
+    nm_snap_bytes(s, "par", d->par, 6);
+    nm_snap_bytes(s, "mar", d->mar, 8);
+    nm_snap_bytes(s, "cntr", d->cntr, 3);
+    nm_snap_u8(s, "rnpp", &d->rnpp);
+    nm_snap_u8(s, "lnpp", &d->lnpp);
+    nm_snap_u16(s, "addr_counter", &d->addr_counter);
+    nm_snap_bool(s, "stopped", &d->stopped);
+    nm_snap_bool(s, "rst_overflow", &d->rst_overflow);
+    nm_snap_bool(s, "rx_disabled", &d->rx_disabled);
+    int32_t dma = d->dma;
+    nm_snap_i32(s, "dma", &dma);
+    if (nm_snap_check(s, dma >= DMA_IDLE && dma <= DMA_SEND, "dma")) d->dma = dma;
+    nm_snap_bool(s, "tx_busy", &d->tx_busy);
+    nm_snap_timer(s, "tx_timer", &d->tx_timer);
+    nm_snap_var(s, "loop_frame", &d->loop_frame, &d->loop_len, NM_NET_MAX_WIRE_FRAME);
+    nm_snap_bool(s, "irq_level", &d->irq_level);
+    nm_snap_u64(s, "st.tx_frames", &d->st.tx_frames);
+    nm_snap_u64(s, "st.tx_bytes", &d->st.tx_bytes);
+    nm_snap_u64(s, "st.rx_frames", &d->st.rx_frames);
+    nm_snap_u64(s, "st.rx_bytes", &d->st.rx_bytes);
+    nm_snap_u64(s, "st.missed", &d->st.missed);
+    nm_snap_u64(s, "st.rx_runts", &d->st.rx_runts);
+    nm_snap_u64(s, "st.tx_runts", &d->st.tx_runts);
+    nm_snap_u64(s, "st.crc_errors", &d->st.crc_errors);
+    nm_snap_u64(s, "st.overflows", &d->st.overflows);
+    nm_snap_u64(s, "st.rx_ignored", &d->st.rx_ignored);
+    nm_snap_pop(s);
 }

@@ -119,6 +119,9 @@ void nm_dp8390_dma_write(nm_dp8390 *d, uint32_t value, unsigned size);
 bool nm_dp8390_irq_level(const nm_dp8390 *d);
 const nm_dp8390_stats *nm_dp8390_get_stats(const nm_dp8390 *d);
 void nm_dp8390_report(const nm_dp8390 *d, nm_report *r);
+/* The core's state in its board's snapshot section (emu/core/snapshot.h). */
+typedef struct nm_snap nm_snap;
+void nm_dp8390_snapshot(nm_dp8390 *d, nm_snap *s);
 
 /* The multicast filter bit (0..63) a destination address selects: the top
  * 6 bits of the CRC-32 of the address, MSB-first (datasheet "Multicast

@@ -26,6 +26,7 @@
 #include "emu/core/clock.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define WIRE_BPS 1000000000u /* 1000BASE-T */
 
@@ -1511,6 +1512,64 @@ uint64_t nm_e1000_pci_wait_clocks(const void *dev)
     return nm_pci_bus_timing_wait_clocks(&((const e1000 *)dev)->bus);
 }
 
+static void e1000_snapshot(void *opaque, nm_snap *s)
+{
+    e1000 *e = opaque;
+    nm_snap_u32s(s, "regs", e->regs, REG_WORDS);
+    nm_snap_u32s(s, "stat", e->stat, STAT_WORDS);
+    nm_snap_u32(s, "ioaddr", &e->ioaddr);
+    nm_snap_u16s(s, "eeprom", e->eeprom, EEPROM_WORDS);
+    nm_snap_u32(s, "ee.eecd", &e->ee.eecd);
+    nm_snap_uint(s, "ee.bits_in", &e->ee.bits_in);
+    nm_snap_u32(s, "ee.command", &e->ee.command);
+    nm_snap_bool(s, "ee.reading", &e->ee.reading);
+    nm_snap_u16(s, "ee.word", &e->ee.word);
+    nm_snap_uint(s, "ee.out_bits", &e->ee.out_bits);
+    nm_snap_bool(s, "ee.data_out", &e->ee.data_out);
+    nm_snap_u16s(s, "phy", e->phy, 32);
+    nm_snap_bool(s, "irq_level", &e->irq_level);
+    nm_snap_u64(s, "last_irq_ns", &e->last_irq_ns);
+    nm_snap_bool(s, "irq_ever", &e->irq_ever);
+    nm_snap_timer(s, "itr_timer", &e->itr_timer);
+    nm_snap_timer(s, "rdtr_timer", &e->rdtr_timer);
+    nm_snap_timer(s, "radv_timer", &e->radv_timer);
+    nm_snap_timer(s, "tidv_timer", &e->tidv_timer);
+    nm_snap_timer(s, "tadv_timer", &e->tadv_timer);
+    nm_snap_u8(s, "ctx.ipcss", &e->ctx.ipcss);
+    nm_snap_u8(s, "ctx.ipcso", &e->ctx.ipcso);
+    nm_snap_u8(s, "ctx.tucss", &e->ctx.tucss);
+    nm_snap_u8(s, "ctx.tucso", &e->ctx.tucso);
+    nm_snap_u16(s, "ctx.ipcse", &e->ctx.ipcse);
+    nm_snap_u16(s, "ctx.tucse", &e->ctx.tucse);
+    nm_snap_u32(s, "ctx.paylen", &e->ctx.paylen);
+    nm_snap_u8(s, "ctx.tucmd", &e->ctx.tucmd);
+    nm_snap_u8(s, "ctx.hdrlen", &e->ctx.hdrlen);
+    nm_snap_u16(s, "ctx.mss", &e->ctx.mss);
+    nm_snap_var_into(s, "tx_buf", e->tx_buf, MAX_TX_PACKET, &e->tx_len);
+    nm_snap_bool(s, "tx_tse", &e->tx_tse);
+    nm_snap_bool(s, "tx_ixsm", &e->tx_ixsm);
+    nm_snap_bool(s, "tx_txsm", &e->tx_txsm);
+    nm_snap_bool(s, "tx_legacy_ic", &e->tx_legacy_ic);
+    nm_snap_bool(s, "tx_vle", &e->tx_vle);
+    nm_snap_bool(s, "tx_ifcs", &e->tx_ifcs);
+    nm_snap_bool(s, "tx_oversize", &e->tx_oversize);
+    nm_snap_u8(s, "tx_cso", &e->tx_cso);
+    nm_snap_u8(s, "tx_css", &e->tx_css);
+    nm_snap_u16(s, "tx_vlan", &e->tx_vlan);
+    nm_snap_u32s(s, "tx_wb_addr", e->tx_wb_addr, G_N_ELEMENTS(e->tx_wb_addr));
+    nm_snap_uint(s, "tx_wb_count", &e->tx_wb_count);
+    nm_snap_check(s, e->tx_wb_count <= G_N_ELEMENTS(e->tx_wb_addr), "tx_wb_count");
+    nm_snap_bool(s, "tx_wb_ide_all", &e->tx_wb_ide_all);
+    nm_snap_u64(s, "wire_free_ns", &e->wire_free_ns);
+    nm_snap_timer(s, "tx_timer", &e->tx_timer);
+    nm_snap_u64(s, "tx_pending_ns", &e->tx_pending_ns);
+    nm_snap_bool(s, "tx_have_packet", &e->tx_have_packet);
+#define E1000_SNAP_FIELD(name) nm_snap_u64(s, "st." #name, &e->st.name);
+    NM_E1000_COUNTERS(E1000_SNAP_FIELD)
+#undef E1000_SNAP_FIELD
+    nm_pci_bus_timing_snapshot(&e->bus, s);
+}
+
 static const char *const e1000_keys[] = {
     "mac", "net", "capture", "pci_read_clocks", "pci_write_clocks", NULL};
 
@@ -1524,4 +1583,6 @@ const nm_device_class nm_e1000_class = {
     .destroy = e1000_destroy,
     .report = e1000_report,
     .frames = e1000_frames,
+    .snapshot = e1000_snapshot,
+    .snapshot_version = 1,
 };

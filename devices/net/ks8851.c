@@ -37,6 +37,7 @@
 #include "emu/core/clock.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define WIRE_BPS   100000000u /* 100BASE-TX, full duplex after autonegotiation */
 #define MAX_SCLK   40000000u  /* "SPI with clock speeds up to 40 MHz" */
@@ -970,6 +971,86 @@ bool nm_ks8851_irq_asserted(const void *dev)
     return ((const ks8851 *)dev)->irq_level;
 }
 
+static void ks_tx_frame_snapshot(nm_snap *s, tx_frame *f)
+{
+    nm_snap_u16(s, "ctrl", &f->ctrl);
+    nm_snap_u16(s, "count", &f->count);
+    nm_snap_u32(s, "mem", &f->mem);
+    nm_snap_bytes(s, "data", f->data, sizeof f->data);
+}
+
+static void ks_snapshot(void *opaque, nm_snap *s)
+{
+    ks8851 *k = opaque;
+    if (nm_snap_saving(s) && k->tx_writing) {
+        nm_snap_fail(s, "%s: a frame write in progress cannot be saved", k->name);
+        return;
+    }
+    nm_snap_bool(s, "irq_level", &k->irq_level);
+    nm_snap_u16s(s, "reg", k->reg, 128);
+    nm_snap_bool(s, "selected", &k->selected);
+    uint32_t cmd = k->cmd;
+    nm_snap_u32(s, "cmd", &cmd);
+    if (nm_snap_check(s, cmd <= CMD_DONE, "cmd")) k->cmd = (cmd_state)cmd;
+    nm_snap_u8(s, "cmd0", &k->cmd0);
+    nm_snap_u8(s, "addr", &k->addr);
+    nm_snap_uint(s, "be", &k->be);
+    nm_snap_uint(s, "data_bytes", &k->data_bytes);
+    nm_snap_uint(s, "data_done", &k->data_done);
+    nm_snap_check(s, k->data_bytes <= 4 && k->data_done <= 4, "data_done");
+    nm_snap_bytes(s, "data", k->data, 4);
+    nm_snap_uint(s, "rxq_dummy", &k->rxq_dummy);
+    nm_snap_bytes(s, "rxq", k->rxq, RXQ_SIZE);
+    for (unsigned j = 0; j < RXQ_FRAMES; j++) {
+        rx_frame *f = &k->rxf[j];
+        nm_snap_push(s, "rxf%u", j);
+        nm_snap_u32(s, "off", &f->off);
+        nm_snap_u32(s, "mem", &f->mem);
+        nm_snap_u16(s, "status", &f->status);
+        nm_snap_u16(s, "count", &f->count);
+        nm_snap_check(s, f->off < RXQ_SIZE && f->mem <= RXQ_SIZE, "off");
+        nm_snap_pop(s);
+    }
+    nm_snap_uint(s, "rx_head", &k->rx_head);
+    nm_snap_uint(s, "rx_count", &k->rx_count);
+    nm_snap_u32(s, "rxq_used", &k->rxq_used);
+    nm_snap_u32(s, "rx_ptr", &k->rx_ptr);
+    nm_snap_check(s,
+                  k->rx_head < RXQ_FRAMES && k->rx_count <= RXQ_FRAMES && k->rxq_used <= RXQ_SIZE,
+                  "rx_head");
+    nm_snap_timer(s, "rx_timer", &k->rx_timer);
+    nm_snap_uint(s, "tx_head", &k->tx_head);
+    nm_snap_uint(s, "tx_count", &k->tx_count);
+    nm_snap_uint(s, "tx_enqueued", &k->tx_enqueued);
+    if (!nm_snap_check(s,
+                       k->tx_head < TXQ_FRAMES && k->tx_count <= TXQ_FRAMES &&
+                           k->tx_enqueued <= k->tx_count,
+                       "tx_head"))
+        return;
+    /* The ring's frames in use (the others are written before they are read). */
+    for (unsigned j = 0; j < k->tx_count; j++) {
+        nm_snap_push(s, "txf%u", j);
+        ks_tx_frame_snapshot(s, &k->txf[(k->tx_head + j) % TXQ_FRAMES]);
+        nm_snap_pop(s);
+    }
+    nm_snap_bool(s, "tx_busy", &k->tx_busy);
+    nm_snap_u32(s, "txq_used", &k->txq_used);
+    nm_snap_push(s, "tx_stage");
+    ks_tx_frame_snapshot(s, &k->tx_stage);
+    nm_snap_pop(s);
+    nm_snap_u32(s, "tx_wpos", &k->tx_wpos);
+    nm_snap_u32(s, "tx_wneed", &k->tx_wneed);
+    nm_snap_check(s,
+                  k->txq_used <= TXQ_SIZE && k->tx_wpos <= sizeof k->tx_stage.data &&
+                      k->tx_wneed <= sizeof k->tx_stage.data,
+                  "tx_wpos");
+    nm_snap_bool(s, "tx_wdrop", &k->tx_wdrop);
+    nm_snap_timer(s, "tx_timer", &k->tx_timer);
+#define KS_SNAP_FIELD(name) nm_snap_u64(s, "st." #name, &k->st.name);
+    NM_KS8851_COUNTERS(KS_SNAP_FIELD)
+#undef KS_SNAP_FIELD
+}
+
 static const char *const ks_keys[] = {"spi", "cs", "irq", "mac", "eeprom", "net", "capture", NULL};
 
 const nm_device_class nm_ks8851_class = {
@@ -982,4 +1063,6 @@ const nm_device_class nm_ks8851_class = {
     .destroy = ks_destroy,
     .report = ks_report,
     .frames = ks_frames,
+    .snapshot = ks_snapshot,
+    .snapshot_version = 1,
 };

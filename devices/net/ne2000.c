@@ -19,6 +19,7 @@
 #include "emu/core/device.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define NE_RAM_BASE 0x4000u
 #define NE_RAM_SIZE 0x4000u
@@ -220,6 +221,15 @@ static void ne_frames(const void *opaque, uint64_t *tx, uint64_t *rx)
     *rx = st->rx_frames;
 }
 
+static void ne2000_snapshot(void *opaque, nm_snap *s)
+{
+    ne2000 *n = opaque;
+    nm_snap_bytes(s, "prom", n->prom, sizeof n->prom);
+    nm_snap_bytes(s, "ram", n->ram, sizeof n->ram);
+    nm_snap_u64(s, "resets", &n->resets);
+    nm_dp8390_snapshot(n->nic, s);
+}
+
 static const char *const ne_keys[] = {"io", "irq", "mac", "net", "capture", NULL};
 
 const nm_device_class nm_ne2000_class = {
@@ -231,4 +241,6 @@ const nm_device_class nm_ne2000_class = {
     .destroy = ne_destroy,
     .report = ne_report,
     .frames = ne_frames,
+    .snapshot = ne2000_snapshot,
+    .snapshot_version = 1,
 };

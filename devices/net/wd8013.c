@@ -20,6 +20,7 @@
 #include "emu/core/device.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define WD_RAM_SIZE 0x4000u
 #define WD_BOARD_ID 0x27 /* WD8013EP: soft config (0x20) | type 7 */
@@ -346,6 +347,24 @@ static void wd_frames(const void *opaque, uint64_t *tx, uint64_t *rx)
     *rx = st->rx_frames;
 }
 
+static void wd8013_snapshot(void *opaque, nm_snap *s)
+{
+    wd8013 *w = opaque;
+    nm_snap_u8(s, "msr", &w->msr);
+    nm_snap_u8(s, "icr", &w->icr);
+    nm_snap_u8(s, "iar", &w->iar);
+    nm_snap_u8(s, "ear", &w->ear);
+    nm_snap_u8(s, "irr", &w->irr);
+    nm_snap_u8(s, "laar", &w->laar);
+    nm_snap_bytes(s, "rom", w->rom, sizeof w->rom);
+    nm_snap_bool(s, "nic_irq", &w->nic_irq);
+    nm_snap_bytes(s, "ram", w->ram, sizeof w->ram);
+    nm_snap_u64(s, "resets", &w->resets);
+    nm_dp8390_snapshot(w->nic, s);
+    /* The shared memory where the registers put it. */
+    if (!nm_snap_saving(s) && !nm_snap_failed(s)) wd_update_window(w);
+}
+
 static const char *const wd_keys[] = {"io", "irq", "mem", "mac", "net", "capture", NULL};
 
 const nm_device_class nm_wd8013_class = {
@@ -358,4 +377,6 @@ const nm_device_class nm_wd8013_class = {
     .destroy = wd_destroy,
     .report = wd_report,
     .frames = wd_frames,
+    .snapshot = wd8013_snapshot,
+    .snapshot_version = 1,
 };

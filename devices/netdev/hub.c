@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "devices/netdev/netdev_internal.h"
+#include "emu/core/snapshot.h"
 
 typedef struct hub_port {
     struct hub *hub;
@@ -108,12 +109,30 @@ static void hub_report(void *opaque, nm_report *r)
     }
 }
 
+static void hub_snapshot(void *opaque, nm_snap *s)
+{
+    hub *h = opaque;
+    uint32_t n = h->ports->len;
+    nm_snap_u32(s, "ports", &n);
+    if (!nm_snap_check(s, n == h->ports->len, "ports")) return;
+    for (guint i = 0; i < h->ports->len; i++) {
+        hub_port *p = h->ports->pdata[i];
+        nm_snap_push(s, "port%u", i);
+        nm_snap_u64(s, "frames_in", &p->frames_in);
+        nm_snap_pop(s);
+    }
+    nm_snap_u64(s, "frames", &h->frames);
+    nm_snap_u64(s, "forwarded", &h->forwarded);
+}
+
 const nm_device_class nm_net_hub_class = {
     .name = "hub",
     .help = "an Ethernet segment joining NICs and backends (net=hub:NAME)",
     .create = hub_create,
     .destroy = hub_destroy,
     .report = hub_report,
+    .snapshot = hub_snapshot,
+    .snapshot_version = 1,
 };
 
 /* ---- attaching to a hub (the `hub:` backend, backends.c) ----------------- */

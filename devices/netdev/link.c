@@ -12,6 +12,7 @@
 
 #include "devices/netdev/netdev_internal.h"
 #include "emu/core/log.h"
+#include "emu/core/snapshot.h"
 
 /* ---- the link ----------------------------------------------------------- */
 
@@ -222,6 +223,82 @@ const nm_net_link *nm_net_link_at(nm_machine *m, unsigned index, const char **ni
     return NULL;
 }
 
+/* The wire: each direction's frames in flight (arrival time, bytes), when
+ * it is free, its delivery event and counters; and the capture so far, so
+ * a restored run's capture file is the uninterrupted run's. */
+static void link_snapshot(void *opaque, nm_snap *s)
+{
+    nm_net_link *l = opaque;
+    for (int i = 0; i < 2; i++) {
+        link_dir *d = &l->dir[i];
+        nm_snap_push(s, "%s", i ? "rx" : "tx");
+        uint32_t n = g_queue_get_length(&d->frames);
+        nm_snap_u32(s, "frames", &n);
+        if (!nm_snap_check(s, n <= NM_NET_QUEUE_FRAMES, "frames")) return;
+        if (!nm_snap_saving(s)) g_queue_clear_full(&d->frames, g_free);
+        for (uint32_t j = 0; j < n && !nm_snap_failed(s); j++) {
+            nm_snap_push(s, "frame%u", j);
+            if (nm_snap_saving(s)) {
+                link_frame *f = g_queue_peek_nth(&d->frames, j);
+                uint8_t *data = f->data;
+                nm_snap_u64(s, "arrive_ns", &f->arrive_ns);
+                nm_snap_var(s, "data", &data, &f->len, f->len);
+            } else {
+                uint64_t at = 0;
+                uint8_t *data = NULL;
+                size_t len = 0;
+                nm_snap_u64(s, "arrive_ns", &at);
+                nm_snap_var(s, "data", &data, &len, NM_NET_MAX_WIRE_FRAME);
+                if (!nm_snap_failed(s)) {
+                    link_frame *f = g_malloc(sizeof *f + len);
+                    f->arrive_ns = at;
+                    f->len = len;
+                    if (len) memcpy(f->data, data, len);
+                    g_queue_push_tail(&d->frames, f);
+                }
+                g_free(data);
+            }
+            nm_snap_pop(s);
+        }
+        nm_snap_u64(s, "free_ns", &d->free_ns);
+        nm_snap_timer(s, "timer", &d->timer);
+        nm_snap_u64(s, "st.frames", &d->st.frames);
+        nm_snap_u64(s, "st.bytes", &d->st.bytes);
+        nm_snap_u64(s, "st.drops", &d->st.drops);
+        nm_snap_u64(s, "st.busy_ns", &d->st.busy_ns);
+        nm_snap_u64(s, "st.max_queue", &d->st.max_queue);
+        nm_snap_pop(s);
+    }
+    bool capture = l->capture_path != NULL;
+    nm_snap_bool(s, "capture", &capture);
+    if (!nm_snap_check(s, capture == (l->capture_path != NULL), "capture")) return;
+    nm_snap_bool(s, "capture_failed", &l->capture_failed);
+    if (!capture) return;
+    uint8_t *data = NULL;
+    size_t len = 0;
+    GError *err = NULL;
+    if (nm_snap_saving(s)) {
+        if (!l->cap) {
+            nm_snap_fail(s, "%s: the capture '%s' failed earlier", l->name, l->capture_path);
+            return;
+        }
+        if (!nm_pcap_writer_contents(l->cap, l->capture_path, &data, &len, &err)) {
+            nm_snap_fail(s, "%s: capture: %s", l->name, err->message);
+            g_error_free(err);
+            return;
+        }
+        nm_snap_var(s, "capture_data", &data, &len, len);
+    } else {
+        nm_snap_var(s, "capture_data", &data, &len, (size_t)1 << 31);
+        if (!nm_snap_failed(s) && l->cap &&
+            !nm_pcap_writer_restart(l->cap, l->capture_path, data, len, &err)) {
+            nm_snap_fail(s, "%s: capture: %s", l->name, err->message);
+            g_error_free(err);
+        }
+    }
+    g_free(data);
+}
+
 static const char *const link_keys[] = {"bps", "capture", NULL};
 
 const nm_device_class nm_net_link_class = {
@@ -231,6 +308,8 @@ const nm_device_class nm_net_link_class = {
     .create = link_create,
     .destroy = link_destroy,
     .report = link_report,
+    .snapshot = link_snapshot,
+    .snapshot_version = 1,
 };
 
 /* ---- spec parsing and attach -------------------------------------------- */

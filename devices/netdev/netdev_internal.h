@@ -80,6 +80,12 @@ nm_pcap_writer *nm_pcap_writer_open(const char *path, GError **err);
 bool nm_pcap_writer_write(nm_pcap_writer *w, uint64_t ns, const uint8_t *frame, size_t len,
                           const char **why);
 void nm_pcap_writer_close(nm_pcap_writer *w);
+/* Snapshots: the capture file so far (a regular file, read back; g_free
+ * it), and a restored run's capture started with it. */
+bool nm_pcap_writer_contents(nm_pcap_writer *w, const char *path, uint8_t **data, size_t *len,
+                             GError **err);
+bool nm_pcap_writer_restart(nm_pcap_writer *w, const char *path, const uint8_t *data, size_t len,
+                            GError **err);
 
 /* A backend's options: a devcfg made from "key=value" words (backends.c). */
 nm_devcfg *nm_net_devcfg_new(const char *origin, const char *name);

@@ -21,6 +21,7 @@
 
 #include "devices/netdev/netdev_internal.h"
 #include "emu/core/log.h"
+#include "emu/core/snapshot.h"
 
 #define NS_PER_SECOND 1000000000ull
 #define SNAPLEN       65535
@@ -75,10 +76,58 @@ bool nm_pcap_writer_write(nm_pcap_writer *w, uint64_t ns, const uint8_t *frame, 
     return true;
 }
 
+/* The capture so far, for a snapshot: the file as written (flushed after
+ * every frame), read back from `path`. */
+bool nm_pcap_writer_contents(nm_pcap_writer *w, const char *path, uint8_t **data, size_t *len,
+                             GError **err)
+{
+    if (pcap_dump_flush(w->dump) != 0) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "cannot flush '%s'", path);
+        return false;
+    }
+    if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                    "'%s' is not a regular file: its frames so far cannot be read back", path);
+        return false;
+    }
+    gchar *text = NULL;
+    gsize n = 0;
+    if (!g_file_get_contents(path, &text, &n, err)) return false;
+    *data = (uint8_t *)text;
+    *len = n;
+    return true;
+}
+
+/* A restored run's capture: the file header as a fresh writer writes it,
+ * then the records the saved run had written, then what comes. */
+bool nm_pcap_writer_restart(nm_pcap_writer *w, const char *path, const uint8_t *data, size_t len,
+                            GError **err)
+{
+    /* The global header is the writer's own (the same for every capture). */
+    if (len < 24 || memcmp(data, "\x4d\x3c\xb2\xa1", 4)) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL, "the saved capture of '%s' is damaged",
+                    path);
+        return false;
+    }
+    pcap_dump_close(w->dump);
+    w->dump = pcap_dump_open(w->dead, path); /* NULL on failure: close skips it */
+    if (!w->dump) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "cannot write '%s': %s", path,
+                    pcap_geterr(w->dead));
+        return false;
+    }
+    FILE *f = pcap_dump_file(w->dump);
+    if (fwrite(data + 24, 1, len - 24, f) != len - 24 || pcap_dump_flush(w->dump) != 0) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_IO, "cannot write '%s'", path);
+        return false;
+    }
+    return true;
+}
+
 void nm_pcap_writer_close(nm_pcap_writer *w)
 {
     if (!w) return;
-    pcap_dump_close(w->dump); /* flushes */
+    if (w->dump) pcap_dump_close(w->dump); /* flushes */
     pcap_close(w->dead);
     g_free(w);
 }
@@ -264,6 +313,44 @@ static void pcap_in_report(void *opaque, nm_report *r)
     nm_report_u64(r, "finished", p->done);
 }
 
+/* Where the replay is: records read so far (a restored run reads the file
+ * again up to there), the frame waiting for its time, the counters. */
+static void pcap_in_snapshot(void *opaque, nm_snap *s)
+{
+    pcap_in *p = opaque;
+    bool begun = p->timer.fn == pcap_in_fire;
+    nm_snap_bool(s, "begun", &begun);
+    if (!nm_snap_saving(s) && begun) nm_timer_init(&p->timer, pcap_in_fire, p, "pcap-in");
+    uint64_t read = p->sent + (p->pending ? 1 : 0);
+    nm_snap_u64(s, "records_read", &read);
+    nm_snap_bool(s, "have_first", &p->have_first);
+    nm_snap_i64(s, "first_ts", &p->first_ts);
+    nm_snap_i64(s, "last_ts", &p->last_ts);
+    nm_snap_u64(s, "first_wire_ns", &p->first_wire_ns);
+    nm_snap_var_into(s, "frame", p->frame, NM_NET_MAX_WIRE_FRAME, &p->frame_len);
+    nm_snap_bool(s, "pending", &p->pending);
+    nm_snap_timer(s, "timer", &p->timer);
+    nm_snap_u64(s, "sent", &p->sent);
+    nm_snap_u64(s, "sent_bytes", &p->sent_bytes);
+    nm_snap_u64(s, "truncated", &p->truncated);
+    nm_snap_u64(s, "cut", &p->cut);
+    nm_snap_u64(s, "bad_stamps", &p->bad_stamps);
+    nm_snap_u64(s, "received", &p->received);
+    nm_snap_u64(s, "received_bytes", &p->received_bytes);
+    nm_snap_bool(s, "done", &p->done);
+    if (nm_snap_saving(s) || nm_snap_failed(s)) return;
+    /* The file is the configured one (the identity names it): skip what was
+     * read. */
+    for (uint64_t k = 0; k < read; k++) {
+        struct pcap_pkthdr *h;
+        const u_char *data;
+        if (pcap_next_ex(p->in, &h, &data) != 1) {
+            nm_snap_fail(s, "pcap-in: %s has fewer frames than the saved run had read", p->path);
+            return;
+        }
+    }
+}
+
 static const char *const pcap_in_keys[] = {"start", NULL};
 
 const nm_device_class nm_net_pcap_in_class = {
@@ -273,4 +360,6 @@ const nm_device_class nm_net_pcap_in_class = {
     .create = pcap_in_create,
     .destroy = pcap_in_destroy,
     .report = pcap_in_report,
+    .snapshot = pcap_in_snapshot,
+    .snapshot_version = 1,
 };

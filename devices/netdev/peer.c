@@ -27,6 +27,7 @@
 
 #include "devices/netdev/netdev_internal.h"
 #include "emu/core/log.h"
+#include "emu/core/snapshot.h"
 
 #define PEER_MAX_CONNS        32
 #define PEER_MAX_PORTS        16
@@ -1132,6 +1133,162 @@ uint64_t nm_net_peer_udp_port_bytes(nm_machine *m, unsigned index, uint16_t port
     return 0;
 }
 
+/* The peer's whole protocol state: its answers waiting for their time, the
+ * TCP connections and their records, UDP counts, the IP fragments held,
+ * the UDP streams with their intervals, the counters.  Its options come
+ * from the configuration. */
+static void peer_snapshot(void *opaque, nm_snap *s)
+{
+    peer *p = opaque;
+    nm_snap_u16(s, "ip_id", &p->ip_id);
+    uint32_t n = g_queue_get_length(&p->out);
+    nm_snap_u32(s, "out", &n);
+    if (!nm_snap_check(s, n <= 65536, "out")) return;
+    if (!nm_snap_saving(s)) g_queue_clear_full(&p->out, g_free);
+    for (uint32_t j = 0; j < n && !nm_snap_failed(s); j++) {
+        nm_snap_push(s, "out%u", j);
+        if (nm_snap_saving(s)) {
+            out_frame *f = g_queue_peek_nth(&p->out, j);
+            uint8_t *data = f->data;
+            nm_snap_u64(s, "at_ns", &f->at_ns);
+            nm_snap_var(s, "data", &data, &f->len, f->len);
+        } else {
+            uint64_t at = 0;
+            uint8_t *data = NULL;
+            size_t len = 0;
+            nm_snap_u64(s, "at_ns", &at);
+            nm_snap_var(s, "data", &data, &len, NM_NET_MAX_WIRE_FRAME);
+            if (!nm_snap_failed(s)) {
+                out_frame *f = g_malloc(sizeof *f + len);
+                f->at_ns = at;
+                f->len = len;
+                if (len) memcpy(f->data, data, len);
+                g_queue_push_tail(&p->out, f);
+            }
+            g_free(data);
+        }
+        nm_snap_pop(s);
+    }
+    nm_snap_timer(s, "out_timer", &p->out_timer);
+
+    uint32_t records = p->records->len;
+    nm_snap_u32(s, "records", &records);
+    if (!nm_snap_check(s, records <= PEER_MAX_CONN_RECORDS, "records")) return;
+    if (!nm_snap_saving(s)) g_array_set_size(p->records, records);
+    for (uint32_t j = 0; j < records; j++) {
+        conn_record *r = &g_array_index(p->records, conn_record, j);
+        nm_snap_push(s, "record%u", j);
+        nm_snap_u16(s, "local_port", &r->local_port);
+        nm_snap_u16(s, "remote_port", &r->remote_port);
+        nm_snap_u32(s, "remote_ip", &r->remote_ip);
+        nm_snap_u64(s, "bytes", &r->bytes);
+        nm_snap_pop(s);
+    }
+    for (unsigned j = 0; j < PEER_MAX_CONNS; j++) {
+        tcp_conn *c = &p->conns[j];
+        nm_snap_push(s, "conn%u", j);
+        int32_t state = c->state;
+        nm_snap_i32(s, "state", &state);
+        if (nm_snap_check(s, state >= TCP_CLOSED && state <= TCP_LAST_ACK, "state"))
+            c->state = state;
+        nm_snap_bytes(s, "remote_mac", c->remote_mac, 6);
+        nm_snap_u32(s, "remote_ip", &c->remote_ip);
+        nm_snap_u16(s, "remote_port", &c->remote_port);
+        nm_snap_u16(s, "local_port", &c->local_port);
+        nm_snap_u32(s, "iss", &c->iss);
+        nm_snap_u32(s, "snd_nxt", &c->snd_nxt);
+        nm_snap_u32(s, "irs", &c->irs);
+        nm_snap_u32(s, "rcv_nxt", &c->rcv_nxt);
+        nm_snap_uint(s, "unacked", &c->unacked);
+        nm_snap_u64(s, "id", &c->id);
+        nm_snap_uint(s, "record", &c->record);
+        nm_snap_check(
+            s, c->state == TCP_CLOSED || c->record == G_MAXUINT || c->record < p->records->len,
+            "record");
+        nm_snap_timer(s, "delack", &c->delack);
+        nm_snap_pop(s);
+    }
+    nm_snap_u64(s, "next_conn_id", &p->next_conn_id);
+
+    for (unsigned j = 0; j < PEER_MAX_UDP_PORTS; j++) {
+        nm_snap_push(s, "udp_port%u", j);
+        nm_snap_u16(s, "port", &p->udp_ports[j].port);
+        nm_snap_u64(s, "datagrams", &p->udp_ports[j].datagrams);
+        nm_snap_u64(s, "bytes", &p->udp_ports[j].bytes);
+        nm_snap_pop(s);
+    }
+    nm_snap_uint(s, "n_udp_ports", &p->n_udp_ports);
+    nm_snap_check(s, p->n_udp_ports <= PEER_MAX_UDP_PORTS, "n_udp_ports");
+    nm_snap_u64(s, "udp_other_ports_datagrams", &p->udp_other_ports_datagrams);
+    nm_snap_u64(s, "udp_other_ports_bytes", &p->udp_other_ports_bytes);
+
+    for (unsigned j = 0; j < PEER_FRAG_DATAGRAMS; j++) {
+        frag_entry *e = &p->frags[j];
+        nm_snap_push(s, "frag%u", j);
+        nm_snap_bool(s, "used", &e->used);
+        nm_snap_u32(s, "src", &e->src);
+        nm_snap_u32(s, "dst", &e->dst);
+        nm_snap_u16(s, "id", &e->id);
+        nm_snap_u8(s, "proto", &e->proto);
+        nm_snap_bytes(s, "src_mac", e->src_mac, 6);
+        nm_snap_u64(s, "first_ns", &e->first_ns);
+        nm_snap_u32(s, "have", &e->have);
+        nm_snap_u32(s, "total", &e->total);
+        nm_snap_bytes(s, "units", e->units, sizeof e->units);
+        nm_snap_check(s, e->have <= PEER_IP_MAX_PAYLOAD && e->total <= PEER_IP_MAX_PAYLOAD, "have");
+        bool data = e->data != NULL;
+        nm_snap_bool(s, "has_data", &data);
+        if (!nm_snap_saving(s) && !nm_snap_failed(s)) {
+            if (data && !e->data) e->data = g_malloc(PEER_IP_MAX_PAYLOAD);
+            if (!data) g_clear_pointer(&e->data, g_free);
+        }
+        if (data && !nm_snap_failed(s)) nm_snap_bytes(s, "data", e->data, PEER_IP_MAX_PAYLOAD);
+        nm_snap_pop(s);
+    }
+    nm_snap_u64(s, "frag_bytes", &p->frag_bytes);
+
+    unsigned streams = p->n_streams;
+    nm_snap_uint(s, "n_streams", &streams);
+    if (!nm_snap_check(s, streams <= PEER_MAX_STREAMS, "n_streams")) return;
+    if (!nm_snap_saving(s)) {
+        udp_streams_free(p);
+        for (unsigned j = 0; j < streams; j++) {
+            udp_stream *st = &p->streams[j];
+            memset(st, 0, sizeof *st);
+            st->rx = g_new0(uint32_t, PEER_MAX_INTERVALS);
+            st->sent_per = g_new0(uint32_t, PEER_MAX_INTERVALS);
+            st->rx_bytes = g_new0(uint64_t, PEER_MAX_INTERVALS);
+        }
+        p->n_streams = streams;
+    }
+    for (unsigned j = 0; j < p->n_streams; j++) {
+        udp_stream *st = &p->streams[j];
+        nm_snap_push(s, "stream%u", j);
+        nm_snap_u32(s, "src_ip", &st->src_ip);
+        nm_snap_u16(s, "sport", &st->sport);
+        nm_snap_u16(s, "dport", &st->dport);
+        nm_snap_u64(s, "received", &st->received);
+        nm_snap_u64(s, "bytes", &st->bytes);
+        nm_snap_u64(s, "reordered", &st->reordered);
+        nm_snap_u32(s, "next_seq", &st->next_seq);
+        nm_snap_u32(s, "n_intervals", &st->n_intervals);
+        nm_snap_u64(s, "out_of_range", &st->out_of_range);
+        nm_snap_bool(s, "ended", &st->ended);
+        nm_snap_u32(s, "sent", &st->sent);
+        nm_snap_u32(s, "sent_intervals", &st->sent_intervals);
+        nm_snap_check(
+            s, st->n_intervals <= PEER_MAX_INTERVALS && st->sent_intervals <= PEER_MAX_INTERVALS,
+            "n_intervals");
+        nm_snap_u32s(s, "rx", st->rx, PEER_MAX_INTERVALS);
+        nm_snap_u32s(s, "sent_per", st->sent_per, PEER_MAX_INTERVALS);
+        nm_snap_u64s(s, "rx_bytes", st->rx_bytes, PEER_MAX_INTERVALS);
+        nm_snap_pop(s);
+    }
+#define PEER_SNAP_FIELD(name) nm_snap_u64(s, "st." #name, &p->st.name);
+    NM_NET_PEER_COUNTERS(PEER_SNAP_FIELD)
+#undef PEER_SNAP_FIELD
+}
+
 static const char *const peer_keys[] = {"ip",          "mac",       "echo-port", "tcp-ports",
                                         "delayed-ack", "ack-delay", "delay",     "window",
                                         "mss",         NULL};
@@ -1143,4 +1300,6 @@ const nm_device_class nm_net_peer_class = {
     .create = peer_create,
     .destroy = peer_destroy,
     .report = peer_report,
+    .snapshot = peer_snapshot,
+    .snapshot_version = 1,
 };

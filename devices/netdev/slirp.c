@@ -23,6 +23,7 @@
 
 #include "devices/netdev/netdev_internal.h"
 #include "emu/core/log.h"
+#include "emu/core/snapshot.h"
 
 #define PACE_NS          1000000ull /* 1 ms of virtual time */
 #define POLL_INTERVAL_NS 1000000ull
@@ -385,6 +386,17 @@ static void slirp_report(void *opaque, nm_report *r)
     nm_report_u64(r, "guest_errors", s->guest_errors);
 }
 
+/* libslirp's connections live in the host's sockets and its own memory:
+ * nothing a file can hold.  A machine with slirp is refused. */
+static void slirp_snapshot(void *opaque, nm_snap *s)
+{
+    slirp_backend *b = opaque;
+    nm_snap_fail(s,
+                 "%s: net=slirp cannot be saved (its state is the host's sockets and libslirp's "
+                 "own); use net=peer",
+                 b->name);
+}
+
 static const char *const slirp_keys[] = {"net",     "host",     "dhcp-start", "dns",
                                          "hostfwd", "restrict", NULL};
 
@@ -395,4 +407,6 @@ const nm_device_class nm_net_slirp_class = {
     .create = slirp_create,
     .destroy = slirp_destroy,
     .report = slirp_report,
+    .snapshot = slirp_snapshot,
+    .snapshot_version = 1,
 };

@@ -8,6 +8,7 @@
 #include "emu/core/device.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 typedef struct debugcon {
     nm_machine *machine;
@@ -97,6 +98,26 @@ const char *nm_debugcon_text(void *opaque)
     return ((debugcon *)opaque)->text->str;
 }
 
+static void debugcon_replay(void *opaque)
+{
+    debugcon *d = opaque;
+    fwrite(d->text->str, 1, d->text->len, d->out);
+    fflush(d->out);
+}
+
+/* What was written so far is state (the report counts it); a restored run
+ * prints it again, as the UART does its console. */
+static void debugcon_snapshot(void *opaque, nm_snap *s)
+{
+    debugcon *d = opaque;
+    nm_snap_gstring(s, "text", d->text);
+    if (nm_snap_saving(s)) {
+        if (d->out) fflush(d->out);
+    } else if (d->out && d->text->len) {
+        nm_snap_after_load(s, debugcon_replay, d);
+    }
+}
+
 static const char *const debugcon_keys[] = {"io", "file", NULL};
 
 const nm_device_class nm_debugcon_class = {
@@ -106,4 +127,6 @@ const nm_device_class nm_debugcon_class = {
     .create = debugcon_create,
     .destroy = debugcon_destroy,
     .report = debugcon_report,
+    .snapshot = debugcon_snapshot,
+    .snapshot_version = 1,
 };

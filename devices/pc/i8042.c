@@ -28,6 +28,7 @@
 #include "devices/pc/pc.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define KBD_IRQ      1
 #define AUX_IRQ      12
@@ -398,6 +399,37 @@ static void i8042_report(void *opaque, nm_report *r)
     nm_report_u64(r, "keys_dropped", k->keys_dropped);
 }
 
+static void i8042_snapshot(void *opaque, nm_snap *s)
+{
+    i8042 *k = opaque;
+    nm_snap_bytes(s, "ram", k->ram, sizeof k->ram);
+    nm_snap_u8(s, "pending_command", &k->pending_command);
+    nm_snap_bool(s, "last_write_command", &k->last_write_command);
+    nm_snap_u8(s, "last_read", &k->last_read);
+    for (unsigned j = 0; j < OUTPUT_QUEUE; j++) {
+        nm_snap_push(s, "queue%u", j);
+        nm_snap_u8(s, "value", &k->queue[j].value);
+        nm_snap_bool(s, "aux", &k->queue[j].aux);
+        nm_snap_bool(s, "timeout", &k->queue[j].timeout);
+        nm_snap_pop(s);
+    }
+    nm_snap_uint(s, "queue_head", &k->queue_head);
+    nm_snap_uint(s, "queue_count", &k->queue_count);
+    nm_snap_check(s, k->queue_head < OUTPUT_QUEUE && k->queue_count <= OUTPUT_QUEUE, "queue_head");
+    nm_snap_bool(s, "kbd_irq", &k->kbd_irq);
+    nm_snap_bool(s, "aux_irq", &k->aux_irq);
+    nm_snap_u64(s, "commands", &k->commands);
+    nm_snap_u64(s, "naks", &k->naks);
+    nm_snap_u64(s, "resets", &k->resets);
+    nm_snap_u8(s, "kbd_pending", &k->kbd_pending);
+    nm_snap_u8(s, "kbd_last", &k->kbd_last);
+    nm_snap_u8(s, "kbd_set", &k->kbd_set);
+    nm_snap_bool(s, "kbd_enabled", &k->kbd_enabled);
+    nm_snap_u64(s, "kbd_commands", &k->kbd_commands);
+    nm_snap_u64(s, "keys_in", &k->keys_in);
+    nm_snap_u64(s, "keys_dropped", &k->keys_dropped);
+}
+
 static const char *const i8042_keys[] = {NULL};
 
 const nm_device_class nm_i8042_class = {
@@ -408,4 +440,6 @@ const nm_device_class nm_i8042_class = {
     .reset = i8042_reset,
     .destroy = i8042_destroy,
     .report = i8042_report,
+    .snapshot = i8042_snapshot,
+    .snapshot_version = 1,
 };

@@ -1,6 +1,7 @@
 /* The measurement-window marker port (marker.h).  A write of any size:
- * 1 opens the window, 0 closes it, other values are user markers kept with
- * their cycle count (the first NM_MARKER_KEPT).  Reads return 1 while the
+ * 1 opens the window, 0 closes it, NM_MARKER_SNAPSHOT marks the snapshot
+ * point (the run loop saves there with --save-state), other values are user
+ * markers kept with their cycle count (the first NM_MARKER_KEPT).  Reads return 1 while the
  * window is open.  The port charges no bus time: the OUT itself is the
  * only disturbance (the window includes the opening OUT and not the
  * closing one).
@@ -14,6 +15,7 @@
 
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define NM_MARKER_KEPT 64u
 
@@ -43,6 +45,8 @@ static void marker_write(void *opaque, uint32_t offset, uint32_t value, unsigned
         nm_machine_window_set(k->machine, true);
     else if (value == NM_MARKER_WINDOW_STOP)
         nm_machine_window_set(k->machine, false);
+    else if (value == NM_MARKER_SNAPSHOT)
+        nm_machine_snapshot_point(k->machine);
     else {
         if (k->mark_count < NM_MARKER_KEPT) {
             k->marks[k->mark_count].value = value;
@@ -89,6 +93,7 @@ static void marker_report(void *opaque, nm_report *r)
 {
     marker *k = opaque;
     nm_report_u64(r, "user_markers", k->mark_count);
+    nm_report_u64(r, "snapshot_points", k->machine->snapshot_points);
     uint64_t n = k->mark_count < NM_MARKER_KEPT ? k->mark_count : NM_MARKER_KEPT;
     for (uint64_t j = 0; j < n; j++) {
         char key[32], val[64];
@@ -109,6 +114,18 @@ static void marker_reset(void *opaque)
     (void)opaque;
 }
 
+static void marker_snapshot(void *opaque, nm_snap *s)
+{
+    marker *k = opaque;
+    for (unsigned j = 0; j < NM_MARKER_KEPT; j++) {
+        nm_snap_push(s, "mark%u", j);
+        nm_snap_u32(s, "value", &k->marks[j].value);
+        nm_snap_u64(s, "cycles", &k->marks[j].cycles);
+        nm_snap_pop(s);
+    }
+    nm_snap_u64(s, "mark_count", &k->mark_count);
+}
+
 static const char *const marker_keys[] = {"io", NULL};
 
 const nm_device_class nm_marker_class = {
@@ -119,4 +136,6 @@ const nm_device_class nm_marker_class = {
     .reset = marker_reset,
     .destroy = marker_destroy,
     .report = marker_report,
+    .snapshot = marker_snapshot,
+    .snapshot_version = 1,
 };

@@ -12,5 +12,9 @@ extern const nm_device_class nm_marker_class;
 #define NM_MARKER_PORT         0x600u
 #define NM_MARKER_WINDOW_STOP  0u
 #define NM_MARKER_WINDOW_START 1u
+/* The snapshot point ('SNAP' in memory order): the guest is at the place a
+ * snapshot is taken (docs/snapshots.md); init writes it after configuring
+ * the network, before reading its workload from the mailbox. */
+#define NM_MARKER_SNAPSHOT 0x50414e53u
 
 #endif

@@ -19,6 +19,7 @@ extern const nm_device_class nm_port92_class;   /* system control port A */
 extern const nm_device_class nm_i8042_class;    /* keyboard controller and keyboard */
 extern const nm_device_class nm_postcode_class; /* POST code port 0x80 */
 extern const nm_device_class nm_exitport_class; /* exit port 0xF4 */
+extern const nm_device_class nm_mailbox_class;  /* host-to-guest mailbox 0x604 */
 
 /* debugcon.c: everything the guest wrote. */
 const char *nm_debugcon_text(void *dev);

@@ -19,6 +19,7 @@
 #include "devices/pc/pc.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define PIC_MASTER 0
 #define PIC_SLAVE  1
@@ -452,6 +453,39 @@ static void pic_report(void *opaque, nm_report *r)
     nm_report_u64(r, "spurious_irq15", p->spurious[1]);
 }
 
+static void pic_snapshot(void *opaque, nm_snap *s)
+{
+    pic *p = opaque;
+    for (unsigned k = 0; k < 2; k++) {
+        pic_chip *c = &p->chip[k];
+        nm_snap_push(s, "%s", k == PIC_MASTER ? "master" : "slave");
+        nm_snap_u8(s, "irr", &c->irr);
+        nm_snap_u8(s, "isr", &c->isr);
+        nm_snap_u8(s, "imr", &c->imr);
+        nm_snap_u8(s, "input_levels", &c->input_levels);
+        nm_snap_u8(s, "elcr", &c->elcr);
+        nm_snap_u8(s, "elcr_writable", &c->elcr_writable);
+        nm_snap_u8(s, "vector_base", &c->vector_base);
+        nm_snap_u8(s, "icw3", &c->icw3);
+        nm_snap_u8(s, "lowest_priority", &c->lowest_priority);
+        nm_snap_u8(s, "init_next", &c->init_next);
+        nm_snap_bool(s, "icw4_expected", &c->icw4_expected);
+        nm_snap_bool(s, "single", &c->single);
+        nm_snap_bool(s, "level_all", &c->level_all);
+        nm_snap_bool(s, "auto_eoi", &c->auto_eoi);
+        nm_snap_bool(s, "rotate_on_auto_eoi", &c->rotate_on_auto_eoi);
+        nm_snap_bool(s, "special_fully_nested", &c->special_fully_nested);
+        nm_snap_bool(s, "special_mask", &c->special_mask);
+        nm_snap_bool(s, "read_isr", &c->read_isr);
+        nm_snap_bool(s, "poll_pending", &c->poll_pending);
+        nm_snap_check(s, c->lowest_priority < 8 && c->init_next <= 4, "lowest_priority");
+        nm_snap_pop(s);
+    }
+    nm_snap_u64s(s, "delivered", p->delivered, 16);
+    nm_snap_u64s(s, "spurious", p->spurious, 2);
+    nm_snap_u64(s, "acknowledges", &p->acknowledges);
+}
+
 static const char *const pic_keys[] = {NULL};
 
 const nm_device_class nm_pic_class = {
@@ -462,4 +496,6 @@ const nm_device_class nm_pic_class = {
     .reset = pic_reset,
     .destroy = pic_destroy,
     .report = pic_report,
+    .snapshot = pic_snapshot,
+    .snapshot_version = 1,
 };

@@ -18,6 +18,7 @@
 #include "devices/pc/pc.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define PIT_CHANNELS 3
 #define PIT_IRQ      0
@@ -496,6 +497,45 @@ static void pit_report(void *opaque, nm_report *r)
     nm_report_u64(r, "channel0_count", p->ch[0].reload);
 }
 
+static void pit_snapshot(void *opaque, nm_snap *s)
+{
+    pit *p = opaque;
+    for (unsigned k = 0; k < PIT_CHANNELS; k++) {
+        pit_channel *c = &p->ch[k];
+        nm_snap_push(s, "ch%u", k);
+        nm_snap_u8(s, "mode", &c->mode);
+        nm_snap_u8(s, "access", &c->access);
+        nm_snap_bool(s, "bcd", &c->bcd);
+        nm_snap_bool(s, "programmed", &c->programmed);
+        nm_snap_bool(s, "gate", &c->gate);
+        nm_snap_u32(s, "reload", &c->reload);
+        nm_snap_bool(s, "count_written", &c->count_written);
+        nm_snap_bool(s, "counting", &c->counting);
+        nm_snap_bool(s, "paused", &c->paused);
+        nm_snap_u64(s, "start_tick", &c->start_tick);
+        nm_snap_u64(s, "paused_elapsed", &c->paused_elapsed);
+        nm_snap_u16(s, "held_count", &c->held_count);
+        nm_snap_bool(s, "mode0_out_low", &c->mode0_out_low);
+        nm_snap_bool(s, "write_msb_next", &c->write_msb_next);
+        nm_snap_u8(s, "write_lsb", &c->write_lsb);
+        nm_snap_bool(s, "read_msb_next", &c->read_msb_next);
+        nm_snap_bool(s, "count_latched", &c->count_latched);
+        nm_snap_bool(s, "latch_msb_next", &c->latch_msb_next);
+        nm_snap_u16(s, "latched_count", &c->latched_count);
+        nm_snap_bool(s, "status_latched", &c->status_latched);
+        nm_snap_u8(s, "latched_status", &c->latched_status);
+        /* The counter divides by its reload value. */
+        nm_snap_check(s, c->mode < 6 && c->access <= 3 && c->reload >= 1 && c->reload <= 65536,
+                      "reload");
+        nm_snap_pop(s);
+    }
+    nm_snap_u8(s, "port61", &p->port61);
+    nm_snap_timer(s, "irq_timer", &p->irq_timer);
+    nm_snap_u64(s, "irq_edge_tick", &p->irq_edge_tick);
+    nm_snap_u64(s, "irq0_pulses", &p->irq0_pulses);
+    nm_snap_u64(s, "reprograms", &p->reprograms);
+}
+
 static const char *const pit_keys[] = {NULL};
 
 const nm_device_class nm_pit_class = {
@@ -506,4 +546,6 @@ const nm_device_class nm_pit_class = {
     .reset = pit_reset,
     .destroy = pit_destroy,
     .report = pit_report,
+    .snapshot = pit_snapshot,
+    .snapshot_version = 1,
 };

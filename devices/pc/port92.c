@@ -7,6 +7,7 @@
 #include "devices/pc/pc.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define PORT92_RESET 0x01
 #define PORT92_A20   0x02
@@ -78,6 +79,13 @@ static void port92_report(void *opaque, nm_report *r)
     nm_report_u64(r, "resets", p->resets);
 }
 
+static void port92_snapshot(void *opaque, nm_snap *s)
+{
+    port92 *p = opaque;
+    nm_snap_u8(s, "value", &p->value);
+    nm_snap_u64(s, "resets", &p->resets);
+}
+
 static const char *const port92_keys[] = {NULL};
 
 const nm_device_class nm_port92_class = {
@@ -88,4 +96,6 @@ const nm_device_class nm_port92_class = {
     .reset = port92_reset,
     .destroy = port92_destroy,
     .report = port92_report,
+    .snapshot = port92_snapshot,
+    .snapshot_version = 1,
 };

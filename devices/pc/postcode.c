@@ -8,6 +8,7 @@
 #include "devices/pc/pc.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 typedef struct postcode {
     nm_machine *machine;
@@ -101,6 +102,14 @@ uint64_t nm_postcode_total(void *dev)
     return ((postcode *)dev)->total;
 }
 
+static void postcode_snapshot(void *opaque, nm_snap *s)
+{
+    postcode *p = opaque;
+    nm_snap_var_into(s, "codes", p->codes, NM_POSTCODE_KEPT, &p->count);
+    nm_snap_u64(s, "total", &p->total);
+    nm_snap_u8(s, "last", &p->last);
+}
+
 static const char *const postcode_keys[] = {NULL};
 
 const nm_device_class nm_postcode_class = {
@@ -110,4 +119,6 @@ const nm_device_class nm_postcode_class = {
     .create = postcode_create,
     .destroy = postcode_destroy,
     .report = postcode_report,
+    .snapshot = postcode_snapshot,
+    .snapshot_version = 1,
 };

@@ -18,6 +18,7 @@
 #include "devices/pc/pc.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define RTC_IRQ   8
 #define CMOS_SIZE 128
@@ -560,6 +561,22 @@ static void rtc_report(void *opaque, nm_report *rep)
     nm_report_u64(rep, "time", (uint64_t)rtc_current_time(r));
 }
 
+static void rtc_snapshot(void *opaque, nm_snap *s)
+{
+    rtc *r = opaque;
+    nm_snap_u8(s, "index", &r->index);
+    nm_snap_bytes(s, "cmos", r->cmos, CMOS_SIZE);
+    nm_snap_bool(s, "irq_level", &r->irq_level);
+    nm_snap_u64(s, "phase_ns", &r->phase_ns);
+    nm_snap_i64(s, "seconds_at_ref", &r->seconds_at_ref);
+    nm_snap_u64(s, "ref_index", &r->ref_index);
+    nm_snap_u64(s, "flags_cleared_ns", &r->flags_cleared_ns);
+    nm_snap_timer(s, "update_timer", &r->update_timer);
+    nm_snap_timer(s, "periodic_timer", &r->periodic_timer);
+    nm_snap_u64(s, "interrupts", &r->interrupts);
+    nm_snap_check(s, r->index < CMOS_SIZE, "index");
+}
+
 static const char *const rtc_keys[] = {NULL};
 
 const nm_device_class nm_rtc_class = {
@@ -570,4 +587,6 @@ const nm_device_class nm_rtc_class = {
     .reset = rtc_reset,
     .destroy = rtc_destroy,
     .report = rtc_report,
+    .snapshot = rtc_snapshot,
+    .snapshot_version = 1,
 };

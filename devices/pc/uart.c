@@ -20,6 +20,7 @@
 #include "devices/pc/pc.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define FIFO_SIZE     16
 #define UART_CLOCK_HZ 1843200u
@@ -551,6 +552,63 @@ const char *nm_uart_text(void *dev, size_t *len)
     return u->text->str;
 }
 
+static void fifo_snapshot(nm_snap *s, const char *name, byte_fifo *f)
+{
+    nm_snap_push(s, "%s", name);
+    nm_snap_bytes(s, "data", f->data, FIFO_SIZE);
+    nm_snap_uint(s, "head", &f->head);
+    nm_snap_uint(s, "count", &f->count);
+    nm_snap_check(s, f->head < FIFO_SIZE && f->count <= FIFO_SIZE, "head");
+    nm_snap_pop(s);
+}
+
+static void uart_replay(void *opaque)
+{
+    uart *u = opaque;
+    fwrite(u->text->str, 1, u->text->len, u->out);
+    fflush(u->out);
+}
+
+/* The console text so far is part of the state: a restored run writes it
+ * out again, so its console is the uninterrupted run's, byte for byte
+ * (docs/snapshots.md). */
+static void uart_snapshot(void *opaque, nm_snap *s)
+{
+    uart *u = opaque;
+    nm_snap_gstring(s, "text", u->text);
+    nm_snap_size(s, "line_start", &u->line_start);
+    nm_snap_check(s, u->line_start <= u->text->len, "line_start");
+    nm_snap_u8(s, "ier", &u->ier);
+    nm_snap_u8(s, "lcr", &u->lcr);
+    nm_snap_u8(s, "mcr", &u->mcr);
+    nm_snap_u8(s, "scr", &u->scr);
+    nm_snap_u8(s, "fcr_trigger_bits", &u->fcr_trigger_bits);
+    nm_snap_u16(s, "divisor", &u->divisor);
+    nm_snap_bool(s, "fifo_enabled", &u->fifo_enabled);
+    nm_snap_u8(s, "lsr_errors", &u->lsr_errors);
+    nm_snap_u8(s, "rbr_last", &u->rbr_last);
+    nm_snap_u8(s, "msr", &u->msr);
+    fifo_snapshot(s, "rx", &u->rx);
+    fifo_snapshot(s, "tx", &u->tx);
+    nm_snap_bool(s, "tsr_busy", &u->tsr_busy);
+    nm_snap_u64(s, "tx_end_ns", &u->tx_end_ns);
+    nm_snap_u8(s, "tsr_byte", &u->tsr_byte);
+    nm_snap_bool(s, "thre_interrupt", &u->thre_interrupt);
+    nm_snap_bool(s, "timeout_pending", &u->timeout_pending);
+    nm_snap_bool(s, "irq_level", &u->irq_level);
+    nm_snap_timer(s, "tx_timer", &u->tx_timer);
+    nm_snap_timer(s, "rx_timeout_timer", &u->rx_timeout_timer);
+    nm_snap_u64(s, "bytes_out", &u->bytes_out);
+    nm_snap_u64(s, "bytes_in", &u->bytes_in);
+    nm_snap_u64(s, "overruns", &u->overruns);
+    nm_snap_u64(s, "tx_dropped", &u->tx_dropped);
+    if (nm_snap_saving(s)) {
+        if (u->out) fflush(u->out);
+    } else if (u->out && u->text->len) {
+        nm_snap_after_load(s, uart_replay, u);
+    }
+}
+
 static const char *const uart_keys[] = {"io", "irq", "file", "tx", NULL};
 
 const nm_device_class nm_uart_class = {
@@ -561,4 +619,6 @@ const nm_device_class nm_uart_class = {
     .reset = uart_reset,
     .destroy = uart_destroy,
     .report = uart_report,
+    .snapshot = uart_snapshot,
+    .snapshot_version = 1,
 };

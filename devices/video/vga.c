@@ -27,6 +27,7 @@
 #include "devices/bus/isa.h"
 #include "emu/core/log.h"
 #include "emu/core/machine.h"
+#include "emu/core/snapshot.h"
 
 #define CRTC_COUNT 25
 #define SEQ_COUNT  5
@@ -539,6 +540,37 @@ void *nm_vga_of(nm_machine *m)
     return NULL;
 }
 
+static void vga_snapshot(void *opaque, nm_snap *s)
+{
+    vga *v = opaque;
+    nm_snap_bytes(s, "text", v->text, NM_VGA_TEXT_SIZE);
+    nm_snap_bytes(s, "crtc", v->crtc, CRTC_COUNT);
+    nm_snap_u8(s, "crtc_index", &v->crtc_index);
+    nm_snap_bytes(s, "seq", v->seq, SEQ_COUNT);
+    nm_snap_u8(s, "seq_index", &v->seq_index);
+    nm_snap_bytes(s, "gc", v->gc, GC_COUNT);
+    nm_snap_u8(s, "gc_index", &v->gc_index);
+    nm_snap_bytes(s, "attr", v->attr, ATTR_COUNT);
+    nm_snap_u8(s, "attr_index", &v->attr_index);
+    nm_snap_bool(s, "attr_flip", &v->attr_flip);
+    nm_snap_u8(s, "misc", &v->misc);
+    nm_snap_u8(s, "feature", &v->feature);
+    nm_snap_u8(s, "subsys_enable", &v->subsys_enable);
+    nm_snap_bytes(s, "dac", v->dac, sizeof v->dac);
+    nm_snap_u8(s, "dac_mask", &v->dac_mask);
+    nm_snap_u8(s, "dac_write", &v->dac_write);
+    nm_snap_u8(s, "dac_read", &v->dac_read);
+    nm_snap_u8(s, "dac_step", &v->dac_step);
+    nm_snap_u8(s, "dac_state", &v->dac_state);
+    nm_snap_bytes(s, "dac_latch", v->dac_latch, 3);
+    nm_snap_check(s, v->dac_step < 3, "dac_step");
+    nm_snap_u64(s, "text_reads", &v->text_reads);
+    nm_snap_u64(s, "text_writes", &v->text_writes);
+    nm_snap_u64(s, "reg_writes", &v->reg_writes);
+    nm_snap_u64(s, "status_reads", &v->status_reads);
+    nm_snap_u64(s, "ignored", &v->ignored);
+}
+
 static const char *const vga_keys[] = {NULL};
 
 const nm_device_class nm_vga_class = {
@@ -549,4 +581,6 @@ const nm_device_class nm_vga_class = {
     .reset = vga_reset,
     .destroy = vga_destroy,
     .report = vga_report,
+    .snapshot = vga_snapshot,
+    .snapshot_version = 1,
 };

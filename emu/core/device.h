@@ -11,6 +11,7 @@
 #include "emu/core/report.h"
 
 typedef struct nm_machine nm_machine;
+typedef struct nm_snap nm_snap; /* emu/core/snapshot.h */
 
 typedef struct nm_device_class {
     const char *name; /* what `model=` names */
@@ -23,6 +24,14 @@ typedef struct nm_device_class {
     /* NICs: frames sent and received so far (the profiler's per-packet
      * figures count them over the measurement window); NULL otherwise. */
     void (*frames)(const void *dev, uint64_t *tx, uint64_t *rx);
+    /* Saves or loads the device's state (emu/core/snapshot.h) inside the
+     * section the machine opened for it (named after the instance, version
+     * `snapshot_version`).  Loading runs on a device freshly created from
+     * the same configuration; it re-derives what it does not save (host
+     * pointers, mappings) and refuses impossible values.  NULL: the device
+     * cannot be saved (a snapshot of the machine is refused). */
+    void (*snapshot)(void *dev, nm_snap *s);
+    uint32_t snapshot_version;
 } nm_device_class;
 
 #endif

@@ -15,6 +15,7 @@ const char *nm_stop_reason_name(nm_stop_reason why)
         [NM_STOP_SIGNAL] = "signal",
         [NM_STOP_ERROR] = "error",
         [NM_STOP_PANIC] = "guest-panic",
+        [NM_STOP_SAVED] = "saved",
     };
     return why < G_N_ELEMENTS(names) ? names[why] : "?";
 }
@@ -55,10 +56,18 @@ void nm_machine_set_a20(nm_machine *m, bool enabled)
 
 void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status, const char *detail)
 {
-    if (m->stop_requested) return;
+    if (m->stop_requested == NM_STOP_REQUESTED) return;
     m->stop_reason = why;
     m->exit_status = exit_status;
     g_free(m->stop_detail); /* a caller may clear stop_requested and run on */
     m->stop_detail = g_strdup(detail);
-    m->stop_requested = 1;
+    m->stop_requested = NM_STOP_REQUESTED;
+}
+
+void nm_machine_snapshot_point(nm_machine *m)
+{
+    m->snapshot_points++;
+    m->snapshot_pending = true;
+    /* Only a break: a stop already requested stays one. */
+    __sync_bool_compare_and_swap(&m->stop_requested, 0, NM_BREAK_REQUESTED);
 }

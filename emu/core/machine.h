@@ -34,6 +34,7 @@ typedef enum {
     NM_STOP_SIGNAL,
     NM_STOP_ERROR, /* an emulator error (not the guest's), e.g. a capture write failed */
     NM_STOP_PANIC, /* the guest kernel panicked (its console said so) */
+    NM_STOP_SAVED, /* --save-state-exit: the state is saved (emu/snapshot.h) */
 } nm_stop_reason;
 
 const char *nm_stop_reason_name(nm_stop_reason why);
@@ -70,10 +71,14 @@ typedef struct nm_machine_settings {
     uint64_t rtc_epoch; /* seconds since 1970 the RTC starts at */
     int post_port;      /* a second POST code port (-1: none) */
     bool strict_isa;    /* a 386 raises #UD on 486-only instructions */
+    /* What the host puts in the guest's mailbox (devices/pc/mailbox.c; NULL:
+     * nothing): the command init reads after the snapshot point. */
+    const char *mailbox;
 } nm_machine_settings;
 
 struct nm_machine {
     const struct nm_config *cfg; /* the application's; not read below emu/ */
+    void *app_snapshot;          /* the application's snapshot state (emu/snapshot.c) */
     const struct nm_cpu_model *model;
     struct nm_cpu_model *model_at_mhz; /* --mhz: the copy `model` points to, owned; else NULL */
     nm_machine_settings settings;
@@ -106,13 +111,27 @@ struct nm_machine {
     GArray *pollers; /* nm_machine_poller */
 
     /* Why and how the run ended.  `stop_requested` is polled by the CPU loop
-     * (a volatile flag, so a signal handler may set it). */
+     * (a volatile flag, so a signal handler may set it): NM_STOP_REQUESTED,
+     * or NM_BREAK_REQUESTED when the run loop only has to look at something
+     * between two instructions (the snapshot point) and runs on. */
     volatile int stop_requested;
     volatile int stop_signal; /* the signal that stopped the run, or 0 */
     nm_stop_reason stop_reason;
     int exit_status;
     char *stop_detail;
+
+    /* The run loop's max-virtual-time event (emu/run.c): a machine timer, so
+     * that a snapshot saves it with the others. */
+    nm_timer max_time;
+    /* The guest reached the snapshot point (the marker port, docs/
+     * snapshots.md): the run loop saves there if asked to, before the next
+     * instruction.  `snapshot_points` counts them. */
+    bool snapshot_pending;
+    uint64_t snapshot_points;
 };
+
+#define NM_STOP_REQUESTED  1
+#define NM_BREAK_REQUESTED 2
 
 /* Creates one device from its configuration and adds it to the machine. */
 void *nm_machine_add_device(nm_machine *m, const nm_device_class *cls, const nm_devcfg *cfg,
@@ -123,6 +142,9 @@ void nm_machine_reset(nm_machine *m);
 /* Ends the run after the current instruction.  The first request wins. */
 void nm_machine_request_stop(nm_machine *m, nm_stop_reason why, int exit_status,
                              const char *detail);
+/* The guest reached the snapshot point: the CPU loop returns to the run loop
+ * after the current instruction, which handles it and runs on. */
+void nm_machine_snapshot_point(nm_machine *m);
 
 /* A "poll between slices" callback: the run loop calls every poller, in the
  * order added, after the events due at the end of each CPU slice.  For host

@@ -6,6 +6,11 @@
  * line (default `boot`) and hands the exit status to the emulator through the
  * exit port (outb to 0xf4), falling back to a power-off.
  *
+ * Between configuring the network and choosing the workload it passes the
+ * snapshot point (docs/snapshots.md) and reads the host's mailbox: a
+ * command there replaces the command line's nicemu.run=, so a run restored
+ * from a snapshot taken here can run any workload.
+ *
  * Every network workload brackets its measured part with the measurement
  * window (32-bit writes of 1 and 0 to port 0x600, devices/pc/marker.h) and
  * prints one result line `nicemu-NAME: ...`. Times are CLOCK_MONOTONIC, i.e.
@@ -1501,7 +1506,7 @@ static __attribute__((noreturn)) void finish(int status)
 
 int main(int argc, char **argv, char **envp)
 {
-	static char cmdline[4096];
+	static char cmdline[4096], mailbox[4096];
 	struct utsname u;
 	char *run, *wargv[MAX_ARGS + 1];
 	int wargc;
@@ -1521,16 +1526,27 @@ int main(int argc, char **argv, char **envp)
 	if (read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
 		cmdline[0] = 0;
 	split_cmdline(cmdline);
-	run = find_param("nicemu.run=");
-	if (!run || !*run)
-		run = "boot";
-	wargc = split_args(run, wargv, MAX_ARGS);
 
 	/* Port access for the measurement window now, so the ioperm() system
 	 * call does not fall inside the first window. */
 	window_init();
 	if (load_modules() < 0 || configure_net() < 0)
 		finish(1);
+
+	/* The snapshot point (docs/snapshots.md): booted, the network up, the
+	 * workload not yet chosen.  nicemu --save-state saves the machine here;
+	 * a run restored from it continues here, and the mailbox says what to
+	 * run (the command line's nicemu.run= when it is empty). */
+	snapshot_point();
+	if (mailbox_read(mailbox, sizeof(mailbox)) > 0) {
+		run = mailbox;
+		printf("%s: workload from the mailbox: %s\n", tag, run);
+	} else {
+		run = find_param("nicemu.run=");
+	}
+	if (!run || !*run)
+		run = "boot";
+	wargc = split_args(run, wargv, MAX_ARGS);
 	{
 		int status = run_sequence(wargc, wargv);
 		show_files();

@@ -63,7 +63,7 @@ static int marker_ok = -1;
 void window_init(void)
 {
 	if (marker_ok < 0)
-		marker_ok = ioperm(MARKER_PORT, 4, 1) == 0;
+		marker_ok = ioperm(MARKER_PORT, 8, 1) == 0; /* the marker and the mailbox */
 }
 
 static void marker_write(u32 v)
@@ -83,6 +83,33 @@ void window_open(void)
 }
 void window_close(void) { marker_write(0); }
 void window_mark(u32 value) { marker_write(value); }
+
+void snapshot_point(void)
+{
+	tcdrain(1); /* nothing half-printed in the snapshot */
+	marker_write(SNAPSHOT_MARK);
+}
+
+int mailbox_read(char *buf, size_t size)
+{
+	u8 status;
+	u32 len;
+	window_init();
+	if (!marker_ok || size == 0)
+		return -1;
+	status = inb(MAILBOX_PORT);
+	/* No device reads 0xFF: only bits 0-1 are defined. */
+	if ((status & ~3u) || !(status & 1))
+		return -1;
+	len = inb(MAILBOX_PORT + 2) | (u32)inb(MAILBOX_PORT + 3) << 8;
+	if (len == 0 || len >= size)
+		return -1;
+	outb(1, MAILBOX_PORT); /* rewind */
+	for (u32 i = 0; i < len; i++)
+		buf[i] = (char)inb(MAILBOX_PORT + 1);
+	buf[len] = 0;
+	return (int)len;
+}
 
 int parse_ipv4(const char *s, u32 *addr)
 {

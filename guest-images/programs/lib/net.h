@@ -136,6 +136,17 @@ void window_close(void);
 /* A user marker (any value but 0 and 1): the emulator keeps its virtual time. */
 void window_mark(u32 value);
 
+/* ---- snapshots (docs/snapshots.md) ----------------------------------------
+ * The snapshot point: the console drained, then 'SNAP' to the marker port;
+ * nicemu --save-state saves the machine there.  The mailbox (0x604-0x607,
+ * devices/pc/mailbox.c) holds what the host wants run next: mailbox_read
+ * copies it into buf (NUL-terminated) and returns its length, or -1 when
+ * there is no mailbox or nothing in it. */
+#define SNAPSHOT_MARK 0x50414e53u
+#define MAILBOX_PORT  0x604
+void snapshot_point(void);
+int mailbox_read(char *buf, size_t size);
+
 /* ---- addresses and arguments ------------------------------------------ */
 
 /* "10.0.0.2" -> network-order address; returns 0 on success. */
