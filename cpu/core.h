@@ -46,6 +46,14 @@ static inline void lf_set(nm_cpu *c, unsigned kind, unsigned szi, uint32_t a, ui
     c->lf_res = res;
 }
 
+/* A logic operation (AND, OR, XOR, TEST): CF, OF and AF are clear and
+ * nothing reads lf_a or lf_b (flags.c), so they are not stored. */
+static inline void lf_set_logic(nm_cpu *c, unsigned szi, uint32_t res)
+{
+    c->lf_op = LF(LF_LOGIC, szi);
+    c->lf_res = res;
+}
+
 bool flags_of(const nm_cpu *c);
 bool flags_af(const nm_cpu *c);
 bool flags_pf(const nm_cpu *c);
@@ -80,6 +88,34 @@ static inline bool flags_cf(const nm_cpu *c)
     case LF_DEC: return c->lf_carry_in != 0;
     default: return false; /* logic ops clear CF */
     }
+}
+
+/* flags_cond (flags.c) with the frequent cases inline: the specialised
+ * Jcc and SETcc handlers pass a constant cc.  After CMP/SUB the operands
+ * are compared, after a logic operation CF and OF are clear. */
+static inline __attribute__((always_inline)) bool flags_cond_fast(const nm_cpu *c, unsigned cc)
+{
+    const unsigned k = cc >> 1, inv = cc & 1;
+    if (k == 2) return flags_zf(c) ^ inv;
+    if (k == 4) return flags_sf(c) ^ inv;
+    if (k == 1 || k == 3 || k == 6 || k == 7) {
+        const uint32_t op = c->lf_op;
+        bool r;
+        if ((op >> 2) == LF_SUB) {
+            uint32_t a = c->lf_a, b = c->lf_b;
+            unsigned sh = 32 - (8u << (op & 3));
+            int32_t sa = (int32_t)(a << sh), sb = (int32_t)(b << sh);
+            r = k == 1 ? a < b : k == 3 ? a <= b : k == 6 ? sa < sb : sa <= sb;
+            return r ^ inv;
+        }
+        if ((op >> 2) == LF_LOGIC) {
+            uint32_t res = c->lf_res;
+            bool sf = (res & szi_sign(op & 3)) != 0;
+            r = k == 1 ? false : k == 3 ? res == 0 : k == 6 ? sf : (res == 0 || sf);
+            return r ^ inv;
+        }
+    }
+    return flags_cond(c, cc);
 }
 
 static inline uint32_t parity_flag(uint32_t v)
@@ -135,6 +171,22 @@ static inline uint32_t insn_ea(nm_cpu *c, const nm_insn *i)
     return a;
 }
 
+/* The frequent 32-bit form, picked by the decoder for the specialised
+ * handlers (exec_specialise): a base register and a displacement. */
+static inline uint32_t insn_ea_b32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t a = c->gpr[i->base] + i->disp;
+    c->last_ea = a;
+    return a;
+}
+/* And with an index register. */
+static inline uint32_t insn_ea_bi32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t a = c->gpr[i->base] + (c->gpr[i->index] << i->scale) + i->disp;
+    c->last_ea = a;
+    return a;
+}
+
 /* ------------------------------------------------------- linear access */
 
 /* TLB permission bits (nm_tlb_entry.perm). */
@@ -162,7 +214,9 @@ static inline uint32_t lin_read(nm_cpu *c, uint32_t lin, unsigned size)
     nm_tlb_entry *e = tlb_entry(c, lin);
     bool user = c->cpl == 3;
     uint32_t tag = user ? e->tag_user : e->tag_read;
-    if (likely(tag == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)) {
+    /* The page of the access's last byte: the entry's page only when it
+     * does not cross (the next page's tag never sits in this slot). */
+    if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
         const uint8_t *p = e->host + (lin & 0xfff);
         if (size == 4) {
             uint32_t v;
@@ -184,7 +238,7 @@ static inline void lin_write(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size)
     nm_tlb_entry *e = tlb_entry(c, lin);
     bool user = c->cpl == 3;
     uint32_t tag = user ? e->tag_user_write : e->tag_write;
-    if (likely(tag == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)) {
+    if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
         uint8_t *p = e->host + (lin & 0xfff);
         if (size == 4) {
             uint32_t x = v;
@@ -208,7 +262,8 @@ static inline uint32_t seg_lin(nm_cpu *c, int seg, uint32_t off, unsigned size, 
 {
     const nm_segment *s = &c->seg[seg];
     uint16_t mask = write ? 0x9e : 0x9c, want = write ? 0x92 : 0x90;
-    if (likely((s->flags & mask) == want && off <= s->limit && s->limit - off >= size - 1))
+    /* off <= limit and limit - off >= size - 1, in one 64-bit compare. */
+    if (likely((s->flags & mask) == want && (uint64_t)off + (size - 1) <= s->limit))
         return s->base + off;
     return seg_check_slow(c, seg, off, size, write);
 }
@@ -297,17 +352,39 @@ typedef struct ic_entry {
      * `this + len`: the run loop follows it without a lookup. */
     uint64_t seq_tag;
     nm_insn insn;
+    /* The run that starts here (the uncosted loop, cpu.c): this instruction
+     * and the run_n - 1 cached ones that follow it in the page, every one
+     * but the last without nm_insn.sync.  Valid while run_gen is the page's
+     * generation (icache.gen); run_n 0: not worked out. */
+    uint32_t run_gen;
+    uint16_t run_n;
 } ic_entry;
 #define IC_NO_SEQ 1u /* never equals a tag (bit 40 is set in every valid one) */
+/* Page generations, by physical page number modulo IC_GEN_SIZE (pages that
+ * share a slot only cost each other a run worked out again). */
+#define IC_GEN_BITS 16
+#define IC_GEN_SIZE (1u << IC_GEN_BITS)
+/* The longest run (bounds a run's work between two looks at fast_exit's
+ * companions: the budget is applied to the run as a whole). */
+#define IC_RUN_MAX 64
 typedef struct icache {
     ic_entry e[IC_SIZE + IC_PAD]; /* e[IC_SIZE]: the last uncacheable instruction */
+    /* Bumped whenever an entry of the page is decoded, replaced or
+     * invalidated: the runs worked out in the page are then stale. */
+    uint32_t gen[IC_GEN_SIZE];
     uint64_t decodes, invalidations;
 } icache;
+static inline uint32_t *ic_gen(icache *ic, uint32_t phys)
+{
+    return &ic->gen[(phys >> 12) & (IC_GEN_SIZE - 1)];
+}
 static inline uint64_t ic_tag(uint32_t phys, bool code32)
 {
     return (1ull << 40) | (uint64_t)phys << 1 | (code32 ? 1 : 0);
 }
 const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag);
+/* Works out the run that starts at cached entry e (of page generation gen). */
+unsigned icache_run(ic_entry *e, uint32_t gen);
 uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin);
 /* Returns the cache entry of the decoded instruction at the current CS:EIP. */
 static inline const ic_entry *icache_fetch_entry(nm_cpu *c)

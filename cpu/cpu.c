@@ -295,86 +295,157 @@ static void step_reported(nm_cpu *c, bool tracing)
         post_insn(c, tf);
 }
 
-/* No listener, no trace, TF clear: runs instructions until one of the run loop's
- * conditions needs the outer loop (deadline, stop, limit, TF, INTR, the
- * interrupt shadow, HLT, a mode change or TLB flush, a listener set).
+/* The most instructions run_fast runs between two full checks: a stop
+ * requested by a signal handler is seen within this many. */
+#define FAST_CHUNK 65536u
+
+/* How many instructions run_fast may run before its next full check: each
+ * costs one cycle and one step there, so the distance to the deadline and
+ * to the step limit (both non-zero when it is called). */
+static inline uint64_t fast_budget(const nm_cpu *c, uint64_t limit)
+{
+    uint64_t b = FAST_CHUNK;
+    uint64_t d = c->clock->deadline - c->clock->cycles, s = limit - c->steps;
+    if (d < b) b = d;
+    if (s < b) b = s;
+    return b;
+}
+
+/* No listener, no trace, TF clear: runs instructions until one of the run
+ * loop's conditions needs the outer loop (deadline, stop, limit, TF, INTR,
+ * the interrupt shadow, HLT, a mode change or TLB flush, a listener set).
  * Kept out of nm_cpu_run so that the compiler keeps its state in registers
  * (a function calling setjmp gets none).
  *
- * Straight-line code needs no cache lookup: an instruction's successor is
- * `e + len` while it ends in the same page, EIP moved on by exactly its
- * length, the fetch translation is still the one we looked up (a mode
- * change, a CS load, a TLB flush or HLT set fetch_lin to 1) and the
- * successor's tag is still the expected one (a store into the page clears
- * it).  Otherwise (a branch, a page crossing, a miss) the full lookup. */
-static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
+ * The conditions are looked at in full only after an instruction that may
+ * change them: one with NM_SYNC_CHECK (I/O, system, far transfers, flag and
+ * segment loads: decode.c), one that took a slow memory path (a device,
+ * the page tables, a breakpoint: cpu->fast_exit), or the one that uses up
+ * the budget (deadline and step limit: one cycle and one step each here).
+ * Every other instruction changes only registers and RAM, so the outcome
+ * is the same as looking after every instruction.
+ *
+ * Instructions go in runs: from a looked-up entry, the cached instructions
+ * that follow it in the page up to one with NM_SYNC_END (icache_run).  The
+ * ones before the last need no EIP: they neither read nor move it, and a
+ * fault among them finds its EIP from run_cur (nm_cpu_run's landing pad)
+ * and its ESP unchanged (they write registers after their last possible
+ * fault).  The last one runs with EIP, insn_eip and insn_esp kept, as every
+ * instruction did before. */
+static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint64_t limit,
+                                                                const uint32_t eip_mask)
 {
     nm_clock *const clk = c->clock;
     nm_machine *const m = c->m;
-    c->insn_eip = c->eip; /* the fetch may fault */
-    c->insn_esp = c->gpr[NM_ESP];
-    const ic_entry *e = icache_fetch_entry(c);
-    uint32_t flin = c->fetch_lin;
+    icache *const ic = c->icache;
     /* CS and the code size change only with cpu_update_mode, which resets
      * fetch_lin: we leave before the next instruction when they do. */
     const uint32_t cs_limit = c->seg[NM_CS].limit;
-    const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
+    const uint32_t cs_base = c->seg[NM_CS].base;
+    /* The last offset a run may reach: the limit, and for 16-bit code no
+     * wrap of IP inside a run. */
+    const uint64_t run_limit = cs_limit < eip_mask ? cs_limit : eip_mask;
+    uint64_t budget = fast_budget(c, limit);
+    const ic_entry *e;
+    const nm_insn *i;
+    uint32_t flin, eip;
+    /* The first instruction gets the full check (INTR may be pending). */
+    c->fast_exit = true;
     for (;;) {
-        const nm_insn *i = &e->insn;
-        const uint32_t eip = c->eip;
-        const unsigned len = i->len;
-        c->insn_eip = eip;
-        c->insn_esp = c->gpr[NM_ESP];
-        /* Its last byte within the CS limit (eip > limit or limit - eip <
-         * len - 1, in one 64-bit compare). */
-        if (unlikely((uint64_t)eip + (len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
-        const uint32_t next = eip + len;
-        c->eip = next & eip_mask;
-        i->fn(c, i);
-        c->instructions++;
-        c->steps++;
-        clk->cycles += 1;
-        /* The rare cases in one test: the fetch translation changed, or
-         * post_insn has work. */
-        if (unlikely((c->fetch_lin ^ flin) | (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) |
-                     (uint32_t)m->intr | (uint32_t)c->inhibit_irq | c->dr_hit)) {
-            if (c->fetch_lin != flin && c->have_hooks) {
-                /* A listener may have been set by this very instruction (an
-                 * I/O to the measurement marker; nm_cpu_set_hooks flushes the
-                 * TLB): it sees the instruction, and its cost replaces our 1. */
-                clk->cycles -= 1;
-                run_hooks(c, i);
-            }
-            /* TF was clear at the start (the outer loop steps with TF set):
-             * post_insn only for INTR and the shadow; TF just set by this
-             * instruction traps after the next one, which the outer loop
-             * runs.  INTR pending with IF=0 changes nothing: we go on (a
-             * delivered interrupt moves EIP and resets fetch_lin, so the
-             * test below leaves). */
-            if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
-                (uint32_t)c->inhibit_irq | c->dr_hit) {
-                post_insn(c, 0);
-                if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
-            }
-            if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
-            if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
-        } else if (unlikely(
-                       !(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit))) {
-            return;
-        }
-        /* fetch_lin == flin here.  Read after the instruction: an icache
-         * flush sets it to IC_NO_SEQ. */
-        const uint64_t seq_tag = e->seq_tag;
-        const ic_entry *n = e + len;
-        if (likely(c->eip == next && n->tag == seq_tag)) {
-            e = n;
-            continue;
-        }
-        c->insn_eip = c->eip;
+        /* ---- look up the instruction at EIP and its run */
+        eip = c->eip;
+        c->insn_eip = eip; /* the fetch may fault */
         c->insn_esp = c->gpr[NM_ESP];
         e = icache_fetch_entry(c);
         flin = c->fetch_lin;
+        /* Its last byte within the CS limit (eip > limit or limit - eip <
+         * len - 1, in one 64-bit compare). */
+        if (unlikely((uint64_t)eip + (e->insn.len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
+        uint64_t n = 1;
+        /* A run only where the rest of the page is within the limit. */
+        if (likely((uint64_t)eip + (0xfffu - ((cs_base + eip) & 0xfffu)) <= run_limit)) {
+            uint32_t gen = *ic_gen(ic, (uint32_t)(e->tag >> 1));
+            n = e->run_n;
+            if (unlikely(e->run_gen != gen || n == 0)) n = icache_run((ic_entry *)e, gen);
+            if (n > budget) n = budget;
+        }
+        budget -= n;
+        if (n > 1) {
+            /* ---- the run but its last instruction */
+            const ic_entry *const head = e;
+            c->run_head = head;
+            c->run_eip = eip;
+            do {
+                c->run_cur = e;
+                e->insn.fn(c, &e->insn);
+                c->instructions++;
+                c->steps++;
+                clk->cycles++;
+                if (unlikely(c->fast_exit)) {
+                    /* Leave after this one: EIP and what the full check
+                     * (and a listener just set) read of it.  ESP is the
+                     * one after it (no listener can be set by a store:
+                     * the measurement window opens through a port). */
+                    c->run_cur = NULL;
+                    eip = c->run_eip + (uint32_t)(e - head);
+                    c->insn_eip = eip;
+                    c->insn_esp = c->gpr[NM_ESP];
+                    c->eip = (eip + e->insn.len) & eip_mask;
+                    i = &e->insn;
+                    goto full;
+                }
+                e += e->insn.len;
+            } while (--n > 1);
+            c->run_cur = NULL;
+            eip = c->run_eip + (uint32_t)(e - head);
+            c->insn_eip = eip;
+            c->insn_esp = c->gpr[NM_ESP];
+        }
+        /* ---- the last instruction, with EIP kept */
+        i = &e->insn;
+        c->eip = (eip + i->len) & eip_mask;
+        i->fn(c, i);
+        c->instructions++;
+        c->steps++;
+        clk->cycles++;
+        if (likely(!(c->fast_exit | (i->sync & NM_SYNC_CHECK) | (budget == 0)))) continue;
+    full:
+        c->fast_exit = false;
+        if (c->fetch_lin != flin && c->have_hooks) {
+            /* A listener may have been set by this very instruction (an
+             * I/O to the measurement marker; nm_cpu_set_hooks flushes the
+             * TLB): it sees the instruction, and its cost replaces our 1. */
+            clk->cycles -= 1;
+            run_hooks(c, i);
+        }
+        /* TF was clear at the start (the outer loop steps with TF set):
+         * post_insn only for INTR and the shadow; TF just set by this
+         * instruction traps after the next one, which the outer loop
+         * runs.  INTR pending with IF=0 changes nothing: we go on (a
+         * delivered interrupt moves EIP and resets fetch_lin, so the
+         * test below leaves). */
+        if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr | (uint32_t)c->inhibit_irq |
+            c->dr_hit) {
+            post_insn(c, 0);
+            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
+        }
+        if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
+        if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
+        budget = fast_budget(c, limit);
+        /* Still to look at after the next instruction: the end of the
+         * interrupt shadow, an interrupt still pending and enabled. */
+        if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
+            c->fast_exit = true;
     }
+}
+
+static void __attribute__((noinline)) run_fast32(nm_cpu *c, uint64_t limit)
+{
+    run_fast_loop(c, limit, 0xffffffffu);
+}
+static void __attribute__((noinline)) run_fast16(nm_cpu *c, uint64_t limit)
+{
+    run_fast_loop(c, limit, 0xffffu);
 }
 
 /* A listener set, no trace, TF, RF and instruction breakpoints clear: the
@@ -475,6 +546,14 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
          * and triple fault). */
         int v = c->pending_vector;
         c->pending_vector = -1;
+        if (c->run_cur) {
+            /* In a run (run_fast_loop): EIP from the entry's place in the
+             * page; ESP is still the instruction's start's. */
+            c->insn_eip = c->run_eip +
+                          (uint32_t)((const ic_entry *)c->run_cur - (const ic_entry *)c->run_head);
+            c->insn_esp = c->gpr[NM_ESP];
+            c->run_cur = NULL;
+        }
         c->dr_hit = 0; /* data breakpoints report only completed instructions */
         c->eip = c->insn_eip;
         c->gpr[NM_ESP] = c->insn_esp;
@@ -507,7 +586,10 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             run_hooked(c, limit);
             continue;
         }
-        run_fast(c, limit);
+        if (c->code32)
+            run_fast32(c, limit);
+        else
+            run_fast16(c, limit);
     }
     c->fault_jmp = saved;
     return c->instructions - start_insns;

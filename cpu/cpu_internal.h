@@ -114,6 +114,16 @@ struct nm_cpu {
     bool inhibit_fresh;      /* inhibit_irq set by the instruction that just ran */
     uint64_t steps;          /* instructions + delivered exceptions (run loop bound) */
     bool ac_on;              /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
+    /* Set by every path that may reach a device, the page tables or a data
+     * breakpoint (access.c's slow paths, the page walk): the uncosted run
+     * loop then does its full check after the instruction (cpu.c). */
+    bool fast_exit;
+    /* The uncosted loop's run of straight-line instructions (cpu.c): the
+     * cache entry of the one executing (NULL outside a run, and for the
+     * run's last instruction), the run's first entry and its EIP.  A fault
+     * works out EIP from them (insn_eip is not kept up in a run). */
+    const void *run_cur, *run_head;
+    uint32_t run_eip;
 };
 
 /* Whether the instruction whose step just ran has retired: not a REP

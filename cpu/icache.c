@@ -25,7 +25,32 @@ void icache_flush(nm_cpu *c)
     for (unsigned k = 0; k < IC_SIZE + IC_PAD; k++) {
         ic->e[k].tag = 0;
         ic->e[k].seq_tag = IC_NO_SEQ;
+        ic->e[k].run_n = 0;
     }
+}
+
+/* The page of a valid tag. */
+static inline uint32_t tag_phys(uint64_t tag)
+{
+    return (uint32_t)(tag >> 1);
+}
+
+unsigned icache_run(ic_entry *e, uint32_t gen)
+{
+    unsigned n = 1;
+    const ic_entry *cur = e;
+    /* Through the successors while they are cached (a run never decodes:
+     * decoding can fault or walk the page tables) and the instruction
+     * before them has no sync. */
+    while (!cur->insn.sync && n < IC_RUN_MAX) {
+        const ic_entry *next = cur + cur->insn.len;
+        if (cur->seq_tag == IC_NO_SEQ || next->tag != cur->seq_tag) break;
+        cur = next;
+        n++;
+    }
+    e->run_n = (uint16_t)n;
+    e->run_gen = gen;
+    return n;
 }
 
 const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag)
@@ -46,8 +71,12 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
         nm_memmap_watch_page(c->mem, phys);
         access_code_page_watched(c, phys & ~0xfffu);
     }
+    /* The runs of the page decoded into and of the one replaced go stale. */
+    if (e->tag) (*ic_gen(ic, tag_phys(e->tag)))++;
+    (*ic_gen(ic, phys))++;
     e->insn = tmp;
     e->tag = tag;
+    e->run_n = 0;
     /* Same page: the successor's entry is e + len (IC_SIZE is a multiple
      * of the page size, so the index does not wrap). */
     e->seq_tag = (phys & 0xfff) + tmp.len < 0x1000 ? tag + ((uint64_t)tmp.len << 1) : IC_NO_SEQ;
@@ -65,6 +94,7 @@ void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len)
         for (uint32_t k = 0; k < IC_SIZE; k++) {
             ic_entry *e = &ic->e[k];
             if (e->tag && (uint32_t)(e->tag >> 1) - start < n) {
+                (*ic_gen(ic, tag_phys(e->tag)))++;
                 e->tag = 0;
                 ic->invalidations++;
             }
@@ -75,6 +105,7 @@ void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len)
         uint32_t a = start + k;
         ic_entry *e = &ic->e[a & IC_MASK];
         if (e->tag && (uint32_t)(e->tag >> 1) == a) {
+            (*ic_gen(ic, a))++;
             e->tag = 0;
             ic->invalidations++;
         }
