@@ -969,7 +969,7 @@ void nm_decode(nm_cpu *c, uint32_t lin, nm_insn *i, bool *cacheable)
     if ((fl & NM_OPF_I586) && c->model->family < NM_CPU_PENTIUM) cpu_raise(c, NM_EXC_UD, 0);
     if ((fl & NM_OPF_I486) && c->model->family < NM_CPU_486 && c->strict_isa)
         cpu_raise(c, NM_EXC_UD, 0);
-    i->fn = exec_alu_specialise(i->fn, i->opsize);
+    i->fn = exec_specialise(i);
     i->sync = sync_of(i);
     *cacheable = d.cacheable;
 }

@@ -37,9 +37,13 @@ H(h_sahf);
 H(h_xlat);
 H(h_salc);
 H(h_nop);
-/* The decoder's last step: a handler specialised for 32-bit operands when
- * there is one (same semantics, sizes folded at compile time). */
-nm_handler exec_alu_specialise(nm_handler fn, unsigned opsize);
+/* The decoder's last step: the handler specialised for the decoded form
+ * when there is one (same semantics; sizes, operand kinds and the
+ * addressing form folded at compile time); exec_alu.c asks the other
+ * files for theirs (NULL: none). */
+nm_handler exec_specialise(const nm_insn *i);
+nm_handler exec_control_specialise(const nm_insn *i);
+nm_handler exec_shift_specialise(const nm_insn *i);
 
 /* exec_shift.c */
 H(h_shift);

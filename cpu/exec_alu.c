@@ -15,7 +15,7 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
         return r;
     case ALU_OR:
         r = a | b;
-        lf_set(c, LF_LOGIC, szi, a, b, r);
+        lf_set_logic(c, szi, r);
         return r;
     case ALU_ADC:
         cin = flags_cf(c);
@@ -31,11 +31,11 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
         return r;
     case ALU_AND:
         r = a & b;
-        lf_set(c, LF_LOGIC, szi, a, b, r);
+        lf_set_logic(c, szi, r);
         return r;
     case ALU_XOR:
         r = a ^ b;
-        lf_set(c, LF_LOGIC, szi, a, b, r);
+        lf_set_logic(c, szi, r);
         return r;
     default: /* SUB, CMP */
         r = (a - b) & m;
@@ -111,14 +111,14 @@ void h_test_EG(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t r = rm_read(c, i, sz) & reg_get(c, i->reg, sz);
-    lf_set(c, LF_LOGIC, szi_of(sz), 0, 0, r);
+    lf_set_logic(c, szi_of(sz), r);
 }
 
 void h_test_EI(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t r = rm_read(c, i, sz) & i->imm;
-    lf_set(c, LF_LOGIC, szi_of(sz), 0, 0, r);
+    lf_set_logic(c, szi_of(sz), r);
 }
 
 /* INC/DEC keep CF (SDM vol. 2A, INC). */
@@ -365,10 +365,171 @@ void h_nop(nm_cpu *c, const nm_insn *i)
     (void)i;
 }
 
-/* The 32-bit-operand twin of a handler, or the handler itself. */
-nm_handler exec_alu_specialise(nm_handler fn, unsigned opsize)
+/* ---- specialised forms: 32-bit operands, by operand form ----
+ * The decoder's last step (exec_specialise) picks one of these when the
+ * instruction has its form; the semantics are those of the general
+ * handlers above, with the size, the operand kinds and the addressing form
+ * fixed at compile time: r = register, i = immediate, m = memory through a
+ * base register and a displacement (b) or base and index (x), M = any
+ * memory operand. */
+
+#define ALU_FAST(name, op)                                                                         \
+    static void h_##name##_rr(nm_cpu *c, const nm_insn *i)                                         \
+    {                                                                                              \
+        uint32_t r = alu(c, op, c->gpr[i->rm], c->gpr[i->reg], 2);                                 \
+        if (op != ALU_CMP) c->gpr[i->rm] = r;                                                      \
+    }                                                                                              \
+    static void h_##name##_GErr(nm_cpu *c, const nm_insn *i)                                       \
+    {                                                                                              \
+        uint32_t r = alu(c, op, c->gpr[i->reg], c->gpr[i->rm], 2);                                 \
+        if (op != ALU_CMP) c->gpr[i->reg] = r;                                                     \
+    }                                                                                              \
+    static void h_##name##_ri(nm_cpu *c, const nm_insn *i)                                         \
+    {                                                                                              \
+        uint32_t r = alu(c, op, c->gpr[i->rm], i->imm, 2);                                         \
+        if (op != ALU_CMP) c->gpr[i->rm] = r;                                                      \
+    }                                                                                              \
+    static void h_##name##_mrb(nm_cpu *c, const nm_insn *i)                                        \
+    {                                                                                              \
+        uint32_t b = c->gpr[i->reg], ea = insn_ea_b32(c, i);                                       \
+        uint32_t r = alu(c, op, mem_read(c, i->seg, ea, 4), b, 2);                                 \
+        if (op != ALU_CMP) mem_write(c, i->seg, ea, r, 4);                                         \
+    }                                                                                              \
+    static void h_##name##_rmb(nm_cpu *c, const nm_insn *i)                                        \
+    {                                                                                              \
+        uint32_t b = mem_read(c, i->seg, insn_ea_b32(c, i), 4);                                    \
+        uint32_t r = alu(c, op, c->gpr[i->reg], b, 2);                                             \
+        if (op != ALU_CMP) c->gpr[i->reg] = r;                                                     \
+    }                                                                                              \
+    static void h_##name##_mib(nm_cpu *c, const nm_insn *i)                                        \
+    {                                                                                              \
+        uint32_t ea = insn_ea_b32(c, i);                                                           \
+        uint32_t r = alu(c, op, mem_read(c, i->seg, ea, 4), i->imm, 2);                            \
+        if (op != ALU_CMP) mem_write(c, i->seg, ea, r, 4);                                         \
+    }
+
+ALU_FAST(add, ALU_ADD)
+ALU_FAST(or, ALU_OR)
+ALU_FAST(adc, ALU_ADC)
+ALU_FAST(sbb, ALU_SBB)
+ALU_FAST(and, ALU_AND)
+ALU_FAST(sub, ALU_SUB)
+ALU_FAST(xor, ALU_XOR)
+ALU_FAST(cmp, ALU_CMP)
+
+#define ALU_TABLE(form)                                                                            \
+    static const nm_handler h_alu_##form[8] = {h_add_##form, h_or_##form,  h_adc_##form,           \
+                                               h_sbb_##form, h_and_##form, h_sub_##form,           \
+                                               h_xor_##form, h_cmp_##form};
+ALU_TABLE(rr)
+ALU_TABLE(GErr)
+ALU_TABLE(ri)
+ALU_TABLE(mrb)
+ALU_TABLE(rmb)
+ALU_TABLE(mib)
+
+static void h_test_rr(nm_cpu *c, const nm_insn *i)
 {
-    if (opsize != 4) return fn;
+    lf_set_logic(c, 2, c->gpr[i->rm] & c->gpr[i->reg]);
+}
+static void h_test_ri(nm_cpu *c, const nm_insn *i)
+{
+    lf_set_logic(c, 2, c->gpr[i->rm] & i->imm);
+}
+static void h_test_mib(nm_cpu *c, const nm_insn *i)
+{
+    lf_set_logic(c, 2, mem_read(c, i->seg, insn_ea_b32(c, i), 4) & i->imm);
+}
+
+static void h_inc_r(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t cf = flags_cf(c), a = c->gpr[i->rm], r = a + 1;
+    c->gpr[i->rm] = r;
+    c->lf_carry_in = cf;
+    lf_set(c, LF_INC, 2, a, 1, r);
+}
+static void h_dec_r(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t cf = flags_cf(c), a = c->gpr[i->rm], r = a - 1;
+    c->gpr[i->rm] = r;
+    c->lf_carry_in = cf;
+    lf_set(c, LF_DEC, 2, a, 1, r);
+}
+
+static void h_mov_rr(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->rm] = c->gpr[i->reg];
+}
+static void h_mov_GErr(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = c->gpr[i->rm];
+}
+static void h_mov_ri(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->rm] = i->imm;
+}
+static void h_mov_rmb(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea_b32(c, i), 4);
+}
+static void h_mov_rmx(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea_bi32(c, i), 4);
+}
+static void h_mov_rM(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea(c, i), 4);
+}
+static void h_mov_mrb(nm_cpu *c, const nm_insn *i)
+{
+    mem_write(c, i->seg, insn_ea_b32(c, i), c->gpr[i->reg], 4);
+}
+static void h_mov_mrx(nm_cpu *c, const nm_insn *i)
+{
+    mem_write(c, i->seg, insn_ea_bi32(c, i), c->gpr[i->reg], 4);
+}
+static void h_mov_Mr(nm_cpu *c, const nm_insn *i)
+{
+    mem_write(c, i->seg, insn_ea(c, i), c->gpr[i->reg], 4);
+}
+static void h_mov_mib(nm_cpu *c, const nm_insn *i)
+{
+    mem_write(c, i->seg, insn_ea_b32(c, i), i->imm, 4);
+}
+/* Byte moves through memory (the register is AL..BH by number). */
+static void h_mov8_rM(nm_cpu *c, const nm_insn *i)
+{
+    set_reg8(c, i->reg, mem_read(c, i->seg, insn_ea(c, i), 1));
+}
+static void h_mov8_Mr(nm_cpu *c, const nm_insn *i)
+{
+    mem_write(c, i->seg, insn_ea(c, i), reg8(c, i->reg), 1);
+}
+static void h_movzx8_rr(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = reg8(c, i->rm);
+}
+static void h_movzx8_rM(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea(c, i), 1);
+}
+static void h_movzx16_rM(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea(c, i), 2);
+}
+
+static void h_lea_b(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = insn_ea_b32(c, i);
+}
+static void h_lea_x(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = insn_ea_bi32(c, i);
+}
+
+/* The general handler's 32-bit twin (the size folded at compile time). */
+static nm_handler twin32(nm_handler fn)
+{
     for (unsigned k = 0; k < 8; k++) {
         if (fn == h_alu_EG[k]) return h_alu_EG_d[k];
         if (fn == h_alu_GE[k]) return h_alu_GE_d[k];
@@ -381,4 +542,58 @@ nm_handler exec_alu_specialise(nm_handler fn, unsigned opsize)
     if (fn == h_mov_EI) return h_mov_EI_d;
     if (fn == h_shift) return h_shift_d;
     return fn;
+}
+
+/* Which memory form the specialised handlers have for this operand: 'b'
+ * (base + displacement), 'x' (base + index), else 0.  Only 32-bit
+ * addressing. */
+static char mem_form(const nm_insn *i)
+{
+    if (i->mod == 3 || !i->addr32 || i->base == NM_REG_NONE) return 0;
+    return i->index == NM_REG_NONE ? 'b' : 'x';
+}
+
+nm_handler exec_specialise(const nm_insn *i)
+{
+    nm_handler fn = i->fn;
+    nm_handler s = exec_control_specialise(i);
+    if (s) return s;
+    s = exec_shift_specialise(i);
+    if (s) return s;
+    const bool reg = i->mod == 3, d = i->opsize == 4;
+    const char mf = mem_form(i);
+    for (unsigned k = 0; d && k < 8; k++) {
+        if (fn == h_alu_EG[k]) {
+            if (reg) return h_alu_rr[k];
+            if (mf == 'b') return h_alu_mrb[k];
+        } else if (fn == h_alu_GE[k]) {
+            if (reg) return h_alu_GErr[k];
+            if (mf == 'b') return h_alu_rmb[k];
+        } else if (fn == h_alu_EI[k]) {
+            if (reg) return h_alu_ri[k];
+            if (mf == 'b') return h_alu_mib[k];
+        }
+    }
+    if (d && fn == h_test_EG && reg) return h_test_rr;
+    if (d && fn == h_test_EI && reg) return h_test_ri;
+    if (d && fn == h_test_EI && mf == 'b') return h_test_mib;
+    if (d && fn == h_inc && reg) return h_inc_r;
+    if (d && fn == h_dec && reg) return h_dec_r;
+    if (d && fn == h_mov_EG) {
+        if (reg) return h_mov_rr;
+        return mf == 'b' ? h_mov_mrb : mf == 'x' ? h_mov_mrx : h_mov_Mr;
+    }
+    if (d && fn == h_mov_GE) {
+        if (reg) return h_mov_GErr;
+        return mf == 'b' ? h_mov_rmb : mf == 'x' ? h_mov_rmx : h_mov_rM;
+    }
+    if (d && fn == h_mov_EI && reg) return h_mov_ri;
+    if (d && fn == h_mov_EI && mf == 'b') return h_mov_mib;
+    if (i->opsize == 1 && fn == h_mov_GE && !reg) return h_mov8_rM;
+    if (i->opsize == 1 && fn == h_mov_EG && !reg) return h_mov8_Mr;
+    if (d && fn == h_movzx8) return reg ? h_movzx8_rr : h_movzx8_rM;
+    if (d && fn == h_movzx16 && !reg) return h_movzx16_rM;
+    if (d && fn == h_lea && mf == 'b') return h_lea_b;
+    if (d && fn == h_lea && mf == 'x') return h_lea_x;
+    return d ? twin32(fn) : fn;
 }

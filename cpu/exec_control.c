@@ -286,3 +286,78 @@ void h_bound(nm_cpu *c, const nm_insn *i)
     }
     if (v < lo || v > hi) cpu_raise(c, NM_EXC_BR, 0);
 }
+
+/* ---- specialised forms (exec_specialise): 32-bit operands ---- */
+
+static inline void jump32(nm_cpu *c, uint32_t target)
+{
+    if (unlikely(target > c->seg[NM_CS].limit)) cpu_raise(c, NM_EXC_GP, 0);
+    c->eip = target;
+}
+
+#define JCC32(cc)                                                                                  \
+    static void h_jcc32_##cc(nm_cpu *c, const nm_insn *i)                                          \
+    {                                                                                              \
+        if (flags_cond_fast(c, cc)) jump32(c, c->eip + i->disp);                                   \
+    }
+JCC32(0)
+JCC32(1)
+JCC32(2)
+JCC32(3)
+JCC32(4)
+JCC32(5)
+JCC32(6)
+JCC32(7)
+JCC32(8)
+JCC32(9)
+JCC32(10)
+JCC32(11)
+JCC32(12)
+JCC32(13)
+JCC32(14)
+JCC32(15)
+static const nm_handler h_jcc32[16] = {
+    h_jcc32_0, h_jcc32_1, h_jcc32_2,  h_jcc32_3,  h_jcc32_4,  h_jcc32_5,  h_jcc32_6,  h_jcc32_7,
+    h_jcc32_8, h_jcc32_9, h_jcc32_10, h_jcc32_11, h_jcc32_12, h_jcc32_13, h_jcc32_14, h_jcc32_15,
+};
+
+static void h_jmp_rel32(nm_cpu *c, const nm_insn *i)
+{
+    jump32(c, c->eip + i->disp);
+}
+static void h_call_rel32(nm_cpu *c, const nm_insn *i)
+{
+    call_near(c, c->eip + i->disp, 4);
+}
+static void h_ret32(nm_cpu *c, const nm_insn *i)
+{
+    (void)i;
+    jump32(c, pop(c, 4));
+}
+static void h_push_r32(nm_cpu *c, const nm_insn *i)
+{
+    push(c, c->gpr[i->rm], 4);
+}
+static void h_push_i32(nm_cpu *c, const nm_insn *i)
+{
+    push(c, i->imm, 4);
+}
+static void h_pop_r32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v = stack_peek(c, 0, 4);
+    esp_add(c, 4);
+    c->gpr[i->rm] = v;
+}
+
+nm_handler exec_control_specialise(const nm_insn *i)
+{
+    if (i->opsize != 4) return NULL;
+    if (i->fn == h_jcc) return h_jcc32[i->cond & 15];
+    if (i->fn == h_jmp_rel) return h_jmp_rel32;
+    if (i->fn == h_call_rel) return h_call_rel32;
+    if (i->fn == h_ret && i->imm == 0) return h_ret32;
+    if (i->fn == h_push_E && i->mod == 3) return h_push_r32;
+    if (i->fn == h_push_I) return h_push_i32;
+    if (i->fn == h_pop_E && i->mod == 3) return h_pop_r32;
+    return NULL;
+}
