@@ -148,6 +148,7 @@ static inline void host_store(uint8_t *p, uint32_t v, unsigned size)
 static uint32_t entry_read(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, unsigned size)
 {
     if (e->host) return host_load(e->host + off, size);
+    cpu_run_sync(c);
     return nm_mem_read(c->mem, e->phys_page | off, size);
 }
 
@@ -158,6 +159,7 @@ static void entry_write(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, uint32_t
         host_store(e->host + off, v, size);
         if (nm_memmap_page_is_watched(c->mem, phys)) icache_invalidate(c, phys, size);
     } else {
+        cpu_run_sync(c);
         nm_mem_write(c->mem, phys, v, size); /* ROM, MMIO, partial pages (watch via memmap) */
     }
 }

@@ -277,6 +277,72 @@ static inline void mem_write(nm_cpu *c, int seg, uint32_t off, uint32_t v, unsig
     lin_write(c, seg_lin(c, seg, off, size, true), v, size);
 }
 
+/* The fast halves of mem_read and mem_write for the specialised handlers:
+ * the access done when the segment test and a fast TLB tag let it through
+ * (a RAM page, no listener, no breakpoint, no watched code), else nothing
+ * done and false: the caller then runs its general handler, which does the
+ * whole instruction again (so the fast half must come before any change). */
+static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int seg, uint32_t off,
+                                                                unsigned size, uint32_t *v)
+{
+    const nm_segment *s = &c->seg[seg];
+    if (unlikely((s->flags & 0x9c) != 0x90 || (uint64_t)off + (size - 1) > s->limit)) return false;
+    uint32_t lin = s->base + off;
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    uint32_t tag = c->cpl == 3 ? e->tag_user : e->tag_read;
+    if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return false;
+    const uint8_t *p = e->host + (lin & 0xfff);
+    if (size == 4) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        *v = x;
+    } else if (size == 2) {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        *v = x;
+    } else {
+        *v = *p;
+    }
+    return true;
+}
+/* The host address a write of `size` at seg:off may go to, or NULL. */
+static inline __attribute__((always_inline)) uint8_t *mem_write_ptr(nm_cpu *c, int seg,
+                                                                    uint32_t off, unsigned size)
+{
+    const nm_segment *s = &c->seg[seg];
+    if (unlikely((s->flags & 0x9e) != 0x92 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
+    uint32_t lin = s->base + off;
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    uint32_t tag = c->cpl == 3 ? e->tag_user_write : e->tag_write;
+    if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
+    return e->host + (lin & 0xfff);
+}
+static inline void host_put(uint8_t *p, uint32_t v, unsigned size)
+{
+    if (size == 4) {
+        memcpy(p, &v, 4);
+    } else if (size == 2) {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+    } else {
+        *p = (uint8_t)v;
+    }
+}
+static inline uint32_t host_get(const uint8_t *p, unsigned size)
+{
+    if (size == 4) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    if (size == 2) {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        return x;
+    }
+    return *p;
+}
+
 /* r/m operand of a decoded instruction. */
 static inline uint32_t rm_read(nm_cpu *c, const nm_insn *i, unsigned size)
 {
@@ -358,6 +424,8 @@ typedef struct ic_entry {
      * generation (icache.gen); run_n 0: not worked out. */
     uint32_t run_gen;
     uint16_t run_n;
+    /* `this + len` while seq_tag is valid, else NULL (a run follows it). */
+    const struct ic_entry *seq;
 } ic_entry;
 #define IC_NO_SEQ 1u /* never equals a tag (bit 40 is set in every valid one) */
 /* Page generations, by physical page number modulo IC_GEN_SIZE (pages that
@@ -385,6 +453,7 @@ static inline uint64_t ic_tag(uint32_t phys, bool code32)
 const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag);
 /* Works out the run that starts at cached entry e (of page generation gen). */
 unsigned icache_run(ic_entry *e, uint32_t gen);
+
 uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin);
 /* Returns the cache entry of the decoded instruction at the current CS:EIP. */
 static inline const ic_entry *icache_fetch_entry(nm_cpu *c)

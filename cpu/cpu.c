@@ -295,6 +295,31 @@ static void step_reported(nm_cpu *c, bool tracing)
         post_insn(c, tf);
 }
 
+/* Makes the counters hold `done` instructions of the current run beyond
+ * its start (they hold run_added of them). */
+static void run_settle(nm_cpu *c, uint32_t done)
+{
+    uint64_t d = (uint64_t)done - c->run_added; /* modulo 2^64: may go down */
+    c->instructions += d;
+    c->steps += d;
+    c->clock->cycles += d;
+    c->run_added = done;
+}
+
+/* How many instructions of the current run come before run_cur. */
+static uint32_t run_index(const nm_cpu *c)
+{
+    uint32_t k = 0;
+    for (const ic_entry *e = c->run_head; e != c->run_cur; e = e->seq)
+        k++;
+    return k;
+}
+
+void cpu_run_sync_slow(nm_cpu *c)
+{
+    run_settle(c, run_index(c));
+}
+
 /* The most instructions run_fast runs between two full checks: a stop
  * requested by a signal handler is seen within this many. */
 #define FAST_CHUNK 65536u
@@ -371,21 +396,28 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
         }
         budget -= n;
         if (n > 1) {
-            /* ---- the run but its last instruction */
+            /* ---- the run but its last instruction.  The counters go up
+             * for all of them at once (a device that looks at the clock
+             * from inside the run, a fault and an early exit make them
+             * exact: run_settle). */
             const ic_entry *const head = e;
+            const uint32_t k0 = (uint32_t)n - 1;
             c->run_head = head;
             c->run_eip = eip;
+            c->run_added = k0;
+            c->instructions += k0;
+            c->steps += k0;
+            clk->cycles += k0;
+            uint32_t k = k0;
             do {
                 c->run_cur = e;
                 e->insn.fn(c, &e->insn);
-                c->instructions++;
-                c->steps++;
-                clk->cycles++;
                 if (unlikely(c->fast_exit)) {
                     /* Leave after this one: EIP and what the full check
                      * (and a listener just set) read of it.  ESP is the
                      * one after it (no listener can be set by a store:
                      * the measurement window opens through a port). */
+                    run_settle(c, k0 - k + 1);
                     c->run_cur = NULL;
                     eip = c->run_eip + (uint32_t)(e - head);
                     c->insn_eip = eip;
@@ -394,8 +426,8 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
                     i = &e->insn;
                     goto full;
                 }
-                e += e->insn.len;
-            } while (--n > 1);
+                e = e->seq;
+            } while (--k);
             c->run_cur = NULL;
             eip = c->run_eip + (uint32_t)(e - head);
             c->insn_eip = eip;
@@ -547,8 +579,10 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
         int v = c->pending_vector;
         c->pending_vector = -1;
         if (c->run_cur) {
-            /* In a run (run_fast_loop): EIP from the entry's place in the
-             * page; ESP is still the instruction's start's. */
+            /* In a run (run_fast_loop): the counters without this one, EIP
+             * from the entry's place in the page; ESP is still the
+             * instruction's start's. */
+            run_settle(c, run_index(c));
             c->insn_eip = c->run_eip +
                           (uint32_t)((const ic_entry *)c->run_cur - (const ic_entry *)c->run_head);
             c->insn_esp = c->gpr[NM_ESP];

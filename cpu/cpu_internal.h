@@ -124,6 +124,9 @@ struct nm_cpu {
      * works out EIP from them (insn_eip is not kept up in a run). */
     const void *run_cur, *run_head;
     uint32_t run_eip;
+    /* Instructions of the run the counters (instructions, steps, cycles)
+     * already hold beyond the run's start (cpu.c). */
+    uint32_t run_added;
 };
 
 /* Whether the instruction whose step just ran has retired: not a REP
@@ -149,6 +152,15 @@ static inline bool cpu_isa486(const nm_cpu *c)
  * says whether the vector pushes an error code. */
 _Noreturn void cpu_raise(nm_cpu *c, int vector, uint32_t error_code);
 _Noreturn void cpu_raise_noerr(nm_cpu *c, int vector);
+
+/* Before a device (MMIO, the page tables on one) sees the clock from
+ * inside a run of the uncosted loop, which advances the counters once for
+ * the whole run: makes them exact (cpu.c). */
+void cpu_run_sync_slow(nm_cpu *c);
+static inline void cpu_run_sync(nm_cpu *c)
+{
+    if (__builtin_expect(c->run_cur != NULL, 0)) cpu_run_sync_slow(c);
+}
 
 uint32_t cpu_get_eflags(nm_cpu *c);
 /* Writes the bits in `mask` (caller applies the privilege rules of POPF/IRET). */

@@ -8,6 +8,10 @@
 
 #define H(name) void name(nm_cpu *c, const nm_insn *i)
 
+/* On a general handler that a specialised one falls back to: kept out of
+ * line, so that the specialised one stays a leaf with a tail call. */
+#define NM_FALLBACK __attribute__((noinline))
+
 /* exec_alu.c: the eight ALU operations in three forms (index = opcode>>3 /
  * group sub-op), TEST, INC/DEC/NEG/NOT, moves, exchanges. */
 extern const nm_handler h_alu_EG[8], h_alu_GE[8], h_alu_EI[8];

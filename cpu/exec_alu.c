@@ -48,7 +48,7 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
  * for 32-bit operands (SZ a constant: the size tests fold away); the
  * decoder picks the 32-bit ones (exec.h). */
 #define ALU_HANDLERS(name, op, SZ, sfx)                                                            \
-    static void h_##name##_EG##sfx(nm_cpu *c, const nm_insn *i)                                    \
+    NM_FALLBACK static void h_##name##_EG##sfx(nm_cpu *c, const nm_insn *i)                        \
     {                                                                                              \
         unsigned sz = SZ, szi = szi_of(sz);                                                        \
         uint32_t b = reg_get(c, i->reg, sz);                                                       \
@@ -61,14 +61,14 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
             if (op != ALU_CMP) mem_write(c, i->seg, ea, r, sz);                                    \
         }                                                                                          \
     }                                                                                              \
-    static void h_##name##_GE##sfx(nm_cpu *c, const nm_insn *i)                                    \
+    NM_FALLBACK static void h_##name##_GE##sfx(nm_cpu *c, const nm_insn *i)                        \
     {                                                                                              \
         unsigned sz = SZ;                                                                          \
         uint32_t b = rm_read(c, i, sz);                                                            \
         uint32_t r = alu(c, op, reg_get(c, i->reg, sz), b, szi_of(sz));                            \
         if (op != ALU_CMP) reg_set(c, i->reg, sz, r);                                              \
     }                                                                                              \
-    static void h_##name##_EI##sfx(nm_cpu *c, const nm_insn *i)                                    \
+    NM_FALLBACK static void h_##name##_EI##sfx(nm_cpu *c, const nm_insn *i)                        \
     {                                                                                              \
         unsigned sz = SZ, szi = szi_of(sz);                                                        \
         if (i->mod == 3) {                                                                         \
@@ -114,7 +114,7 @@ void h_test_EG(nm_cpu *c, const nm_insn *i)
     lf_set_logic(c, szi_of(sz), r);
 }
 
-void h_test_EI(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_test_EI(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t r = rm_read(c, i, sz) & i->imm;
@@ -180,36 +180,36 @@ void h_not(nm_cpu *c, const nm_insn *i)
     }
 }
 
-void h_mov_EG(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_mov_EG(nm_cpu *c, const nm_insn *i)
 {
     rm_write(c, i, i->opsize, reg_get(c, i->reg, i->opsize));
 }
-void h_mov_GE(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_mov_GE(nm_cpu *c, const nm_insn *i)
 {
     reg_set(c, i->reg, i->opsize, rm_read(c, i, i->opsize));
 }
-void h_mov_EI(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_mov_EI(nm_cpu *c, const nm_insn *i)
 {
     rm_write(c, i, i->opsize, i->imm);
 }
-static void h_mov_EG_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_mov_EG_d(nm_cpu *c, const nm_insn *i)
 {
     rm_write(c, i, 4, c->gpr[i->reg]);
 }
-static void h_mov_GE_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_mov_GE_d(nm_cpu *c, const nm_insn *i)
 {
     c->gpr[i->reg] = rm_read(c, i, 4);
 }
-static void h_mov_EI_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_mov_EI_d(nm_cpu *c, const nm_insn *i)
 {
     rm_write(c, i, 4, i->imm);
 }
 
-void h_movzx8(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_movzx8(nm_cpu *c, const nm_insn *i)
 {
     reg_set(c, i->reg, i->opsize, rm_read(c, i, 1));
 }
-void h_movzx16(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_movzx16(nm_cpu *c, const nm_insn *i)
 {
     reg_set(c, i->reg, i->opsize, rm_read(c, i, 2));
 }
@@ -391,21 +391,43 @@ void h_nop(nm_cpu *c, const nm_insn *i)
     }                                                                                              \
     static void h_##name##_mrb(nm_cpu *c, const nm_insn *i)                                        \
     {                                                                                              \
-        uint32_t b = c->gpr[i->reg], ea = insn_ea_b32(c, i);                                       \
-        uint32_t r = alu(c, op, mem_read(c, i->seg, ea, 4), b, 2);                                 \
-        if (op != ALU_CMP) mem_write(c, i->seg, ea, r, 4);                                         \
+        uint8_t *p;                                                                                \
+        if (op == ALU_CMP) {                                                                       \
+            uint32_t v;                                                                            \
+            if (likely(mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &v))) {                      \
+                alu(c, op, v, c->gpr[i->reg], 2);                                                  \
+                return;                                                                            \
+            }                                                                                      \
+        } else if (likely((p = mem_write_ptr(c, i->seg, insn_ea_b32(c, i), 4)) != NULL)) {         \
+            host_put(p, alu(c, op, host_get(p, 4), c->gpr[i->reg], 2), 4);                         \
+            return;                                                                                \
+        }                                                                                          \
+        h_##name##_EG_d(c, i);                                                                     \
     }                                                                                              \
     static void h_##name##_rmb(nm_cpu *c, const nm_insn *i)                                        \
     {                                                                                              \
-        uint32_t b = mem_read(c, i->seg, insn_ea_b32(c, i), 4);                                    \
+        uint32_t b;                                                                                \
+        if (unlikely(!mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &b))) {                       \
+            h_##name##_GE_d(c, i);                                                                 \
+            return;                                                                                \
+        }                                                                                          \
         uint32_t r = alu(c, op, c->gpr[i->reg], b, 2);                                             \
         if (op != ALU_CMP) c->gpr[i->reg] = r;                                                     \
     }                                                                                              \
     static void h_##name##_mib(nm_cpu *c, const nm_insn *i)                                        \
     {                                                                                              \
-        uint32_t ea = insn_ea_b32(c, i);                                                           \
-        uint32_t r = alu(c, op, mem_read(c, i->seg, ea, 4), i->imm, 2);                            \
-        if (op != ALU_CMP) mem_write(c, i->seg, ea, r, 4);                                         \
+        uint8_t *p;                                                                                \
+        if (op == ALU_CMP) {                                                                       \
+            uint32_t v;                                                                            \
+            if (likely(mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &v))) {                      \
+                alu(c, op, v, i->imm, 2);                                                          \
+                return;                                                                            \
+            }                                                                                      \
+        } else if (likely((p = mem_write_ptr(c, i->seg, insn_ea_b32(c, i), 4)) != NULL)) {         \
+            host_put(p, alu(c, op, host_get(p, 4), i->imm, 2), 4);                                 \
+            return;                                                                                \
+        }                                                                                          \
+        h_##name##_EI_d(c, i);                                                                     \
     }
 
 ALU_FAST(add, ALU_ADD)
@@ -438,7 +460,11 @@ static void h_test_ri(nm_cpu *c, const nm_insn *i)
 }
 static void h_test_mib(nm_cpu *c, const nm_insn *i)
 {
-    lf_set_logic(c, 2, mem_read(c, i->seg, insn_ea_b32(c, i), 4) & i->imm);
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &v)))
+        lf_set_logic(c, 2, v & i->imm);
+    else
+        h_test_EI(c, i);
 }
 
 static void h_inc_r(nm_cpu *c, const nm_insn *i)
@@ -468,54 +494,47 @@ static void h_mov_ri(nm_cpu *c, const nm_insn *i)
 {
     c->gpr[i->rm] = i->imm;
 }
-static void h_mov_rmb(nm_cpu *c, const nm_insn *i)
-{
-    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea_b32(c, i), 4);
-}
-static void h_mov_rmx(nm_cpu *c, const nm_insn *i)
-{
-    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea_bi32(c, i), 4);
-}
-static void h_mov_rM(nm_cpu *c, const nm_insn *i)
-{
-    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea(c, i), 4);
-}
-static void h_mov_mrb(nm_cpu *c, const nm_insn *i)
-{
-    mem_write(c, i->seg, insn_ea_b32(c, i), c->gpr[i->reg], 4);
-}
-static void h_mov_mrx(nm_cpu *c, const nm_insn *i)
-{
-    mem_write(c, i->seg, insn_ea_bi32(c, i), c->gpr[i->reg], 4);
-}
-static void h_mov_Mr(nm_cpu *c, const nm_insn *i)
-{
-    mem_write(c, i->seg, insn_ea(c, i), c->gpr[i->reg], 4);
-}
-static void h_mov_mib(nm_cpu *c, const nm_insn *i)
-{
-    mem_write(c, i->seg, insn_ea_b32(c, i), i->imm, 4);
-}
+/* Loads and stores: the fast half, else the general handler. */
+#define MOV_LOAD(name, ea_fn, size, general)                                                       \
+    static void name(nm_cpu *c, const nm_insn *i)                                                  \
+    {                                                                                              \
+        uint32_t v;                                                                                \
+        if (likely(mem_read_fast(c, i->seg, ea_fn(c, i), size, &v)))                               \
+            c->gpr[i->reg] = v;                                                                    \
+        else                                                                                       \
+            general(c, i);                                                                         \
+    }
+#define MOV_STORE(name, ea_fn, size, value, general)                                               \
+    static void name(nm_cpu *c, const nm_insn *i)                                                  \
+    {                                                                                              \
+        uint8_t *p = mem_write_ptr(c, i->seg, ea_fn(c, i), size);                                  \
+        if (likely(p != NULL))                                                                     \
+            host_put(p, value, size);                                                              \
+        else                                                                                       \
+            general(c, i);                                                                         \
+    }
+MOV_LOAD(h_mov_rmb, insn_ea_b32, 4, h_mov_GE_d)
+MOV_LOAD(h_mov_rmx, insn_ea_bi32, 4, h_mov_GE_d)
+MOV_LOAD(h_mov_rM, insn_ea, 4, h_mov_GE_d)
+MOV_LOAD(h_movzx8_rM, insn_ea, 1, h_movzx8)
+MOV_LOAD(h_movzx16_rM, insn_ea, 2, h_movzx16)
+MOV_STORE(h_mov_mrb, insn_ea_b32, 4, c->gpr[i->reg], h_mov_EG_d)
+MOV_STORE(h_mov_mrx, insn_ea_bi32, 4, c->gpr[i->reg], h_mov_EG_d)
+MOV_STORE(h_mov_Mr, insn_ea, 4, c->gpr[i->reg], h_mov_EG_d)
+MOV_STORE(h_mov_mib, insn_ea_b32, 4, i->imm, h_mov_EI_d)
 /* Byte moves through memory (the register is AL..BH by number). */
+MOV_STORE(h_mov8_Mr, insn_ea, 1, reg8(c, i->reg), h_mov_EG)
 static void h_mov8_rM(nm_cpu *c, const nm_insn *i)
 {
-    set_reg8(c, i->reg, mem_read(c, i->seg, insn_ea(c, i), 1));
-}
-static void h_mov8_Mr(nm_cpu *c, const nm_insn *i)
-{
-    mem_write(c, i->seg, insn_ea(c, i), reg8(c, i->reg), 1);
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea(c, i), 1, &v)))
+        set_reg8(c, i->reg, v);
+    else
+        h_mov_GE(c, i);
 }
 static void h_movzx8_rr(nm_cpu *c, const nm_insn *i)
 {
     c->gpr[i->reg] = reg8(c, i->rm);
-}
-static void h_movzx8_rM(nm_cpu *c, const nm_insn *i)
-{
-    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea(c, i), 1);
-}
-static void h_movzx16_rM(nm_cpu *c, const nm_insn *i)
-{
-    c->gpr[i->reg] = mem_read(c, i->seg, insn_ea(c, i), 2);
 }
 
 static void h_lea_b(nm_cpu *c, const nm_insn *i)

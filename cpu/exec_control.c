@@ -6,11 +6,11 @@
  * by the run loop). */
 #include "cpu/exec.h"
 
-void h_push_E(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_push_E(nm_cpu *c, const nm_insn *i)
 {
     push(c, rm_read(c, i, i->opsize), i->opsize);
 }
-void h_push_I(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_push_I(nm_cpu *c, const nm_insn *i)
 {
     push(c, i->imm, i->opsize);
 }
@@ -23,7 +23,7 @@ static void esp_add(nm_cpu *c, uint32_t n)
         c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] + n) & 0xffff);
 }
 
-void h_pop_E(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_pop_E(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t v = stack_peek(c, 0, sz);
@@ -334,19 +334,39 @@ static void h_ret32(nm_cpu *c, const nm_insn *i)
     (void)i;
     jump32(c, pop(c, 4));
 }
+/* PUSH and POP with a 32-bit stack: the fast half, else the general
+ * handler. */
 static void h_push_r32(nm_cpu *c, const nm_insn *i)
 {
-    push(c, c->gpr[i->rm], 4);
+    uint32_t esp = c->gpr[NM_ESP] - 4;
+    uint8_t *p = c->stack32 ? mem_write_ptr(c, NM_SS, esp, 4) : NULL;
+    if (likely(p != NULL)) {
+        host_put(p, c->gpr[i->rm], 4);
+        c->gpr[NM_ESP] = esp;
+    } else {
+        h_push_E(c, i);
+    }
 }
 static void h_push_i32(nm_cpu *c, const nm_insn *i)
 {
-    push(c, i->imm, 4);
+    uint32_t esp = c->gpr[NM_ESP] - 4;
+    uint8_t *p = c->stack32 ? mem_write_ptr(c, NM_SS, esp, 4) : NULL;
+    if (likely(p != NULL)) {
+        host_put(p, i->imm, 4);
+        c->gpr[NM_ESP] = esp;
+    } else {
+        h_push_I(c, i);
+    }
 }
 static void h_pop_r32(nm_cpu *c, const nm_insn *i)
 {
-    uint32_t v = stack_peek(c, 0, 4);
-    esp_add(c, 4);
-    c->gpr[i->rm] = v;
+    uint32_t esp = c->gpr[NM_ESP], v;
+    if (likely(c->stack32 && mem_read_fast(c, NM_SS, esp, 4, &v))) {
+        c->gpr[NM_ESP] = esp + 4;
+        c->gpr[i->rm] = v;
+    } else {
+        h_pop_E(c, i);
+    }
 }
 
 nm_handler exec_control_specialise(const nm_insn *i)

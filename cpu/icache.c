@@ -26,6 +26,7 @@ void icache_flush(nm_cpu *c)
         ic->e[k].tag = 0;
         ic->e[k].seq_tag = IC_NO_SEQ;
         ic->e[k].run_n = 0;
+        ic->e[k].seq = NULL;
     }
 }
 
@@ -65,6 +66,7 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
         s->insn = tmp;
         s->tag = 0;
         s->seq_tag = IC_NO_SEQ;
+        s->seq = NULL;
         return s;
     }
     if (!nm_memmap_page_is_watched(c->mem, phys)) {
@@ -80,6 +82,7 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
     /* Same page: the successor's entry is e + len (IC_SIZE is a multiple
      * of the page size, so the index does not wrap). */
     e->seq_tag = (phys & 0xfff) + tmp.len < 0x1000 ? tag + ((uint64_t)tmp.len << 1) : IC_NO_SEQ;
+    e->seq = e->seq_tag != IC_NO_SEQ ? e + tmp.len : NULL;
     return e;
 }
 
