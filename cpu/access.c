@@ -114,7 +114,7 @@ void cpu_probe_write(nm_cpu *c, int seg, uint32_t off, unsigned size)
 
 uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin)
 {
-    nm_tlb_entry *e = tlb_translate(c, lin, NM_ACC_FETCH | (c->cpl == 3 ? NM_ACC_USER : 0));
+    nm_tlb_entry *e = tlb_lookup(c, lin, NM_ACC_FETCH | (c->cpl == 3 ? NM_ACC_USER : 0));
     return e->phys_page;
 }
 

@@ -118,6 +118,17 @@ static inline __attribute__((always_inline)) bool flags_cond_fast(const nm_cpu *
     return flags_cond(c, cc);
 }
 
+/* flags_cf with the cases INC/DEC meet most (after INC/DEC, SUB/CMP, a
+ * logic operation) tested before the general dispatch. */
+static inline bool flags_cf_fast(const nm_cpu *c)
+{
+    const uint32_t k = c->lf_op >> 2;
+    if (k == LF_DEC || k == LF_INC) return c->lf_carry_in != 0;
+    if (k == LF_SUB) return c->lf_a < c->lf_b;
+    if (k == LF_LOGIC) return false;
+    return flags_cf(c);
+}
+
 static inline uint32_t parity_flag(uint32_t v)
 {
     return (__builtin_popcount(v & 0xff) & 1) ? 0 : NM_FLAG_PF;
@@ -426,6 +437,9 @@ typedef struct ic_entry {
     uint16_t run_n;
     /* `this + len` while seq_tag is valid, else NULL (a run follows it). */
     const struct ic_entry *seq;
+    /* The run is `DEC r32 ; JNZ` back to it (icache_run): the uncosted loop
+     * may do its iterations but the last at once (cpu.c). */
+    bool run_dec_loop;
 } ic_entry;
 #define IC_NO_SEQ 1u /* never equals a tag (bit 40 is set in every valid one) */
 /* Page generations, by physical page number modulo IC_GEN_SIZE (pages that
@@ -455,13 +469,23 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
 unsigned icache_run(ic_entry *e, uint32_t gen);
 
 uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin);
+/* The physical page of a code fetch at `lin`: the TLB entry when it holds
+ * the page with the rights a fetch needs (tlb_lookup's hit test), else
+ * the full translation (which may walk and fault). */
+static inline uint32_t fetch_phys_page(nm_cpu *c, uint32_t lin)
+{
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    if (likely(e->tag_valid == (lin & ~0xfffu) && (c->cpl != 3 || (e->perm & NM_TLBP_UR))))
+        return e->phys_page;
+    return access_fetch_translate(c, lin);
+}
 /* Returns the cache entry of the decoded instruction at the current CS:EIP. */
 static inline const ic_entry *icache_fetch_entry(nm_cpu *c)
 {
     icache *ic = c->icache;
     uint32_t lin = c->seg[NM_CS].base + c->eip;
     if (unlikely((lin & ~0xfffu) != c->fetch_lin)) {
-        c->fetch_phys = access_fetch_translate(c, lin);
+        c->fetch_phys = fetch_phys_page(c, lin);
         c->fetch_lin = lin & ~0xfffu;
     }
     uint32_t phys = c->fetch_phys | (lin & 0xfff);

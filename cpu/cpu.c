@@ -320,6 +320,31 @@ void cpu_run_sync_slow(nm_cpu *c)
     run_settle(c, run_index(c));
 }
 
+/* A run `DEC r32 ; JNZ` back to the DEC (ic_entry.run_dec_loop), about to
+ * start: does at once every iteration that leaves the register non-zero
+ * and fits the budget with one iteration to spare, as they would have run
+ * (the register, the lazy flags of the last DEC with the carry kept,
+ * two instructions, steps and clocks each; EIP is the DEC's again).  The
+ * loop then goes on as usual.  Not with fast_exit set: a full check is due
+ * after the next instruction (an interrupt may be waiting). */
+static void dec_loop_ahead(nm_cpu *c, const ic_entry *e, uint64_t *budget)
+{
+    const unsigned r = e->insn.rm;
+    const uint32_t r0 = c->gpr[r];
+    /* Iterations until the one that makes it zero (2^32 from zero). */
+    uint64_t j = (r0 ? r0 : 1ull << 32) - 1;
+    if (j > (*budget - 2) / 2) j = (*budget - 2) / 2;
+    if (j == 0) return;
+    const uint32_t rj = r0 - (uint32_t)j;
+    c->lf_carry_in = flags_cf_fast(c);
+    lf_set(c, LF_DEC, 2, rj + 1, 1, rj);
+    c->gpr[r] = rj;
+    c->instructions += 2 * j;
+    c->steps += 2 * j;
+    c->clock->cycles += 2 * j;
+    *budget -= 2 * j;
+}
+
 /* The most instructions run_fast runs between two full checks: a stop
  * requested by a signal handler is seen within this many. */
 #define FAST_CHUNK 65536u
@@ -367,107 +392,134 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
      * fetch_lin: we leave before the next instruction when they do. */
     const uint32_t cs_limit = c->seg[NM_CS].limit;
     const uint32_t cs_base = c->seg[NM_CS].base;
+    const bool code32 = eip_mask == 0xffffffffu;
     /* The last offset a run may reach: the limit, and for 16-bit code no
      * wrap of IP inside a run. */
     const uint64_t run_limit = cs_limit < eip_mask ? cs_limit : eip_mask;
     uint64_t budget = fast_budget(c, limit);
     const ic_entry *e;
     const nm_insn *i;
-    uint32_t flin, eip;
+    uint32_t eip = c->eip;
     /* The first instruction gets the full check (INTR may be pending). */
     c->fast_exit = true;
     for (;;) {
-        /* ---- look up the instruction at EIP and its run */
-        eip = c->eip;
-        c->insn_eip = eip; /* the fetch may fault */
-        c->insn_esp = c->gpr[NM_ESP];
-        e = icache_fetch_entry(c);
-        flin = c->fetch_lin;
-        /* Its last byte within the CS limit (eip > limit or limit - eip <
-         * len - 1, in one 64-bit compare). */
-        if (unlikely((uint64_t)eip + (e->insn.len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
-        uint64_t n = 1;
-        /* A run only where the rest of the page is within the limit. */
-        if (likely((uint64_t)eip + (0xfffu - ((cs_base + eip) & 0xfffu)) <= run_limit)) {
-            uint32_t gen = *ic_gen(ic, (uint32_t)(e->tag >> 1));
-            n = e->run_n;
-            if (unlikely(e->run_gen != gen || n == 0)) n = icache_run((ic_entry *)e, gen);
-            if (n > budget) n = budget;
+        /* ---- the page EIP is in: its translation, where its entries and
+         * its generation are, and whether the CS limit (and for 16-bit code
+         * the wrap of IP) spares every offset in it */
+        const uint32_t lin0 = cs_base + eip;
+        if (unlikely((lin0 & ~0xfffu) != c->fetch_lin)) {
+            c->insn_eip = eip; /* the translation may fault */
+            c->insn_esp = c->gpr[NM_ESP];
+            c->fetch_phys = fetch_phys_page(c, lin0);
+            c->fetch_lin = lin0 & ~0xfffu;
         }
-        budget -= n;
-        if (n > 1) {
-            /* ---- the run but its last instruction.  The counters go up
-             * for all of them at once (a device that looks at the clock
-             * from inside the run, a fault and an early exit make them
-             * exact: run_settle). */
-            const ic_entry *const head = e;
-            const uint32_t k0 = (uint32_t)n - 1;
-            c->run_head = head;
-            c->run_eip = eip;
-            c->run_added = k0;
-            c->instructions += k0;
-            c->steps += k0;
-            clk->cycles += k0;
-            uint32_t k = k0;
-            do {
-                c->run_cur = e;
-                e->insn.fn(c, &e->insn);
-                if (unlikely(c->fast_exit)) {
-                    /* Leave after this one: EIP and what the full check
-                     * (and a listener just set) read of it.  ESP is the
-                     * one after it (no listener can be set by a store:
-                     * the measurement window opens through a port). */
-                    run_settle(c, k0 - k + 1);
-                    c->run_cur = NULL;
-                    eip = c->run_eip + (uint32_t)(e - head);
-                    c->insn_eip = eip;
-                    c->insn_esp = c->gpr[NM_ESP];
-                    c->eip = (eip + e->insn.len) & eip_mask;
-                    i = &e->insn;
-                    goto full;
-                }
-                e = e->seq;
-            } while (--k);
-            c->run_cur = NULL;
-            eip = c->run_eip + (uint32_t)(e - head);
+        const uint32_t flin = c->fetch_lin, page_phys = c->fetch_phys;
+        const uint32_t eip_base = eip - (lin0 & 0xfffu); /* EIP of the page's first byte */
+        const bool page_ok = (lin0 & 0xfffu) <= eip && (uint64_t)eip_base + 0xfffu <= run_limit;
+        ic_entry *const page_e = &ic->e[page_phys & IC_MASK];
+        const uint64_t page_tag = ic_tag(page_phys, code32);
+        const uint32_t *const genp = ic_gen(ic, page_phys);
+        uint32_t off;
+        while ((off = eip - eip_base) <= 0xfffu) {
+            /* ---- the instruction at EIP and its run */
+            e = page_e + off;
+            uint64_t n = 1;
+            if (likely(e->tag == page_tag + ((uint64_t)off << 1) && page_ok)) {
+                n = e->run_n;
+                if (unlikely(e->run_gen != *genp || n == 0)) n = icache_run((ic_entry *)e, *genp);
+                if (unlikely(e->run_dec_loop) && budget >= 4 && !c->fast_exit)
+                    dec_loop_ahead(c, e, &budget);
+                if (n > budget) n = budget;
+            } else {
+                /* A miss (decoded now: may fault), or a page the CS limit
+                 * cuts: this one alone, its last byte within the limit. */
+                c->insn_eip = eip;
+                c->insn_esp = c->gpr[NM_ESP];
+                if (e->tag != page_tag + ((uint64_t)off << 1))
+                    e = icache_miss(c, page_e + off, cs_base + eip, page_phys | off,
+                                    page_tag + ((uint64_t)off << 1));
+                if ((uint64_t)eip + (e->insn.len - 1u) > cs_limit) cpu_raise(c, NM_EXC_GP, 0);
+            }
+            budget -= n;
+            if (n > 1) {
+                /* ---- the run but its last instruction.  The counters go
+                 * up for all of them at once (a device that looks at the
+                 * clock from inside the run, a fault and an early exit
+                 * make them exact: run_settle). */
+                const ic_entry *const head = e;
+                const uint32_t k0 = (uint32_t)n - 1;
+                c->run_head = head;
+                c->run_eip = eip;
+                c->run_added = k0;
+                c->instructions += k0;
+                c->steps += k0;
+                clk->cycles += k0;
+                uint32_t k = k0;
+                do {
+                    c->run_cur = e;
+                    e->insn.fn(c, &e->insn);
+                    if (unlikely(c->fast_exit)) {
+                        /* Leave after this one: EIP and what the full
+                         * check (and a listener just set) read of it.  ESP
+                         * is the one after it (no listener can be set by a
+                         * store: the measurement window opens through a
+                         * port). */
+                        run_settle(c, k0 - k + 1);
+                        c->run_cur = NULL;
+                        eip = c->run_eip + (uint32_t)(e - head);
+                        c->insn_eip = eip;
+                        c->insn_esp = c->gpr[NM_ESP];
+                        c->eip = (eip + e->insn.len) & eip_mask;
+                        i = &e->insn;
+                        goto full;
+                    }
+                    e = e->seq;
+                } while (--k);
+                c->run_cur = NULL;
+                /* (its offset in the page from its tag: no division) */
+                eip = eip_base + ((uint32_t)(e->tag >> 1) & 0xfffu);
+            }
+            /* ---- the last instruction, with EIP, insn_eip and insn_esp */
+            i = &e->insn;
             c->insn_eip = eip;
             c->insn_esp = c->gpr[NM_ESP];
+            c->eip = (eip + i->len) & eip_mask;
+            i->fn(c, i);
+            c->instructions++;
+            c->steps++;
+            clk->cycles++;
+            eip = c->eip;
+            if (likely(!(c->fast_exit | (i->sync & NM_SYNC_CHECK) | (budget == 0)))) continue;
+        full:
+            c->fast_exit = false;
+            if (c->fetch_lin != flin && c->have_hooks) {
+                /* A listener may have been set by this very instruction (an
+                 * I/O to the measurement marker; nm_cpu_set_hooks flushes
+                 * the TLB): it sees the instruction, and its cost replaces
+                 * our 1. */
+                clk->cycles -= 1;
+                run_hooks(c, i);
+            }
+            /* TF was clear at the start (the outer loop steps with TF set):
+             * post_insn only for INTR and the shadow; TF just set by this
+             * instruction traps after the next one, which the outer loop
+             * runs.  INTR pending with IF=0 changes nothing: we go on (a
+             * delivered interrupt moves EIP and resets fetch_lin, so the
+             * test below leaves). */
+            if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
+                (uint32_t)c->inhibit_irq | c->dr_hit) {
+                post_insn(c, 0);
+                if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
+            }
+            if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
+            if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
+            budget = fast_budget(c, limit);
+            /* Still to look at after the next instruction: the end of the
+             * interrupt shadow, an interrupt still pending and enabled. */
+            if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
+                c->fast_exit = true;
+            eip = c->eip;
         }
-        /* ---- the last instruction, with EIP kept */
-        i = &e->insn;
-        c->eip = (eip + i->len) & eip_mask;
-        i->fn(c, i);
-        c->instructions++;
-        c->steps++;
-        clk->cycles++;
-        if (likely(!(c->fast_exit | (i->sync & NM_SYNC_CHECK) | (budget == 0)))) continue;
-    full:
-        c->fast_exit = false;
-        if (c->fetch_lin != flin && c->have_hooks) {
-            /* A listener may have been set by this very instruction (an
-             * I/O to the measurement marker; nm_cpu_set_hooks flushes the
-             * TLB): it sees the instruction, and its cost replaces our 1. */
-            clk->cycles -= 1;
-            run_hooks(c, i);
-        }
-        /* TF was clear at the start (the outer loop steps with TF set):
-         * post_insn only for INTR and the shadow; TF just set by this
-         * instruction traps after the next one, which the outer loop
-         * runs.  INTR pending with IF=0 changes nothing: we go on (a
-         * delivered interrupt moves EIP and resets fetch_lin, so the
-         * test below leaves). */
-        if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr | (uint32_t)c->inhibit_irq |
-            c->dr_hit) {
-            post_insn(c, 0);
-            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
-        }
-        if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
-        if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
-        budget = fast_budget(c, limit);
-        /* Still to look at after the next instruction: the end of the
-         * interrupt shadow, an interrupt still pending and enabled. */
-        if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
-            c->fast_exit = true;
     }
 }
 

@@ -469,14 +469,14 @@ static void h_test_mib(nm_cpu *c, const nm_insn *i)
 
 static void h_inc_r(nm_cpu *c, const nm_insn *i)
 {
-    uint32_t cf = flags_cf(c), a = c->gpr[i->rm], r = a + 1;
+    uint32_t cf = flags_cf_fast(c), a = c->gpr[i->rm], r = a + 1;
     c->gpr[i->rm] = r;
     c->lf_carry_in = cf;
     lf_set(c, LF_INC, 2, a, 1, r);
 }
 static void h_dec_r(nm_cpu *c, const nm_insn *i)
 {
-    uint32_t cf = flags_cf(c), a = c->gpr[i->rm], r = a - 1;
+    uint32_t cf = flags_cf_fast(c), a = c->gpr[i->rm], r = a - 1;
     c->gpr[i->rm] = r;
     c->lf_carry_in = cf;
     lf_set(c, LF_DEC, 2, a, 1, r);

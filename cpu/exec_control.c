@@ -181,11 +181,11 @@ static void call_near(nm_cpu *c, uint32_t target, unsigned sz)
     c->eip = target;
 }
 
-void h_call_rel(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_call_rel(nm_cpu *c, const nm_insn *i)
 {
     call_near(c, c->eip + i->disp, i->opsize);
 }
-void h_call_E(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_call_E(nm_cpu *c, const nm_insn *i)
 {
     call_near(c, rm_read(c, i, i->opsize), i->opsize);
 }
@@ -201,7 +201,7 @@ void h_call_far_M(nm_cpu *c, const nm_insn *i)
     cpu_call_far(c, sel, off, i->opsize == 4);
 }
 
-void h_ret(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_ret(nm_cpu *c, const nm_insn *i)
 {
     uint32_t target = pop(c, i->opsize);
     if (i->imm) esp_add(c, i->imm);
@@ -325,14 +325,48 @@ static void h_jmp_rel32(nm_cpu *c, const nm_insn *i)
 {
     jump32(c, c->eip + i->disp);
 }
+static void h_jmp_r32(nm_cpu *c, const nm_insn *i)
+{
+    jump32(c, c->gpr[i->rm]);
+}
+
+/* CALL with a 32-bit stack whose push takes the fast path: call_near's
+ * steps; false (nothing done) otherwise. */
+static inline bool call32_fast(nm_cpu *c, uint32_t target)
+{
+    if (unlikely(target > c->seg[NM_CS].limit || !c->stack32)) return false;
+    uint32_t esp = c->gpr[NM_ESP] - 4;
+    uint8_t *p = mem_write_ptr(c, NM_SS, esp, 4);
+    if (unlikely(p == NULL)) return false;
+    host_put(p, c->eip, 4);
+    c->gpr[NM_ESP] = esp;
+    c->eip = target;
+    return true;
+}
 static void h_call_rel32(nm_cpu *c, const nm_insn *i)
 {
-    call_near(c, c->eip + i->disp, 4);
+    if (unlikely(!call32_fast(c, c->eip + i->disp))) h_call_rel(c, i);
+}
+static void h_call_r32(nm_cpu *c, const nm_insn *i)
+{
+    if (unlikely(!call32_fast(c, c->gpr[i->rm]))) h_call_E(c, i);
+}
+static void h_call_M32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t target;
+    if (unlikely(!mem_read_fast(c, i->seg, insn_ea(c, i), 4, &target) || !call32_fast(c, target)))
+        h_call_E(c, i);
 }
 static void h_ret32(nm_cpu *c, const nm_insn *i)
 {
-    (void)i;
-    jump32(c, pop(c, 4));
+    uint32_t esp = c->gpr[NM_ESP], target;
+    if (likely(c->stack32 && mem_read_fast(c, NM_SS, esp, 4, &target) &&
+               target <= c->seg[NM_CS].limit)) {
+        c->gpr[NM_ESP] = esp + 4;
+        c->eip = target;
+    } else {
+        h_ret(c, i);
+    }
 }
 /* PUSH and POP with a 32-bit stack: the fast half, else the general
  * handler. */
@@ -376,6 +410,8 @@ nm_handler exec_control_specialise(const nm_insn *i)
     if (i->fn == h_jmp_rel) return h_jmp_rel32;
     if (i->fn == h_call_rel) return h_call_rel32;
     if (i->fn == h_ret && i->imm == 0) return h_ret32;
+    if (i->fn == h_call_E) return i->mod == 3 ? h_call_r32 : h_call_M32;
+    if (i->fn == h_jmp_E && i->mod == 3) return h_jmp_r32;
     if (i->fn == h_push_E && i->mod == 3) return h_push_r32;
     if (i->fn == h_push_I) return h_push_i32;
     if (i->fn == h_pop_E && i->mod == 3) return h_pop_r32;

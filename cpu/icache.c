@@ -51,6 +51,12 @@ unsigned icache_run(ic_entry *e, uint32_t gen)
     }
     e->run_n = (uint16_t)n;
     e->run_gen = gen;
+    /* The busy-wait of Linux's delay_loop (arch/x86/lib/delay.c): DEC of
+     * a 32-bit register, then JNZ with a 32-bit operand size to the DEC. */
+    const nm_insn *a = &e->insn, *b = n == 2 ? &e->seq->insn : NULL;
+    e->run_dec_loop = b && a->op == NM_OP_DEC && a->opsize == 4 && a->mod == 3 &&
+                      b->op == NM_OP_JCC && b->cond == 5 && b->opsize == 4 &&
+                      b->disp == (uint32_t)0 - a->len - b->len;
     return n;
 }
 

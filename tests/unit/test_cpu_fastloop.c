@@ -11,7 +11,8 @@
  * the fast loop treats specially: MMIO reads and writes that record the
  * clock, a #DE in the middle of a run (its handler fixes the divisor and
  * returns to the DIV), a store into an instruction of the same run, a run
- * that crosses a page, a timer interrupt every 997 clocks with IF set. */
+ * that crosses a page, a timer interrupt every 997 clocks with IF set, and
+ * DEC/JNZ busy-waits (which the fast loop may run ahead: dec_loop_ahead). */
 #include <glib.h>
 #include <string.h>
 
@@ -154,14 +155,16 @@ static void fx_init(fx *f)
     put(ram, H_DE, h_de, sizeof h_de);
     put(ram, H_TMR, h_tmr, sizeof h_tmr);
 
-    const uint32_t patch = CODE + 65; /* the immediate of the MOV AL,imm8 at CODE+64 */
+    const uint32_t patch = CODE + 73; /* the immediate of the MOV AL,imm8 at CODE+72 */
     const uint8_t code[] = {
         0x0f, 0x01, 0x15, PSEUD & 0xff, PSEUD >> 8, 0, 0,       /* lgdt [PSEUD] */
         0x0f, 0x01, 0x1d, (PSEUD + 8) & 0xff, PSEUD >> 8, 0, 0, /* lidt [PSEUD+8] */
         0xbe, 0x00, 0x60, 0x00, 0x00,                           /* mov esi,DATA+0x1000 */
         0xb9, 0xb8, 0x0b, 0x00, 0x00,                           /* mov ecx,3000 */
         0xfb,                                                   /* sti */
-        /* L (CODE+25): */
+        0xb8, 0xa0, 0x86, 0x01, 0x00,                           /* mov eax,100000 */
+        0x48, 0x75, 0xfd,                                       /* dec eax ; jnz $-1 */
+        /* L (CODE+33): */
         0xa1, 0x00, 0x00, 0x00, 0xfe,       /* mov eax,[MMIO]: the clock */
         0x01, 0x06,                         /* add [esi],eax */
         0x89, 0xca,                         /* mov edx,ecx */
@@ -172,11 +175,11 @@ static void fx_init(fx *f)
         0xf7, 0xf3,                         /* div ebx: #DE when ECX%8 == 0 */
         0x01, 0x46, 0x04,                   /* add [esi+4],eax */
         0x01, 0x56, 0x08,                   /* add [esi+8],edx */
-        0x89, 0x0d, 0x04, 0x00, 0x00, 0xfe, /* mov [MMIO+4],ecx */
+        0x89, 0x0d, 0x04, 0x00, 0x00, 0xfe, /* mov [MMIO+4],ecx (across the page) */
         0x88, 0x0d, patch & 0xff, (patch >> 8) & 0xff, (patch >> 16) & 0xff,
         0x00, /* mov [patch],cl */
         0x90, /* nop */
-        /* CODE+64: */
+        /* CODE+72: */
         0xb0, 0x00,                         /* mov al,<patched> */
         0x00, 0x46, 0x0c,                   /* add [esi+12],al */
         0xc1, 0xe2, 0x03,                   /* shl edx,3 */
@@ -185,14 +188,26 @@ static void fx_init(fx *f)
         0x57,                               /* push edi */
         0x5f,                               /* pop edi */
         0x89, 0x7e, 0x10,                   /* mov [esi+16],edi */
+        0x51,                               /* push ecx */
+        0x89, 0xc8,                         /* mov eax,ecx */
+        0x83, 0xe0, 0x3f,                   /* and eax,63 */
+        0x40,                               /* inc eax */
+        0x81, 0xf9, 0xdc, 0x05, 0x00, 0x00, /* cmp ecx,1500: CF for the ADC below */
+        0x48, 0x75, 0xfd,                   /* dec eax ; jnz $-1 (1..64 times) */
+        0x11, 0x46, 0x14,                   /* adc [esi+20],eax */
+        0x9c,                               /* pushfd */
+        0x5a,                               /* pop edx */
+        0x89, 0x56, 0x18,                   /* mov [esi+24],edx */
+        0x59,                               /* pop ecx */
         0x49,                               /* dec ecx */
-        0x0f, 0x85, 0xc0, 0xff, 0xff, 0xff, /* jnz L (CODE+25) */
+        0x0f, 0x85, 0xa7, 0xff, 0xff, 0xff, /* jnz L (CODE+33) */
         0xfa,                               /* cli */
         0xf4,                               /* hlt: the end */
     };
-    g_assert_cmpuint(code[64], ==, 0xb0);
-    g_assert_cmpuint(code[25], ==, 0xa1);
-    g_assert_cmpuint(sizeof code, ==, 91);
+    g_assert_cmpuint(code[72], ==, 0xb0);
+    g_assert_cmpuint(code[33], ==, 0xa1);
+    g_assert_cmpuint(code[59], ==, 0x89);
+    g_assert_cmpuint(sizeof code, ==, 124);
     put(ram, CODE, code, sizeof code);
     nm_cpu_enter_flat32(f->c, CODE, 0x90000);
 }
@@ -272,16 +287,19 @@ static void test_same_as_stepped(void)
     g_assert_cmpuint(ticks, >, 50);
     g_assert_cmpuint(ref.n_log, >, 6000);
     g_assert_cmpuint(ref.data[0x1000 + 12], !=, 0); /* the patched immediates */
+    uint32_t carries;
+    memcpy(&carries, ref.data + 0x1000 + 20, 4);
+    g_assert_cmpuint(carries, ==, 1499); /* ECX 1..1499: CF kept through the DEC loop */
 
     static const uint64_t slices[] = {0, 1, 7, 100};
     for (unsigned k = 0; k < G_N_ELEMENTS(slices); k++) {
         for (int listener = 0; listener < 2; listener++) {
             if (listener && slices[k] == 0) continue; /* the reference */
+            g_test_message("slice %" G_GUINT64_FORMAT ", listener %d", slices[k], listener);
             fx_init(f);
             run(f, slices[k], listener);
             take(f, &got);
             fx_free(f);
-            g_test_message("slice %" G_GUINT64_FORMAT ", listener %d", slices[k], listener);
             same(&ref, &got);
         }
     }
