@@ -172,7 +172,7 @@ static void mem_hook(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, unsi
 static uint32_t read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, unsigned hflags)
 {
     uint32_t off = lin & 0xfff;
-    c->fast_exit = true; /* a device, a breakpoint or the page tables may see it */
+    c->fast_exit |= NM_FAST_EXIT; /* a device, a breakpoint or the page tables may see it */
     unsigned acc = (user ? NM_ACC_USER : 0) | ((hflags & NM_MEM_CODE) ? NM_ACC_FETCH : 0);
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c) && !(hflags & NM_MEM_CODE))
         cpu_raise(c, NM_EXC_AC, 0); /* SDM vol. 3A, 6.15 interrupt 17 */
@@ -201,7 +201,7 @@ static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
                        unsigned hflags)
 {
     uint32_t off = lin & 0xfff;
-    c->fast_exit = true;
+    c->fast_exit |= NM_FAST_EXIT;
     unsigned acc = NM_ACC_WRITE | (user ? NM_ACC_USER : 0);
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c)) cpu_raise(c, NM_EXC_AC, 0);
     if (unlikely(c->dr_data_mask)) cpu_debug_data(c, lin, size, true);

@@ -316,6 +316,19 @@ static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int s
     }
     return true;
 }
+/* The host address a read of `size` at seg:off may come from, or NULL
+ * (mem_read_fast's tests; size may be more than 4, within one page). */
+static inline __attribute__((always_inline)) const uint8_t *
+mem_read_ptr(nm_cpu *c, int seg, uint32_t off, uint32_t size)
+{
+    const nm_segment *s = &c->seg[seg];
+    if (unlikely((s->flags & 0x9c) != 0x90 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
+    uint32_t lin = s->base + off;
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    uint32_t tag = c->cpl == 3 ? e->tag_user : e->tag_read;
+    if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
+    return e->host + (lin & 0xfff);
+}
 /* The host address a write of `size` at seg:off may go to, or NULL. */
 static inline __attribute__((always_inline)) uint8_t *mem_write_ptr(nm_cpu *c, int seg,
                                                                     uint32_t off, unsigned size)
@@ -416,7 +429,7 @@ static inline void jump_to(nm_cpu *c, uint32_t target, unsigned opsize)
 void *icache_new(void);
 void icache_free(void *ic);
 /* The cache: direct-mapped by physical address (icache.c explains). */
-#define IC_BITS 16
+#define IC_BITS 18
 #define IC_SIZE (1u << IC_BITS)
 #define IC_MASK (IC_SIZE - 1)
 /* Entries past IC_SIZE: the scratch entry and padding, so that `e + len`
@@ -424,24 +437,26 @@ void icache_free(void *ic);
 #define IC_PAD 32
 typedef struct ic_entry {
     uint64_t tag; /* 0: empty; else 1<<40 | phys<<1 | code32 */
-    /* The tag the next sequential instruction has (phys + len, same CS.D)
-     * when it starts in the same page; IC_NO_SEQ otherwise.  That entry is
-     * `this + len`: the run loop follows it without a lookup. */
-    uint64_t seq_tag;
     nm_insn insn;
-    /* The run that starts here (the uncosted loop, cpu.c): this instruction
-     * and the run_n - 1 cached ones that follow it in the page, every one
-     * but the last without nm_insn.sync.  Valid while run_gen is the page's
-     * generation (icache.gen); run_n 0: not worked out. */
+    /* The entry of the next sequential instruction, `this + len`, when it
+     * starts in the same page (its tag is then tag + (len << 1)), else
+     * NULL: the run loops follow it without a lookup. */
+    const struct ic_entry *seq;
+    /* The handler the uncosted loop calls for this instruction inside a run
+     * (before a run's last one); NULL: it ends every run it is in.  Mostly
+     * insn.fn: those with no nm_insn.sync; also a 32-bit Jcc in 32-bit code,
+     * with a handler that only notes a jump (NM_FAST_TAKEN, cpu.c). */
+    nm_handler run_fn;
+    /* The run that starts here (cpu.c): this instruction and the run_n - 1
+     * cached ones that follow it in the page, every one but the last with
+     * a run_fn.  Valid while run_gen is the page's generation (icache.gen);
+     * run_n 0: not worked out. */
     uint32_t run_gen;
     uint16_t run_n;
-    /* `this + len` while seq_tag is valid, else NULL (a run follows it). */
-    const struct ic_entry *seq;
     /* The run is `DEC r32 ; JNZ` back to it (icache_run): the uncosted loop
      * may do its iterations but the last at once (cpu.c). */
     bool run_dec_loop;
 } ic_entry;
-#define IC_NO_SEQ 1u /* never equals a tag (bit 40 is set in every valid one) */
 /* Page generations, by physical page number modulo IC_GEN_SIZE (pages that
  * share a slot only cost each other a run worked out again). */
 #define IC_GEN_BITS 16
@@ -465,6 +480,8 @@ static inline uint64_t ic_tag(uint32_t phys, bool code32)
     return (1ull << 40) | (uint64_t)phys << 1 | (code32 ? 1 : 0);
 }
 const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag);
+/* ic_entry.run_fn for a decoded instruction (exec_control.c). */
+nm_handler exec_run_handler(const nm_insn *i, bool code32);
 /* Works out the run that starts at cached entry e (of page generation gen). */
 unsigned icache_run(ic_entry *e, uint32_t gen);
 

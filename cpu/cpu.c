@@ -306,6 +306,13 @@ static void run_settle(nm_cpu *c, uint32_t done)
     c->run_added = done;
 }
 
+/* fast_exit read again in the run loop's exit path (so that the test in
+ * the loop stays one compare with memory). */
+static inline uint8_t fast_exit_now(const nm_cpu *c)
+{
+    return *(const volatile uint8_t *)&c->fast_exit;
+}
+
 /* How many instructions of the current run come before run_cur. */
 static uint32_t run_index(const nm_cpu *c)
 {
@@ -401,7 +408,7 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
     const nm_insn *i;
     uint32_t eip = c->eip;
     /* The first instruction gets the full check (INTR may be pending). */
-    c->fast_exit = true;
+    c->fast_exit = NM_FAST_EXIT;
     for (;;) {
         /* ---- the page EIP is in: its translation, where its entries and
          * its generation are, and whether the CS limit (and for 16-bit code
@@ -457,20 +464,44 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
                 uint32_t k = k0;
                 do {
                     c->run_cur = e;
-                    e->insn.fn(c, &e->insn);
+                    e->run_fn(c, &e->insn);
                     if (unlikely(c->fast_exit)) {
-                        /* Leave after this one: EIP and what the full
-                         * check (and a listener just set) read of it.  ESP
-                         * is the one after it (no listener can be set by a
-                         * store: the measurement window opens through a
-                         * port). */
-                        run_settle(c, k0 - k + 1);
+                        /* Leave after this one (done, counted): EIP and
+                         * what the full check (and a listener just set)
+                         * read of it.  ESP is the one after it (no listener
+                         * can be set by a store: the measurement window
+                         * opens through a port).  A Jcc that jumps moves
+                         * EIP to its target, which must be within the CS
+                         * limit (else #GP, the Jcc not done); with nothing
+                         * else to look at, no full check is due. */
+                        const uint32_t done = k0 - k + 1;
+                        /* (a Jcc did not overwrite itself: its tag holds) */
+                        eip = fast_exit_now(c) == NM_FAST_TAKEN
+                                  ? eip_base + ((uint32_t)(e->tag >> 1) & 0xfffu)
+                                  : c->run_eip + (uint32_t)(e - head);
+                        uint32_t next = eip + e->insn.len;
+                        if (fast_exit_now(c) & NM_FAST_TAKEN) {
+                            next += e->insn.disp;
+                            if (unlikely(next > cs_limit)) {
+                                run_settle(c, done - 1);
+                                c->run_cur = NULL;
+                                c->insn_eip = eip;
+                                c->insn_esp = c->gpr[NM_ESP];
+                                cpu_raise(c, NM_EXC_GP, 0);
+                            }
+                        }
+                        run_settle(c, done);
                         c->run_cur = NULL;
-                        eip = c->run_eip + (uint32_t)(e - head);
+                        i = &e->insn;
                         c->insn_eip = eip;
                         c->insn_esp = c->gpr[NM_ESP];
-                        c->eip = (eip + e->insn.len) & eip_mask;
-                        i = &e->insn;
+                        c->eip = next & eip_mask;
+                        if (fast_exit_now(c) == NM_FAST_TAKEN) {
+                            c->fast_exit = 0;
+                            budget += n - done; /* the ones not run */
+                            eip = c->eip;
+                            goto next;
+                        }
                         goto full;
                     }
                     e = e->seq;
@@ -490,8 +521,11 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
             clk->cycles++;
             eip = c->eip;
             if (likely(!(c->fast_exit | (i->sync & NM_SYNC_CHECK) | (budget == 0)))) continue;
+            goto full;
+        next:
+            if (likely(budget != 0)) continue;
         full:
-            c->fast_exit = false;
+            c->fast_exit = 0;
             if (c->fetch_lin != flin && c->have_hooks) {
                 /* A listener may have been set by this very instruction (an
                  * I/O to the measurement marker; nm_cpu_set_hooks flushes
@@ -517,7 +551,7 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
             /* Still to look at after the next instruction: the end of the
              * interrupt shadow, an interrupt still pending and enabled. */
             if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
-                c->fast_exit = true;
+                c->fast_exit = NM_FAST_EXIT;
             eip = c->eip;
         }
     }
@@ -596,9 +630,9 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
         }
         if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
             return;
-        const uint64_t seq_tag = e->seq_tag;
-        const ic_entry *n = e + len;
-        if (likely(c->eip == next && n->tag == seq_tag && c->fetch_lin == flin)) {
+        const ic_entry *n = e->seq;
+        if (likely(n && c->eip == next && n->tag == e->tag + ((uint64_t)len << 1) &&
+                   c->fetch_lin == flin)) {
             e = n;
             continue;
         }

@@ -114,10 +114,11 @@ struct nm_cpu {
     bool inhibit_fresh;      /* inhibit_irq set by the instruction that just ran */
     uint64_t steps;          /* instructions + delivered exceptions (run loop bound) */
     bool ac_on;              /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
-    /* Set by every path that may reach a device, the page tables or a data
-     * breakpoint (access.c's slow paths, the page walk): the uncosted run
-     * loop then does its full check after the instruction (cpu.c). */
-    bool fast_exit;
+    /* NM_FAST_EXIT: set by every path that may reach a device, the page
+     * tables or a data breakpoint (access.c's slow paths, the page walk,
+     * I/O): the uncosted run loop then does its full check after the
+     * instruction.  NM_FAST_TAKEN: a Jcc inside a run jumps (cpu.c). */
+    uint8_t fast_exit;
     /* The uncosted loop's run of straight-line instructions (cpu.c): the
      * cache entry of the one executing (NULL outside a run, and for the
      * run's last instruction), the run's first entry and its EIP.  A fault
@@ -128,6 +129,9 @@ struct nm_cpu {
      * already hold beyond the run's start (cpu.c). */
     uint32_t run_added;
 };
+
+#define NM_FAST_EXIT  1u
+#define NM_FAST_TAKEN 2u
 
 /* Whether the instruction whose step just ran has retired: not a REP
  * string step that stopped at its budget (cpu/exec_string.c).  Cost models

@@ -546,23 +546,6 @@ static void h_lea_x(nm_cpu *c, const nm_insn *i)
     c->gpr[i->reg] = insn_ea_bi32(c, i);
 }
 
-/* The general handler's 32-bit twin (the size folded at compile time). */
-static nm_handler twin32(nm_handler fn)
-{
-    for (unsigned k = 0; k < 8; k++) {
-        if (fn == h_alu_EG[k]) return h_alu_EG_d[k];
-        if (fn == h_alu_GE[k]) return h_alu_GE_d[k];
-        if (fn == h_alu_EI[k]) return h_alu_EI_d[k];
-    }
-    if (fn == h_inc) return h_inc_d;
-    if (fn == h_dec) return h_dec_d;
-    if (fn == h_mov_EG) return h_mov_EG_d;
-    if (fn == h_mov_GE) return h_mov_GE_d;
-    if (fn == h_mov_EI) return h_mov_EI_d;
-    if (fn == h_shift) return h_shift_d;
-    return fn;
-}
-
 /* Which memory form the specialised handlers have for this operand: 'b'
  * (base + displacement), 'x' (base + index), else 0.  Only 32-bit
  * addressing. */
@@ -572,47 +555,79 @@ static char mem_form(const nm_insn *i)
     return i->index == NM_REG_NONE ? 'b' : 'x';
 }
 
+/* The eight ALU operations: the form by the general handler the decoder
+ * set (EG, GE or EI), then by operand kind. */
+static nm_handler alu_specialise(const nm_insn *i, unsigned k)
+{
+    const nm_handler fn = i->fn;
+    const bool reg = i->mod == 3;
+    const char mf = mem_form(i);
+    if (fn == h_alu_EG[k]) return reg ? h_alu_rr[k] : mf == 'b' ? h_alu_mrb[k] : h_alu_EG_d[k];
+    if (fn == h_alu_GE[k]) return reg ? h_alu_GErr[k] : mf == 'b' ? h_alu_rmb[k] : h_alu_GE_d[k];
+    if (fn == h_alu_EI[k]) return reg ? h_alu_ri[k] : mf == 'b' ? h_alu_mib[k] : h_alu_EI_d[k];
+    return fn;
+}
+
 nm_handler exec_specialise(const nm_insn *i)
 {
-    nm_handler fn = i->fn;
-    nm_handler s = exec_control_specialise(i);
-    if (s) return s;
-    s = exec_shift_specialise(i);
-    if (s) return s;
-    const bool reg = i->mod == 3, d = i->opsize == 4;
+    const nm_handler fn = i->fn;
+    const bool reg = i->mod == 3;
     const char mf = mem_form(i);
-    for (unsigned k = 0; d && k < 8; k++) {
-        if (fn == h_alu_EG[k]) {
-            if (reg) return h_alu_rr[k];
-            if (mf == 'b') return h_alu_mrb[k];
-        } else if (fn == h_alu_GE[k]) {
-            if (reg) return h_alu_GErr[k];
-            if (mf == 'b') return h_alu_rmb[k];
-        } else if (fn == h_alu_EI[k]) {
-            if (reg) return h_alu_ri[k];
-            if (mf == 'b') return h_alu_mib[k];
-        }
+    if (i->opsize == 1) { /* byte moves through memory */
+        if (i->op == NM_OP_MOV && !reg && fn == h_mov_GE) return h_mov8_rM;
+        if (i->op == NM_OP_MOV && !reg && fn == h_mov_EG) return h_mov8_Mr;
+        return fn;
     }
-    if (d && fn == h_test_EG && reg) return h_test_rr;
-    if (d && fn == h_test_EI && reg) return h_test_ri;
-    if (d && fn == h_test_EI && mf == 'b') return h_test_mib;
-    if (d && fn == h_inc && reg) return h_inc_r;
-    if (d && fn == h_dec && reg) return h_dec_r;
-    if (d && fn == h_mov_EG) {
-        if (reg) return h_mov_rr;
-        return mf == 'b' ? h_mov_mrb : mf == 'x' ? h_mov_mrx : h_mov_Mr;
+    if (i->opsize != 4) return fn;
+    switch (i->op) {
+    case NM_OP_ADD:
+    case NM_OP_OR:
+    case NM_OP_ADC:
+    case NM_OP_SBB:
+    case NM_OP_AND:
+    case NM_OP_SUB:
+    case NM_OP_XOR:
+    case NM_OP_CMP: return alu_specialise(i, (unsigned)(i->op - NM_OP_ADD));
+    case NM_OP_TEST:
+        if (fn == h_test_EG && reg) return h_test_rr;
+        if (fn == h_test_EI && reg) return h_test_ri;
+        if (fn == h_test_EI && mf == 'b') return h_test_mib;
+        return fn;
+    case NM_OP_INC: return fn != h_inc ? fn : reg ? h_inc_r : h_inc_d;
+    case NM_OP_DEC: return fn != h_dec ? fn : reg ? h_dec_r : h_dec_d;
+    case NM_OP_MOV:
+        if (fn == h_mov_EG)
+            return reg ? h_mov_rr : mf == 'b' ? h_mov_mrb : mf == 'x' ? h_mov_mrx : h_mov_Mr;
+        if (fn == h_mov_GE)
+            return reg ? h_mov_GErr : mf == 'b' ? h_mov_rmb : mf == 'x' ? h_mov_rmx : h_mov_rM;
+        if (fn == h_mov_EI) return reg ? h_mov_ri : mf == 'b' ? h_mov_mib : h_mov_EI_d;
+        return fn;
+    case NM_OP_MOVZX:
+        if (fn == h_movzx8) return reg ? h_movzx8_rr : h_movzx8_rM;
+        if (fn == h_movzx16 && !reg) return h_movzx16_rM;
+        return fn;
+    case NM_OP_LEA: return mf == 'b' ? h_lea_b : mf == 'x' ? h_lea_x : fn;
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
+    case NM_OP_SHLD: { /* (the decoder gives SAR the ID after SHR, SHLD's) */
+        if (fn != h_shift) return fn;
+        nm_handler s = exec_shift_specialise(i);
+        return s ? s : h_shift_d;
     }
-    if (d && fn == h_mov_GE) {
-        if (reg) return h_mov_GErr;
-        return mf == 'b' ? h_mov_rmb : mf == 'x' ? h_mov_rmx : h_mov_rM;
+    case NM_OP_JCC:
+    case NM_OP_JMP:
+    case NM_OP_CALL:
+    case NM_OP_RET:
+    case NM_OP_PUSH:
+    case NM_OP_POP: {
+        nm_handler s = exec_control_specialise(i);
+        return s ? s : fn;
     }
-    if (d && fn == h_mov_EI && reg) return h_mov_ri;
-    if (d && fn == h_mov_EI && mf == 'b') return h_mov_mib;
-    if (i->opsize == 1 && fn == h_mov_GE && !reg) return h_mov8_rM;
-    if (i->opsize == 1 && fn == h_mov_EG && !reg) return h_mov8_Mr;
-    if (d && fn == h_movzx8) return reg ? h_movzx8_rr : h_movzx8_rM;
-    if (d && fn == h_movzx16 && !reg) return h_movzx16_rM;
-    if (d && fn == h_lea && mf == 'b') return h_lea_b;
-    if (d && fn == h_lea && mf == 'x') return h_lea_x;
-    return d ? twin32(fn) : fn;
+    default: return fn;
+    }
 }

@@ -403,6 +403,49 @@ static void h_pop_r32(nm_cpu *c, const nm_insn *i)
     }
 }
 
+/* Inside a run of the uncosted loop (ic_entry.run_fn), where EIP is not
+ * kept: the condition only, and a jump noted for the loop, which moves EIP
+ * to the target (cpu.c). */
+#define JCC32_RUN(cc)                                                                              \
+    static void h_jcc32_run_##cc(nm_cpu *c, const nm_insn *i)                                      \
+    {                                                                                              \
+        (void)i;                                                                                   \
+        if (flags_cond_fast(c, cc)) c->fast_exit |= NM_FAST_TAKEN;                                 \
+    }
+JCC32_RUN(0)
+JCC32_RUN(1)
+JCC32_RUN(2)
+JCC32_RUN(3)
+JCC32_RUN(4)
+JCC32_RUN(5)
+JCC32_RUN(6)
+JCC32_RUN(7)
+JCC32_RUN(8)
+JCC32_RUN(9)
+JCC32_RUN(10)
+JCC32_RUN(11)
+JCC32_RUN(12)
+JCC32_RUN(13)
+JCC32_RUN(14)
+JCC32_RUN(15)
+static const nm_handler h_jcc32_run[16] = {
+    h_jcc32_run_0,  h_jcc32_run_1,  h_jcc32_run_2,  h_jcc32_run_3,  h_jcc32_run_4,  h_jcc32_run_5,
+    h_jcc32_run_6,  h_jcc32_run_7,  h_jcc32_run_8,  h_jcc32_run_9,  h_jcc32_run_10, h_jcc32_run_11,
+    h_jcc32_run_12, h_jcc32_run_13, h_jcc32_run_14, h_jcc32_run_15,
+};
+
+nm_handler exec_run_handler(const nm_insn *i, bool code32)
+{
+    if (!i->sync) return i->fn;
+    /* A forward one only: a backward Jcc mostly closes a loop and jumps,
+     * and a jump inside a run costs more than one at its end.  (In 32-bit
+     * code the target is EIP after it plus the displacement, unmasked, as
+     * h_jcc32 computes it.) */
+    if (code32 && i->op == NM_OP_JCC && i->fn == h_jcc32[i->cond & 15] && (int32_t)i->disp >= 0)
+        return h_jcc32_run[i->cond & 15];
+    return NULL;
+}
+
 nm_handler exec_control_specialise(const nm_insn *i)
 {
     if (i->opsize != 4) return NULL;

@@ -24,9 +24,9 @@ void icache_flush(nm_cpu *c)
     icache *ic = c->icache;
     for (unsigned k = 0; k < IC_SIZE + IC_PAD; k++) {
         ic->e[k].tag = 0;
-        ic->e[k].seq_tag = IC_NO_SEQ;
         ic->e[k].run_n = 0;
         ic->e[k].seq = NULL;
+        ic->e[k].run_fn = NULL;
     }
 }
 
@@ -43,9 +43,9 @@ unsigned icache_run(ic_entry *e, uint32_t gen)
     /* Through the successors while they are cached (a run never decodes:
      * decoding can fault or walk the page tables) and the instruction
      * before them has no sync. */
-    while (!cur->insn.sync && n < IC_RUN_MAX) {
-        const ic_entry *next = cur + cur->insn.len;
-        if (cur->seq_tag == IC_NO_SEQ || next->tag != cur->seq_tag) break;
+    while (cur->run_fn && n < IC_RUN_MAX) {
+        const ic_entry *next = cur->seq;
+        if (!next || next->tag != cur->tag + ((uint64_t)cur->insn.len << 1)) break;
         cur = next;
         n++;
     }
@@ -53,7 +53,7 @@ unsigned icache_run(ic_entry *e, uint32_t gen)
     e->run_gen = gen;
     /* The busy-wait of Linux's delay_loop (arch/x86/lib/delay.c): DEC of
      * a 32-bit register, then JNZ with a 32-bit operand size to the DEC. */
-    const nm_insn *a = &e->insn, *b = n == 2 ? &e->seq->insn : NULL;
+    const nm_insn *a = &e->insn, *b = n >= 2 ? &e->seq->insn : NULL;
     e->run_dec_loop = b && a->op == NM_OP_DEC && a->opsize == 4 && a->mod == 3 &&
                       b->op == NM_OP_JCC && b->cond == 5 && b->opsize == 4 &&
                       b->disp == (uint32_t)0 - a->len - b->len;
@@ -71,8 +71,8 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
         ic_entry *s = &ic->e[IC_SIZE];
         s->insn = tmp;
         s->tag = 0;
-        s->seq_tag = IC_NO_SEQ;
         s->seq = NULL;
+        s->run_fn = NULL;
         return s;
     }
     if (!nm_memmap_page_is_watched(c->mem, phys)) {
@@ -87,8 +87,8 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
     e->run_n = 0;
     /* Same page: the successor's entry is e + len (IC_SIZE is a multiple
      * of the page size, so the index does not wrap). */
-    e->seq_tag = (phys & 0xfff) + tmp.len < 0x1000 ? tag + ((uint64_t)tmp.len << 1) : IC_NO_SEQ;
-    e->seq = e->seq_tag != IC_NO_SEQ ? e + tmp.len : NULL;
+    e->seq = (phys & 0xfff) + tmp.len < 0x1000 ? e + tmp.len : NULL;
+    e->run_fn = exec_run_handler(&e->insn, tag & 1);
     return e;
 }
 

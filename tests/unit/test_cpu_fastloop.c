@@ -1,8 +1,8 @@
 /* The uncosted run loop (cpu/cpu.c run_fast_loop) against the per-instruction
  * loop: one program, run with no listener (runs of straight-line
  * instructions, counters advanced once per run, full checks only where they
- * can matter) and with an insn listener that charges one clock per
- * instruction (the hooked loop, every check after every instruction), in
+ * can matter) and with a listener that charges one clock per instruction
+ * (the hooked loop, every check after every instruction), in
  * one slice and in slices of 1, 7 and 100 steps, must leave the same
  * registers, memory, counters and clock, and a device must see the same
  * clock at every access.
@@ -12,7 +12,9 @@
  * clock, a #DE in the middle of a run (its handler fixes the divisor and
  * returns to the DIV), a store into an instruction of the same run, a run
  * that crosses a page, a timer interrupt every 997 clocks with IF set, and
- * DEC/JNZ busy-waits (which the fast loop may run ahead: dec_loop_ahead). */
+ * DEC/JNZ busy-waits (which the fast loop may run ahead: dec_loop_ahead),
+ * and before them REP STOS/MOVS across pages, overlapping and unaligned
+ * (the bulk path, rep_bulk: the listener's memory hook turns it off). */
 #include <glib.h>
 #include <string.h>
 
@@ -27,8 +29,9 @@
 #define H_DE    0x3000u   /* #DE handler */
 #define H_TMR   0x3100u   /* timer handler (vector 0x20) */
 #define DATA    0x5000u   /* counters (handlers) and the loop's sums at DATA+0x1000 */
-#define CODE    0x100fccu /* the MOV [MMIO+4],ECX crosses the page at 0x101000 */
+#define CODE    0x100fc4u /* the MOV [MMIO+4],ECX crosses the page at 0x101000 */
 #define MMIO    0xfe000000u
+#define STRINGS 0x102000u
 #define LOG_MAX 8192
 
 typedef struct {
@@ -80,6 +83,17 @@ static uint32_t one_clock(void *opaque, nm_cpu *c, const nm_insn *i)
     (void)c;
     (void)i;
     return 1;
+}
+
+/* With a memory listener the TLB keeps no fast tags: every access, and
+ * every REP iteration, goes one by one. */
+static void no_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned size, unsigned flags)
+{
+    (void)opaque;
+    (void)linear;
+    (void)physical;
+    (void)size;
+    (void)flags;
 }
 
 static void put(uint8_t *ram, uint32_t at, const void *p, size_t n)
@@ -209,7 +223,70 @@ static void fx_init(fx *f)
     g_assert_cmpuint(code[59], ==, 0x89);
     g_assert_cmpuint(sizeof code, ==, 124);
     put(ram, CODE, code, sizeof code);
-    nm_cpu_enter_flat32(f->c, CODE, 0x90000);
+    /* First, REP STOS/MOVS over pages, overlapping and unaligned (with
+     * interrupts off: they run before the loop's STI), then the loop. */
+    const uint8_t strings[] = {
+        0xbf,
+        0x00,
+        0x70,
+        0x00,
+        0x00, /* mov edi,0x7000 */
+        0xb9,
+        0xb8,
+        0x0b,
+        0x00,
+        0x00, /* mov ecx,3000 */
+        0xb8,
+        0x44,
+        0x33,
+        0x22,
+        0x11, /* mov eax,0x11223344 */
+        0xf3,
+        0xab, /* rep stosd (12000 bytes) */
+        0xbe,
+        0x00,
+        0x70,
+        0x00,
+        0x00, /* mov esi,0x7000 */
+        0xbf,
+        0x03,
+        0x70,
+        0x00,
+        0x00, /* mov edi,0x7003 */
+        0xb9,
+        0x88,
+        0x13,
+        0x00,
+        0x00, /* mov ecx,5000 */
+        0xf3,
+        0xa4, /* rep movsb: overlapping, forward */
+        0xbe,
+        0x01,
+        0x70,
+        0x00,
+        0x00, /* mov esi,0x7001 */
+        0xbf,
+        0x00,
+        0x90,
+        0x00,
+        0x00, /* mov edi,0x9000 */
+        0xb9,
+        0xd0,
+        0x07,
+        0x00,
+        0x00, /* mov ecx,2000 */
+        0xf3,
+        0xa5, /* rep movsd: unaligned source */
+        0xb8,
+        CODE & 0xff,
+        (CODE >> 8) & 0xff,
+        (CODE >> 16) & 0xff,
+        0x00, /* mov eax,CODE */
+        0xff,
+        0xe0, /* jmp eax */
+    };
+    put(ram, STRINGS, strings, sizeof strings);
+    nm_cpu_enter_flat32(f->c, STRINGS, 0x90000);
 }
 
 static void fx_free(fx *f)
@@ -224,7 +301,7 @@ static void fx_free(fx *f)
 static void run(fx *f, uint64_t slice, bool listener)
 {
     if (listener) {
-        nm_cpu_hooks h = {.insn = one_clock};
+        nm_cpu_hooks h = {.insn = one_clock, .mem = no_mem};
         nm_cpu_set_hooks(f->c, &h);
     }
     for (unsigned guard = 0; !f->m->stop_requested && guard < 10000000; guard++) {
@@ -237,7 +314,7 @@ static void run(fx *f, uint64_t slice, bool listener)
 typedef struct {
     uint32_t gpr[8], eip, eflags;
     uint64_t instructions, cycles;
-    uint8_t data[0x1100];
+    uint8_t data[0x6000]; /* DATA.. : counters, sums, the strings' area */
     uint64_t log[LOG_MAX];
     unsigned n_log;
 } outcome;
