@@ -104,8 +104,6 @@ static const nm_handler h_alu_EG_d[8] = {h_add_EG_d, h_or_EG_d,  h_adc_EG_d, h_s
                                          h_and_EG_d, h_sub_EG_d, h_xor_EG_d, h_cmp_EG_d};
 static const nm_handler h_alu_GE_d[8] = {h_add_GE_d, h_or_GE_d,  h_adc_GE_d, h_sbb_GE_d,
                                          h_and_GE_d, h_sub_GE_d, h_xor_GE_d, h_cmp_GE_d};
-static const nm_handler h_alu_EI_d[8] = {h_add_EI_d, h_or_EI_d,  h_adc_EI_d, h_sbb_EI_d,
-                                         h_and_EI_d, h_sub_EI_d, h_xor_EI_d, h_cmp_EI_d};
 
 void h_test_EG(nm_cpu *c, const nm_insn *i)
 {
@@ -414,20 +412,26 @@ void h_nop(nm_cpu *c, const nm_insn *i)
         uint32_t r = alu(c, op, c->gpr[i->reg], b, 2);                                             \
         if (op != ALU_CMP) c->gpr[i->reg] = r;                                                     \
     }                                                                                              \
-    static void h_##name##_mib(nm_cpu *c, const nm_insn *i)                                        \
+    ALU_MI(name, op, mib, insn_ea_b32, 4, 2, h_##name##_EI_d)                                      \
+    ALU_MI(name, op, miM, insn_ea, 4, 2, h_##name##_EI_d)                                          \
+    ALU_MI(name, op, mi8, insn_ea, 1, 0, h_##name##_EI)
+
+/* op r/m, imm through memory: `size` bytes at the address `ea_fn` gives. */
+#define ALU_MI(name, op, form, ea_fn, size, szi, general)                                          \
+    static void h_##name##_##form(nm_cpu *c, const nm_insn *i)                                     \
     {                                                                                              \
         uint8_t *p;                                                                                \
         if (op == ALU_CMP) {                                                                       \
             uint32_t v;                                                                            \
-            if (likely(mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &v))) {                      \
-                alu(c, op, v, i->imm, 2);                                                          \
+            if (likely(mem_read_fast(c, i->seg, ea_fn(c, i), size, &v))) {                         \
+                alu(c, op, v, i->imm, szi);                                                        \
                 return;                                                                            \
             }                                                                                      \
-        } else if (likely((p = mem_write_ptr(c, i->seg, insn_ea_b32(c, i), 4)) != NULL)) {         \
-            host_put(p, alu(c, op, host_get(p, 4), i->imm, 2), 4);                                 \
+        } else if (likely((p = mem_write_ptr(c, i->seg, ea_fn(c, i), size)) != NULL)) {            \
+            host_put(p, alu(c, op, host_get(p, size), i->imm, szi), size);                         \
             return;                                                                                \
         }                                                                                          \
-        h_##name##_EI_d(c, i);                                                                     \
+        general(c, i);                                                                             \
     }
 
 ALU_FAST(add, ALU_ADD)
@@ -449,6 +453,8 @@ ALU_TABLE(ri)
 ALU_TABLE(mrb)
 ALU_TABLE(rmb)
 ALU_TABLE(mib)
+ALU_TABLE(miM)
+ALU_TABLE(mi8)
 
 static void h_test_rr(nm_cpu *c, const nm_insn *i)
 {
@@ -463,6 +469,23 @@ static void h_test_mib(nm_cpu *c, const nm_insn *i)
     uint32_t v;
     if (likely(mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &v)))
         lf_set_logic(c, 2, v & i->imm);
+    else
+        h_test_EI(c, i);
+}
+
+static void h_test_miM(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea(c, i), 4, &v)))
+        lf_set_logic(c, 2, v & i->imm);
+    else
+        h_test_EI(c, i);
+}
+static void h_test_mi8(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea(c, i), 1, &v)))
+        lf_set_logic(c, 0, v & i->imm);
     else
         h_test_EI(c, i);
 }
@@ -524,6 +547,18 @@ MOV_STORE(h_mov_Mr, insn_ea, 4, c->gpr[i->reg], h_mov_EG_d)
 MOV_STORE(h_mov_mib, insn_ea_b32, 4, i->imm, h_mov_EI_d)
 /* Byte moves through memory (the register is AL..BH by number). */
 MOV_STORE(h_mov8_Mr, insn_ea, 1, reg8(c, i->reg), h_mov_EG)
+MOV_STORE(h_mov8_Mi, insn_ea, 1, i->imm, h_mov_EI)
+/* 16-bit moves through memory. */
+MOV_STORE(h_mov16_Mr, insn_ea, 2, c->gpr[i->reg], h_mov_EG)
+MOV_STORE(h_mov16_Mi, insn_ea, 2, i->imm, h_mov_EI)
+static void h_mov16_rM(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea(c, i), 2, &v)))
+        c->gpr[i->reg] = (c->gpr[i->reg] & 0xffff0000u) | v;
+    else
+        h_mov_GE(c, i);
+}
 static void h_mov8_rM(nm_cpu *c, const nm_insn *i)
 {
     uint32_t v;
@@ -564,7 +599,7 @@ static nm_handler alu_specialise(const nm_insn *i, unsigned k)
     const char mf = mem_form(i);
     if (fn == h_alu_EG[k]) return reg ? h_alu_rr[k] : mf == 'b' ? h_alu_mrb[k] : h_alu_EG_d[k];
     if (fn == h_alu_GE[k]) return reg ? h_alu_GErr[k] : mf == 'b' ? h_alu_rmb[k] : h_alu_GE_d[k];
-    if (fn == h_alu_EI[k]) return reg ? h_alu_ri[k] : mf == 'b' ? h_alu_mib[k] : h_alu_EI_d[k];
+    if (fn == h_alu_EI[k]) return reg ? h_alu_ri[k] : mf == 'b' ? h_alu_mib[k] : h_alu_miM[k];
     return fn;
 }
 
@@ -573,10 +608,24 @@ nm_handler exec_specialise(const nm_insn *i)
     const nm_handler fn = i->fn;
     const bool reg = i->mod == 3;
     const char mf = mem_form(i);
-    if (i->opsize == 1) { /* byte moves through memory */
-        if (i->op == NM_OP_MOV && !reg && fn == h_mov_GE) return h_mov8_rM;
-        if (i->op == NM_OP_MOV && !reg && fn == h_mov_EG) return h_mov8_Mr;
+    if (i->opsize == 1) { /* byte operations on memory */
+        if (reg) return fn;
+        if (i->op == NM_OP_MOV)
+            return fn == h_mov_GE   ? h_mov8_rM
+                   : fn == h_mov_EG ? h_mov8_Mr
+                   : fn == h_mov_EI ? h_mov8_Mi
+                                    : fn;
+        if (i->op >= NM_OP_ADD && i->op <= NM_OP_CMP && fn == h_alu_EI[i->op - NM_OP_ADD])
+            return h_alu_mi8[i->op - NM_OP_ADD];
+        if (i->op == NM_OP_TEST && fn == h_test_EI) return h_test_mi8;
         return fn;
+    }
+    if (i->opsize == 2) { /* 16-bit moves through memory */
+        if (reg || i->op != NM_OP_MOV) return fn;
+        return fn == h_mov_GE   ? h_mov16_rM
+               : fn == h_mov_EG ? h_mov16_Mr
+               : fn == h_mov_EI ? h_mov16_Mi
+                                : fn;
     }
     if (i->opsize != 4) return fn;
     switch (i->op) {
@@ -591,7 +640,7 @@ nm_handler exec_specialise(const nm_insn *i)
     case NM_OP_TEST:
         if (fn == h_test_EG && reg) return h_test_rr;
         if (fn == h_test_EI && reg) return h_test_ri;
-        if (fn == h_test_EI && mf == 'b') return h_test_mib;
+        if (fn == h_test_EI && !reg) return mf == 'b' ? h_test_mib : h_test_miM;
         return fn;
     case NM_OP_INC: return fn != h_inc ? fn : reg ? h_inc_r : h_inc_d;
     case NM_OP_DEC: return fn != h_dec ? fn : reg ? h_dec_r : h_dec_d;
