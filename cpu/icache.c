@@ -43,14 +43,23 @@ unsigned icache_run(ic_entry *e, uint32_t gen)
     /* Through the successors while they are cached (a run never decodes:
      * decoding can fault or walk the page tables) and the instruction
      * before them has no sync. */
+    bool keep = true;
     while (cur->run_fn && n < IC_RUN_MAX) {
         const ic_entry *next = cur->seq;
-        if (!next || next->tag != cur->tag + ((uint64_t)cur->insn.len << 1)) break;
+        if (!next) break; /* the page ends */
+        if (next->tag != cur->tag + ((uint64_t)cur->insn.len << 1)) {
+            /* Not decoded yet: it will be when the run has run, so this run
+             * is worked out again next time (decoding into an empty slot
+             * moves no generation on), unless it stops at a Jcc, whose
+             * other way may be the only one taken. */
+            keep = cur->insn.op == NM_OP_JCC;
+            break;
+        }
         cur = next;
         n++;
     }
     e->run_n = (uint16_t)n;
-    e->run_gen = gen;
+    e->run_gen = keep ? gen : gen - 1;
     /* The busy-wait of Linux's delay_loop (arch/x86/lib/delay.c): DEC of
      * a 32-bit register, then JNZ with a 32-bit operand size to the DEC. */
     const nm_insn *a = &e->insn, *b = n >= 2 ? &e->seq->insn : NULL;
@@ -79,9 +88,11 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
         nm_memmap_watch_page(c->mem, phys);
         access_code_page_watched(c, phys & ~0xfffu);
     }
-    /* The runs of the page decoded into and of the one replaced go stale. */
+    /* The runs of the page of the instruction replaced go stale.  No run
+     * of this page can hold the slot (it held no instruction of this
+     * page), so its runs stay (icache_run does not keep a run that stops
+     * for want of a decoded successor). */
     if (e->tag) (*ic_gen(ic, tag_phys(e->tag)))++;
-    (*ic_gen(ic, phys))++;
     e->insn = tmp;
     e->tag = tag;
     e->run_n = 0;
