@@ -383,9 +383,58 @@ static void test_same_as_stepped(void)
     g_free(f);
 }
 
+/* A forward Jcc inside a run whose target is past the CS limit: #GP with
+ * the Jcc's EIP and the Jcc not counted, as in the per-instruction loop.
+ * The loop runs the Jcc not taken first (so its fall-through is decoded
+ * and the Jcc sits inside a run), then taken. */
+static void gp_case(bool listener, uint32_t *eip_pushed, uint64_t *insns, uint64_t *clocks)
+{
+    fx *f = g_new(fx, 1);
+    fx_init(f);
+    uint8_t *ram = f->m->ram->host;
+    static const uint8_t h_gp[] = {0xf4}; /* hlt (IF=0: the end) */
+    put(ram, 0x3200, h_gp, sizeof h_gp);
+    gate(ram, 13, 0x3200);
+    const uint8_t code[] = {
+        0x0f, 0x01, 0x15, PSEUD & 0xff, PSEUD >> 8, 0, 0,       /* lgdt [PSEUD] */
+        0x0f, 0x01, 0x1d, (PSEUD + 8) & 0xff, PSEUD >> 8, 0, 0, /* lidt [PSEUD+8] */
+        0xb9, 0x03, 0x00, 0x00, 0x00,                           /* mov ecx,3 */
+        /* L (+19): */
+        0x49,                               /* dec ecx */
+        0x0f, 0x84, 0x00, 0x10, 0x00, 0x00, /* jz +0x1000: past the limit */
+        0x90,                               /* nop */
+        0xeb, 0xf6,                         /* jmp L */
+    };
+    put(ram, 0x200000, code, sizeof code);
+    f->m->clock.deadline = UINT64_MAX; /* no timer */
+    nm_timer_cancel(&f->m->clock, &f->tick);
+    nm_cpu_enter_flat32(f->c, 0x200000, 0x90000);
+    f->c->seg[NM_CS].limit = 0x200fff; /* (the descriptor cache: LGDT leaves CS alone) */
+    run(f, 0, listener);
+    uint32_t esp = nm_cpu_get_reg(f->c, NM_ESP);
+    memcpy(eip_pushed, ram + esp + 4, 4); /* above the error code */
+    *insns = nm_cpu_instructions(f->c);
+    *clocks = f->m->clock.cycles;
+    fx_free(f);
+    g_free(f);
+}
+
+static void test_jcc_beyond_limit(void)
+{
+    uint32_t e0, e1;
+    uint64_t n0, n1, k0, k1;
+    gp_case(true, &e0, &n0, &k0);
+    gp_case(false, &e1, &n1, &k1);
+    g_assert_cmphex(e0, ==, 0x200014); /* the JZ */
+    g_assert_cmphex(e1, ==, e0);
+    g_assert_cmpuint(n1, ==, n0);
+    g_assert_cmpuint(k1, ==, k0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/cpu/fastloop/same-as-stepped", test_same_as_stepped);
+    g_test_add_func("/cpu/fastloop/jcc-beyond-limit", test_jcc_beyond_limit);
     return g_test_run();
 }
