@@ -338,10 +338,9 @@ static inline __attribute__((always_inline)) uint8_t *mem_write_ptr(nm_cpu *c, i
     if (unlikely((s->flags & 0x9e) != 0x92 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
     uint32_t lin = s->base + off;
     const nm_tlb_entry *e = tlb_entry(c, lin);
-    uint8_t *host = e->host;
     uint32_t tag = c->cpl == 3 ? e->tag_user_write : e->tag_write;
     if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
-    return host + (lin & 0xfff);
+    return e->host + (lin & 0xfff);
 }
 static inline void host_put(uint8_t *p, uint32_t v, unsigned size)
 {
