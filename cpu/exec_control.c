@@ -357,6 +357,15 @@ static void h_call_M32(nm_cpu *c, const nm_insn *i)
     if (unlikely(!mem_read_fast(c, i->seg, insn_ea(c, i), 4, &target) || !call32_fast(c, target)))
         h_call_E(c, i);
 }
+/* Through a base register and a displacement (a function pointer in a
+ * structure). */
+static void h_call_mb32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t target;
+    if (unlikely(!mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &target) ||
+                 !call32_fast(c, target)))
+        h_call_E(c, i);
+}
 static void h_ret32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t esp = c->gpr[NM_ESP], target;
@@ -453,7 +462,11 @@ nm_handler exec_control_specialise(const nm_insn *i)
     if (i->fn == h_jmp_rel) return h_jmp_rel32;
     if (i->fn == h_call_rel) return h_call_rel32;
     if (i->fn == h_ret && i->imm == 0) return h_ret32;
-    if (i->fn == h_call_E) return i->mod == 3 ? h_call_r32 : h_call_M32;
+    if (i->fn == h_call_E) {
+        if (i->mod == 3) return h_call_r32;
+        bool b = i->addr32 && i->base != NM_REG_NONE && i->index == NM_REG_NONE;
+        return b ? h_call_mb32 : h_call_M32;
+    }
     if (i->fn == h_jmp_E && i->mod == 3) return h_jmp_r32;
     if (i->fn == h_push_E && i->mod == 3) return h_push_r32;
     if (i->fn == h_push_I) return h_push_i32;
