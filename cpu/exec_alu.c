@@ -145,11 +145,11 @@ void h_dec(nm_cpu *c, const nm_insn *i)
 {
     incdec(c, i, true, i->opsize);
 }
-static void h_inc_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_inc_d(nm_cpu *c, const nm_insn *i)
 {
     incdec(c, i, false, 4);
 }
-static void h_dec_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_dec_d(nm_cpu *c, const nm_insn *i)
 {
     incdec(c, i, true, 4);
 }
@@ -505,6 +505,26 @@ static void h_dec_r(nm_cpu *c, const nm_insn *i)
     lf_set(c, LF_DEC, 2, a, 1, r);
 }
 
+/* INC/DEC of a 32-bit memory operand: the fast half, else the general
+ * handler. */
+#define INCDEC_M(name, dec, ea_fn, general)                                                        \
+    static void name(nm_cpu *c, const nm_insn *i)                                                  \
+    {                                                                                              \
+        uint8_t *p = mem_write_ptr(c, i->seg, ea_fn(c, i), 4);                                     \
+        if (unlikely(p == NULL)) {                                                                 \
+            general(c, i);                                                                         \
+            return;                                                                                \
+        }                                                                                          \
+        uint32_t cf = flags_cf_fast(c), a = host_get(p, 4), r = dec ? a - 1 : a + 1;               \
+        host_put(p, r, 4);                                                                         \
+        c->lf_carry_in = cf;                                                                       \
+        lf_set(c, dec ? LF_DEC : LF_INC, 2, a, 1, r);                                              \
+    }
+INCDEC_M(h_inc_mb, false, insn_ea_b32, h_inc_d)
+INCDEC_M(h_dec_mb, true, insn_ea_b32, h_dec_d)
+INCDEC_M(h_inc_M, false, insn_ea, h_inc_d)
+INCDEC_M(h_dec_M, true, insn_ea, h_dec_d)
+
 static void h_mov_rr(nm_cpu *c, const nm_insn *i)
 {
     c->gpr[i->rm] = c->gpr[i->reg];
@@ -642,8 +662,8 @@ nm_handler exec_specialise(const nm_insn *i)
         if (fn == h_test_EI && reg) return h_test_ri;
         if (fn == h_test_EI && !reg) return mf == 'b' ? h_test_mib : h_test_miM;
         return fn;
-    case NM_OP_INC: return fn != h_inc ? fn : reg ? h_inc_r : h_inc_d;
-    case NM_OP_DEC: return fn != h_dec ? fn : reg ? h_dec_r : h_dec_d;
+    case NM_OP_INC: return fn != h_inc ? fn : reg ? h_inc_r : mf == 'b' ? h_inc_mb : h_inc_M;
+    case NM_OP_DEC: return fn != h_dec ? fn : reg ? h_dec_r : mf == 'b' ? h_dec_mb : h_dec_M;
     case NM_OP_MOV:
         if (fn == h_mov_EG)
             return reg ? h_mov_rr : mf == 'b' ? h_mov_mrb : mf == 'x' ? h_mov_mrx : h_mov_Mr;
