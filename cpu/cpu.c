@@ -383,12 +383,14 @@ static inline uint64_t fast_budget(const nm_cpu *c, uint64_t limit)
  * is the same as looking after every instruction.
  *
  * Instructions go in runs: from a looked-up entry, the cached instructions
- * that follow it in the page up to one with NM_SYNC_END (icache_run).  The
- * ones before the last need no EIP: they neither read nor move it, and a
- * fault among them finds its EIP from run_cur (nm_cpu_run's landing pad)
- * and its ESP unchanged (they write registers after their last possible
- * fault).  The last one runs with EIP, insn_eip and insn_esp kept, as every
- * instruction did before. */
+ * that follow it in the page up to one with no run handler (icache_run;
+ * ic_entry.run_fn: none for those with NM_SYNC_END but a forward Jcc,
+ * whose run handler only notes a jump, NM_FAST_TAKEN).  The ones before
+ * the last need no EIP: they neither read nor move it, and a fault among
+ * them finds its EIP from run_cur (nm_cpu_run's landing pad) and its ESP
+ * unchanged (they write registers after their last possible fault).  The
+ * last one runs with EIP, insn_eip and insn_esp kept, as every instruction
+ * did before.  A DEC/JNZ busy-wait runs ahead (dec_loop_ahead). */
 static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint64_t limit,
                                                                 const uint32_t eip_mask)
 {
