@@ -114,7 +114,7 @@ void cpu_probe_write(nm_cpu *c, int seg, uint32_t off, unsigned size)
 
 uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin)
 {
-    nm_tlb_entry *e = tlb_translate(c, lin, NM_ACC_FETCH | (c->cpl == 3 ? NM_ACC_USER : 0));
+    nm_tlb_entry *e = tlb_lookup(c, lin, NM_ACC_FETCH | (c->cpl == 3 ? NM_ACC_USER : 0));
     return e->phys_page;
 }
 
@@ -148,6 +148,7 @@ static inline void host_store(uint8_t *p, uint32_t v, unsigned size)
 static uint32_t entry_read(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, unsigned size)
 {
     if (e->host) return host_load(e->host + off, size);
+    cpu_run_sync(c);
     return nm_mem_read(c->mem, e->phys_page | off, size);
 }
 
@@ -158,6 +159,7 @@ static void entry_write(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, uint32_t
         host_store(e->host + off, v, size);
         if (nm_memmap_page_is_watched(c->mem, phys)) icache_invalidate(c, phys, size);
     } else {
+        cpu_run_sync(c);
         nm_mem_write(c->mem, phys, v, size); /* ROM, MMIO, partial pages (watch via memmap) */
     }
 }
@@ -170,6 +172,7 @@ static void mem_hook(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, unsi
 static uint32_t read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, unsigned hflags)
 {
     uint32_t off = lin & 0xfff;
+    c->fast_exit |= NM_FAST_EXIT; /* a device, a breakpoint or the page tables may see it */
     unsigned acc = (user ? NM_ACC_USER : 0) | ((hflags & NM_MEM_CODE) ? NM_ACC_FETCH : 0);
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c) && !(hflags & NM_MEM_CODE))
         cpu_raise(c, NM_EXC_AC, 0); /* SDM vol. 3A, 6.15 interrupt 17 */
@@ -198,6 +201,7 @@ static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
                        unsigned hflags)
 {
     uint32_t off = lin & 0xfff;
+    c->fast_exit |= NM_FAST_EXIT;
     unsigned acc = NM_ACC_WRITE | (user ? NM_ACC_USER : 0);
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c)) cpu_raise(c, NM_EXC_AC, 0);
     if (unlikely(c->dr_data_mask)) cpu_debug_data(c, lin, size, true);

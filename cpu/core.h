@@ -46,6 +46,14 @@ static inline void lf_set(nm_cpu *c, unsigned kind, unsigned szi, uint32_t a, ui
     c->lf_res = res;
 }
 
+/* A logic operation (AND, OR, XOR, TEST): CF, OF and AF are clear and
+ * nothing reads lf_a or lf_b (flags.c), so they are not stored. */
+static inline void lf_set_logic(nm_cpu *c, unsigned szi, uint32_t res)
+{
+    c->lf_op = LF(LF_LOGIC, szi);
+    c->lf_res = res;
+}
+
 bool flags_of(const nm_cpu *c);
 bool flags_af(const nm_cpu *c);
 bool flags_pf(const nm_cpu *c);
@@ -80,6 +88,45 @@ static inline bool flags_cf(const nm_cpu *c)
     case LF_DEC: return c->lf_carry_in != 0;
     default: return false; /* logic ops clear CF */
     }
+}
+
+/* flags_cond (flags.c) with the frequent cases inline: the specialised
+ * Jcc and SETcc handlers pass a constant cc.  After CMP/SUB the operands
+ * are compared, after a logic operation CF and OF are clear. */
+static inline __attribute__((always_inline)) bool flags_cond_fast(const nm_cpu *c, unsigned cc)
+{
+    const unsigned k = cc >> 1, inv = cc & 1;
+    if (k == 2) return flags_zf(c) ^ inv;
+    if (k == 4) return flags_sf(c) ^ inv;
+    if (k == 1 || k == 3 || k == 6 || k == 7) {
+        const uint32_t op = c->lf_op;
+        bool r;
+        if ((op >> 2) == LF_SUB) {
+            uint32_t a = c->lf_a, b = c->lf_b;
+            unsigned sh = 32 - (8u << (op & 3));
+            int32_t sa = (int32_t)(a << sh), sb = (int32_t)(b << sh);
+            r = k == 1 ? a < b : k == 3 ? a <= b : k == 6 ? sa < sb : sa <= sb;
+            return r ^ inv;
+        }
+        if ((op >> 2) == LF_LOGIC) {
+            uint32_t res = c->lf_res;
+            bool sf = (res & szi_sign(op & 3)) != 0;
+            r = k == 1 ? false : k == 3 ? res == 0 : k == 6 ? sf : (res == 0 || sf);
+            return r ^ inv;
+        }
+    }
+    return flags_cond(c, cc);
+}
+
+/* flags_cf with the cases INC/DEC meet most (after INC/DEC, SUB/CMP, a
+ * logic operation) tested before the general dispatch. */
+static inline bool flags_cf_fast(const nm_cpu *c)
+{
+    const uint32_t k = c->lf_op >> 2;
+    if (k == LF_DEC || k == LF_INC) return c->lf_carry_in != 0;
+    if (k == LF_SUB) return c->lf_a < c->lf_b;
+    if (k == LF_LOGIC) return false;
+    return flags_cf(c);
 }
 
 static inline uint32_t parity_flag(uint32_t v)
@@ -135,6 +182,22 @@ static inline uint32_t insn_ea(nm_cpu *c, const nm_insn *i)
     return a;
 }
 
+/* The frequent 32-bit form, picked by the decoder for the specialised
+ * handlers (exec_specialise): a base register and a displacement. */
+static inline uint32_t insn_ea_b32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t a = c->gpr[i->base] + i->disp;
+    c->last_ea = a;
+    return a;
+}
+/* And with an index register. */
+static inline uint32_t insn_ea_bi32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t a = c->gpr[i->base] + (c->gpr[i->index] << i->scale) + i->disp;
+    c->last_ea = a;
+    return a;
+}
+
 /* ------------------------------------------------------- linear access */
 
 /* TLB permission bits (nm_tlb_entry.perm). */
@@ -162,7 +225,9 @@ static inline uint32_t lin_read(nm_cpu *c, uint32_t lin, unsigned size)
     nm_tlb_entry *e = tlb_entry(c, lin);
     bool user = c->cpl == 3;
     uint32_t tag = user ? e->tag_user : e->tag_read;
-    if (likely(tag == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)) {
+    /* The page of the access's last byte: the entry's page only when it
+     * does not cross (the next page's tag never sits in this slot). */
+    if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
         const uint8_t *p = e->host + (lin & 0xfff);
         if (size == 4) {
             uint32_t v;
@@ -184,7 +249,7 @@ static inline void lin_write(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size)
     nm_tlb_entry *e = tlb_entry(c, lin);
     bool user = c->cpl == 3;
     uint32_t tag = user ? e->tag_user_write : e->tag_write;
-    if (likely(tag == (lin & ~0xfffu) && (lin & 0xfff) <= 0x1000 - size)) {
+    if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
         uint8_t *p = e->host + (lin & 0xfff);
         if (size == 4) {
             uint32_t x = v;
@@ -208,7 +273,8 @@ static inline uint32_t seg_lin(nm_cpu *c, int seg, uint32_t off, unsigned size, 
 {
     const nm_segment *s = &c->seg[seg];
     uint16_t mask = write ? 0x9e : 0x9c, want = write ? 0x92 : 0x90;
-    if (likely((s->flags & mask) == want && off <= s->limit && s->limit - off >= size - 1))
+    /* off <= limit and limit - off >= size - 1, in one 64-bit compare. */
+    if (likely((s->flags & mask) == want && (uint64_t)off + (size - 1) <= s->limit))
         return s->base + off;
     return seg_check_slow(c, seg, off, size, write);
 }
@@ -220,6 +286,86 @@ static inline uint32_t mem_read(nm_cpu *c, int seg, uint32_t off, unsigned size)
 static inline void mem_write(nm_cpu *c, int seg, uint32_t off, uint32_t v, unsigned size)
 {
     lin_write(c, seg_lin(c, seg, off, size, true), v, size);
+}
+
+/* The fast halves of mem_read and mem_write for the specialised handlers:
+ * the access done when the segment test and a fast TLB tag let it through
+ * (a RAM page, no listener, no breakpoint, no watched code), else nothing
+ * done and false: the caller then runs its general handler, which does the
+ * whole instruction again (so the fast half must come before any change). */
+static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int seg, uint32_t off,
+                                                                unsigned size, uint32_t *v)
+{
+    const nm_segment *s = &c->seg[seg];
+    if (unlikely((s->flags & 0x9c) != 0x90 || (uint64_t)off + (size - 1) > s->limit)) return false;
+    uint32_t lin = s->base + off;
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    const uint8_t *host = e->host;
+    uint32_t tag = c->cpl == 3 ? e->tag_user : e->tag_read;
+    if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return false;
+    const uint8_t *p = host + (lin & 0xfff);
+    if (size == 4) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        *v = x;
+    } else if (size == 2) {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        *v = x;
+    } else {
+        *v = *p;
+    }
+    return true;
+}
+/* The host address a read of `size` at seg:off may come from, or NULL
+ * (mem_read_fast's tests; size may be more than 4, within one page). */
+static inline __attribute__((always_inline)) const uint8_t *
+mem_read_ptr(nm_cpu *c, int seg, uint32_t off, uint32_t size)
+{
+    const nm_segment *s = &c->seg[seg];
+    if (unlikely((s->flags & 0x9c) != 0x90 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
+    uint32_t lin = s->base + off;
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    uint32_t tag = c->cpl == 3 ? e->tag_user : e->tag_read;
+    if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
+    return e->host + (lin & 0xfff);
+}
+/* The host address a write of `size` at seg:off may go to, or NULL. */
+static inline __attribute__((always_inline)) uint8_t *mem_write_ptr(nm_cpu *c, int seg,
+                                                                    uint32_t off, unsigned size)
+{
+    const nm_segment *s = &c->seg[seg];
+    if (unlikely((s->flags & 0x9e) != 0x92 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
+    uint32_t lin = s->base + off;
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    uint32_t tag = c->cpl == 3 ? e->tag_user_write : e->tag_write;
+    if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
+    return e->host + (lin & 0xfff);
+}
+static inline void host_put(uint8_t *p, uint32_t v, unsigned size)
+{
+    if (size == 4) {
+        memcpy(p, &v, 4);
+    } else if (size == 2) {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+    } else {
+        *p = (uint8_t)v;
+    }
+}
+static inline uint32_t host_get(const uint8_t *p, unsigned size)
+{
+    if (size == 4) {
+        uint32_t x;
+        memcpy(&x, p, 4);
+        return x;
+    }
+    if (size == 2) {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        return x;
+    }
+    return *p;
 }
 
 /* r/m operand of a decoded instruction. */
@@ -284,7 +430,7 @@ static inline void jump_to(nm_cpu *c, uint32_t target, unsigned opsize)
 void *icache_new(void);
 void icache_free(void *ic);
 /* The cache: direct-mapped by physical address (icache.c explains). */
-#define IC_BITS 16
+#define IC_BITS 18
 #define IC_SIZE (1u << IC_BITS)
 #define IC_MASK (IC_SIZE - 1)
 /* Entries past IC_SIZE: the scratch entry and padding, so that `e + len`
@@ -292,30 +438,72 @@ void icache_free(void *ic);
 #define IC_PAD 32
 typedef struct ic_entry {
     uint64_t tag; /* 0: empty; else 1<<40 | phys<<1 | code32 */
-    /* The tag the next sequential instruction has (phys + len, same CS.D)
-     * when it starts in the same page; IC_NO_SEQ otherwise.  That entry is
-     * `this + len`: the run loop follows it without a lookup. */
-    uint64_t seq_tag;
     nm_insn insn;
+    /* The entry of the next sequential instruction, `this + len`, when it
+     * starts in the same page (its tag is then tag + (len << 1)), else
+     * NULL: the run loops follow it without a lookup. */
+    const struct ic_entry *seq;
+    /* The handler the uncosted loop calls for this instruction inside a run
+     * (before a run's last one); NULL: it ends every run it is in.  Mostly
+     * insn.fn: those with no nm_insn.sync; also a 32-bit Jcc in 32-bit code,
+     * with a handler that only notes a jump (NM_FAST_TAKEN, cpu.c). */
+    nm_handler run_fn;
+    /* The run that starts here (cpu.c): this instruction and the run_n - 1
+     * cached ones that follow it in the page, every one but the last with
+     * a run_fn.  Valid while run_gen is the page's generation (icache.gen);
+     * run_n 0: not worked out. */
+    uint32_t run_gen;
+    uint16_t run_n;
+    /* The run is `DEC r32 ; JNZ` back to it (icache_run): the uncosted loop
+     * may do its iterations but the last at once (cpu.c). */
+    bool run_dec_loop;
 } ic_entry;
-#define IC_NO_SEQ 1u /* never equals a tag (bit 40 is set in every valid one) */
+/* Page generations, by physical page number modulo IC_GEN_SIZE (pages that
+ * share a slot only cost each other a run worked out again). */
+#define IC_GEN_BITS 16
+#define IC_GEN_SIZE (1u << IC_GEN_BITS)
+/* The longest run (bounds a run's work between two looks at fast_exit's
+ * companions: the budget is applied to the run as a whole). */
+#define IC_RUN_MAX 64
 typedef struct icache {
     ic_entry e[IC_SIZE + IC_PAD]; /* e[IC_SIZE]: the last uncacheable instruction */
+    /* Bumped whenever an entry of the page is decoded, replaced or
+     * invalidated: the runs worked out in the page are then stale. */
+    uint32_t gen[IC_GEN_SIZE];
     uint64_t decodes, invalidations;
 } icache;
+static inline uint32_t *ic_gen(icache *ic, uint32_t phys)
+{
+    return &ic->gen[(phys >> 12) & (IC_GEN_SIZE - 1)];
+}
 static inline uint64_t ic_tag(uint32_t phys, bool code32)
 {
     return (1ull << 40) | (uint64_t)phys << 1 | (code32 ? 1 : 0);
 }
 const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag);
+/* ic_entry.run_fn for a decoded instruction (exec_control.c). */
+nm_handler exec_run_handler(const nm_insn *i, bool code32);
+/* Works out the run that starts at cached entry e (of page generation gen). */
+unsigned icache_run(ic_entry *e, uint32_t gen);
+
 uint32_t access_fetch_translate(nm_cpu *c, uint32_t lin);
+/* The physical page of a code fetch at `lin`: the TLB entry when it holds
+ * the page with the rights a fetch needs (tlb_lookup's hit test), else
+ * the full translation (which may walk and fault). */
+static inline uint32_t fetch_phys_page(nm_cpu *c, uint32_t lin)
+{
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    if (likely(e->tag_valid == (lin & ~0xfffu) && (c->cpl != 3 || (e->perm & NM_TLBP_UR))))
+        return e->phys_page;
+    return access_fetch_translate(c, lin);
+}
 /* Returns the cache entry of the decoded instruction at the current CS:EIP. */
 static inline const ic_entry *icache_fetch_entry(nm_cpu *c)
 {
     icache *ic = c->icache;
     uint32_t lin = c->seg[NM_CS].base + c->eip;
     if (unlikely((lin & ~0xfffu) != c->fetch_lin)) {
-        c->fetch_phys = access_fetch_translate(c, lin);
+        c->fetch_phys = fetch_phys_page(c, lin);
         c->fetch_lin = lin & ~0xfffu;
     }
     uint32_t phys = c->fetch_phys | (lin & 0xfff);

@@ -295,53 +295,244 @@ static void step_reported(nm_cpu *c, bool tracing)
         post_insn(c, tf);
 }
 
-/* No listener, no trace, TF clear: runs instructions until one of the run loop's
- * conditions needs the outer loop (deadline, stop, limit, TF, INTR, the
- * interrupt shadow, HLT, a mode change or TLB flush, a listener set).
+/* Makes the counters hold `done` instructions of the current run beyond
+ * its start (they hold run_added of them). */
+static void run_settle(nm_cpu *c, uint32_t done)
+{
+    uint64_t d = (uint64_t)done - c->run_added; /* modulo 2^64: may go down */
+    c->instructions += d;
+    c->steps += d;
+    c->clock->cycles += d;
+    c->run_added = done;
+}
+
+/* fast_exit read again in the run loop's exit path (so that the test in
+ * the loop stays one compare with memory). */
+static inline uint8_t fast_exit_now(const nm_cpu *c)
+{
+    return *(const volatile uint8_t *)&c->fast_exit;
+}
+
+/* How many instructions of the current run come before run_cur. */
+static uint32_t run_index(const nm_cpu *c)
+{
+    uint32_t k = 0;
+    for (const ic_entry *e = c->run_head; e != c->run_cur; e = e->seq)
+        k++;
+    return k;
+}
+
+void cpu_run_sync_slow(nm_cpu *c)
+{
+    run_settle(c, run_index(c));
+}
+
+/* A run `DEC r32 ; JNZ` back to the DEC (ic_entry.run_dec_loop), about to
+ * start: does at once every iteration that leaves the register non-zero
+ * and fits the budget with one iteration to spare, as they would have run
+ * (the register, the lazy flags of the last DEC with the carry kept,
+ * two instructions, steps and clocks each; EIP is the DEC's again).  The
+ * loop then goes on as usual.  Not with fast_exit set: a full check is due
+ * after the next instruction (an interrupt may be waiting). */
+static void dec_loop_ahead(nm_cpu *c, const ic_entry *e, uint64_t *budget)
+{
+    const unsigned r = e->insn.rm;
+    const uint32_t r0 = c->gpr[r];
+    /* Iterations until the one that makes it zero (2^32 from zero). */
+    uint64_t j = (r0 ? r0 : 1ull << 32) - 1;
+    if (j > (*budget - 2) / 2) j = (*budget - 2) / 2;
+    if (j == 0) return;
+    const uint32_t rj = r0 - (uint32_t)j;
+    c->lf_carry_in = flags_cf_fast(c);
+    lf_set(c, LF_DEC, 2, rj + 1, 1, rj);
+    c->gpr[r] = rj;
+    c->instructions += 2 * j;
+    c->steps += 2 * j;
+    c->clock->cycles += 2 * j;
+    *budget -= 2 * j;
+}
+
+/* The most instructions run_fast runs between two full checks: a stop
+ * requested by a signal handler is seen within this many. */
+#define FAST_CHUNK 65536u
+
+/* How many instructions run_fast may run before its next full check: each
+ * costs one cycle and one step there, so the distance to the deadline and
+ * to the step limit (both non-zero when it is called). */
+static inline uint64_t fast_budget(const nm_cpu *c, uint64_t limit)
+{
+    uint64_t b = FAST_CHUNK;
+    uint64_t d = c->clock->deadline - c->clock->cycles, s = limit - c->steps;
+    if (d < b) b = d;
+    if (s < b) b = s;
+    return b;
+}
+
+/* No listener, no trace, TF clear: runs instructions until one of the run
+ * loop's conditions needs the outer loop (deadline, stop, limit, TF, INTR,
+ * the interrupt shadow, HLT, a mode change or TLB flush, a listener set).
  * Kept out of nm_cpu_run so that the compiler keeps its state in registers
  * (a function calling setjmp gets none).
  *
- * Straight-line code needs no cache lookup: an instruction's successor is
- * `e + len` while it ends in the same page, EIP moved on by exactly its
- * length, the fetch translation is still the one we looked up (a mode
- * change, a CS load, a TLB flush or HLT set fetch_lin to 1) and the
- * successor's tag is still the expected one (a store into the page clears
- * it).  Otherwise (a branch, a page crossing, a miss) the full lookup. */
-static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
+ * The conditions are looked at in full only after an instruction that may
+ * change them: one with NM_SYNC_CHECK (I/O, system, far transfers, flag and
+ * segment loads: decode.c), one that took a slow memory path (a device,
+ * the page tables, a breakpoint: cpu->fast_exit), or the one that uses up
+ * the budget (deadline and step limit: one cycle and one step each here).
+ * Every other instruction changes only registers and RAM, so the outcome
+ * is the same as looking after every instruction.
+ *
+ * Instructions go in runs: from a looked-up entry, the cached instructions
+ * that follow it in the page up to one with no run handler (icache_run;
+ * ic_entry.run_fn: none for those with NM_SYNC_END but a forward Jcc,
+ * whose run handler only notes a jump, NM_FAST_TAKEN).  The ones before
+ * the last need no EIP: they neither read nor move it, and a fault among
+ * them finds its EIP from run_cur (nm_cpu_run's landing pad) and its ESP
+ * unchanged (they write registers after their last possible fault).  The
+ * last one runs with EIP, insn_eip and insn_esp kept, as every instruction
+ * did before.  A DEC/JNZ busy-wait runs ahead (dec_loop_ahead). */
+static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint64_t limit,
+                                                                const uint32_t eip_mask)
 {
     nm_clock *const clk = c->clock;
     nm_machine *const m = c->m;
-    c->insn_eip = c->eip; /* the fetch may fault */
-    c->insn_esp = c->gpr[NM_ESP];
-    const ic_entry *e = icache_fetch_entry(c);
-    uint32_t flin = c->fetch_lin;
+    icache *const ic = c->icache;
     /* CS and the code size change only with cpu_update_mode, which resets
      * fetch_lin: we leave before the next instruction when they do. */
     const uint32_t cs_limit = c->seg[NM_CS].limit;
-    const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
+    const uint32_t cs_base = c->seg[NM_CS].base;
+    const bool code32 = eip_mask == 0xffffffffu;
+    /* The last offset a run may reach: the limit, and for 16-bit code no
+     * wrap of IP inside a run. */
+    const uint64_t run_limit = cs_limit < eip_mask ? cs_limit : eip_mask;
+    uint64_t budget = fast_budget(c, limit);
+    const ic_entry *e;
+    const nm_insn *i;
+    uint32_t eip = c->eip;
+    /* The first instruction gets the full check (INTR may be pending). */
+    c->fast_exit = NM_FAST_EXIT;
     for (;;) {
-        const nm_insn *i = &e->insn;
-        const uint32_t eip = c->eip;
-        const unsigned len = i->len;
-        c->insn_eip = eip;
-        c->insn_esp = c->gpr[NM_ESP];
-        /* Its last byte within the CS limit (eip > limit or limit - eip <
-         * len - 1, in one 64-bit compare). */
-        if (unlikely((uint64_t)eip + (len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
-        const uint32_t next = eip + len;
-        c->eip = next & eip_mask;
-        i->fn(c, i);
-        c->instructions++;
-        c->steps++;
-        clk->cycles += 1;
-        /* The rare cases in one test: the fetch translation changed, or
-         * post_insn has work. */
-        if (unlikely((c->fetch_lin ^ flin) | (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) |
-                     (uint32_t)m->intr | (uint32_t)c->inhibit_irq | c->dr_hit)) {
+        /* ---- the page EIP is in: its translation, where its entries and
+         * its generation are, and whether the CS limit (and for 16-bit code
+         * the wrap of IP) spares every offset in it */
+        const uint32_t lin0 = cs_base + eip;
+        if (unlikely((lin0 & ~0xfffu) != c->fetch_lin)) {
+            c->insn_eip = eip; /* the translation may fault */
+            c->insn_esp = c->gpr[NM_ESP];
+            c->fetch_phys = fetch_phys_page(c, lin0);
+            c->fetch_lin = lin0 & ~0xfffu;
+        }
+        const uint32_t flin = c->fetch_lin, page_phys = c->fetch_phys;
+        const uint32_t eip_base = eip - (lin0 & 0xfffu); /* EIP of the page's first byte */
+        const bool page_ok = (lin0 & 0xfffu) <= eip && (uint64_t)eip_base + 0xfffu <= run_limit;
+        ic_entry *const page_e = &ic->e[page_phys & IC_MASK];
+        const uint64_t page_tag = ic_tag(page_phys, code32);
+        const uint32_t *const genp = ic_gen(ic, page_phys);
+        uint32_t off;
+        while ((off = eip - eip_base) <= 0xfffu) {
+            /* ---- the instruction at EIP and its run */
+            e = page_e + off;
+            uint64_t n = 1;
+            if (likely(e->tag == page_tag + ((uint64_t)off << 1) && page_ok)) {
+                n = e->run_n;
+                if (unlikely(e->run_gen != *genp || n == 0)) n = icache_run((ic_entry *)e, *genp);
+                if (unlikely(e->run_dec_loop) && budget >= 4 && !c->fast_exit)
+                    dec_loop_ahead(c, e, &budget);
+                if (n > budget) n = budget;
+            } else {
+                /* A miss (decoded now: may fault), or a page the CS limit
+                 * cuts: this one alone, its last byte within the limit. */
+                c->insn_eip = eip;
+                c->insn_esp = c->gpr[NM_ESP];
+                if (e->tag != page_tag + ((uint64_t)off << 1))
+                    e = icache_miss(c, page_e + off, cs_base + eip, page_phys | off,
+                                    page_tag + ((uint64_t)off << 1));
+                if ((uint64_t)eip + (e->insn.len - 1u) > cs_limit) cpu_raise(c, NM_EXC_GP, 0);
+            }
+            budget -= n;
+            if (n > 1) {
+                /* ---- the run but its last instruction.  The counters go
+                 * up for all of them at once (a device that looks at the
+                 * clock from inside the run, a fault and an early exit
+                 * make them exact: run_settle). */
+                const ic_entry *const head = e;
+                const uint32_t k0 = (uint32_t)n - 1;
+                c->run_head = head;
+                c->run_eip = eip;
+                c->run_added = k0;
+                c->instructions += k0;
+                c->steps += k0;
+                clk->cycles += k0;
+                uint32_t k = k0;
+                do {
+                    c->run_cur = e;
+                    e->run_fn(c, &e->insn);
+                    if (unlikely(c->fast_exit)) {
+                        /* Leave after this one (done, counted): EIP and
+                         * what the full check (and a listener just set)
+                         * read of it.  ESP is the one after it (no listener
+                         * can be set by a store: the measurement window
+                         * opens through a port).  A Jcc that jumps moves
+                         * EIP to its target, which must be within the CS
+                         * limit (else #GP, the Jcc not done); with nothing
+                         * else to look at, no full check is due. */
+                        const uint32_t done = k0 - k + 1;
+                        /* (a Jcc did not overwrite itself: its tag holds) */
+                        eip = fast_exit_now(c) == NM_FAST_TAKEN
+                                  ? eip_base + ((uint32_t)(e->tag >> 1) & 0xfffu)
+                                  : c->run_eip + (uint32_t)(e - head);
+                        uint32_t next = eip + e->insn.len;
+                        if (fast_exit_now(c) & NM_FAST_TAKEN) {
+                            next += e->insn.disp;
+                            if (unlikely(next > cs_limit)) {
+                                run_settle(c, done - 1);
+                                c->run_cur = NULL;
+                                c->insn_eip = eip;
+                                c->insn_esp = c->gpr[NM_ESP];
+                                cpu_raise(c, NM_EXC_GP, 0);
+                            }
+                        }
+                        run_settle(c, done);
+                        c->run_cur = NULL;
+                        i = &e->insn;
+                        c->insn_eip = eip;
+                        c->insn_esp = c->gpr[NM_ESP];
+                        c->eip = next & eip_mask;
+                        if (fast_exit_now(c) == NM_FAST_TAKEN) {
+                            c->fast_exit = 0;
+                            budget += n - done; /* the ones not run */
+                            eip = c->eip;
+                            goto next;
+                        }
+                        goto full;
+                    }
+                    e = e->seq;
+                } while (--k);
+                c->run_cur = NULL;
+                /* (its offset in the page from its tag: no division) */
+                eip = eip_base + ((uint32_t)(e->tag >> 1) & 0xfffu);
+            }
+            /* ---- the last instruction, with EIP, insn_eip and insn_esp */
+            i = &e->insn;
+            c->insn_eip = eip;
+            c->insn_esp = c->gpr[NM_ESP];
+            c->eip = (eip + i->len) & eip_mask;
+            i->fn(c, i);
+            c->instructions++;
+            c->steps++;
+            clk->cycles++;
+            eip = c->eip;
+            if (likely(!(c->fast_exit | (i->sync & NM_SYNC_CHECK) | (budget == 0)))) continue;
+            goto full;
+        next:
+            if (likely(budget != 0)) continue;
+        full:
+            c->fast_exit = 0;
             if (c->fetch_lin != flin && c->have_hooks) {
                 /* A listener may have been set by this very instruction (an
-                 * I/O to the measurement marker; nm_cpu_set_hooks flushes the
-                 * TLB): it sees the instruction, and its cost replaces our 1. */
+                 * I/O to the measurement marker; nm_cpu_set_hooks flushes
+                 * the TLB): it sees the instruction, and its cost replaces
+                 * our 1. */
                 clk->cycles -= 1;
                 run_hooks(c, i);
             }
@@ -358,23 +549,23 @@ static void __attribute__((noinline)) run_fast(nm_cpu *c, uint64_t limit)
             }
             if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
             if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
-        } else if (unlikely(
-                       !(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit))) {
-            return;
+            budget = fast_budget(c, limit);
+            /* Still to look at after the next instruction: the end of the
+             * interrupt shadow, an interrupt still pending and enabled. */
+            if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
+                c->fast_exit = NM_FAST_EXIT;
+            eip = c->eip;
         }
-        /* fetch_lin == flin here.  Read after the instruction: an icache
-         * flush sets it to IC_NO_SEQ. */
-        const uint64_t seq_tag = e->seq_tag;
-        const ic_entry *n = e + len;
-        if (likely(c->eip == next && n->tag == seq_tag)) {
-            e = n;
-            continue;
-        }
-        c->insn_eip = c->eip;
-        c->insn_esp = c->gpr[NM_ESP];
-        e = icache_fetch_entry(c);
-        flin = c->fetch_lin;
     }
+}
+
+static void __attribute__((noinline)) run_fast32(nm_cpu *c, uint64_t limit)
+{
+    run_fast_loop(c, limit, 0xffffffffu);
+}
+static void __attribute__((noinline)) run_fast16(nm_cpu *c, uint64_t limit)
+{
+    run_fast_loop(c, limit, 0xffffu);
 }
 
 /* A listener set, no trace, TF, RF and instruction breakpoints clear: the
@@ -441,9 +632,9 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
         }
         if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
             return;
-        const uint64_t seq_tag = e->seq_tag;
-        const ic_entry *n = e + len;
-        if (likely(c->eip == next && n->tag == seq_tag && c->fetch_lin == flin)) {
+        const ic_entry *n = e->seq;
+        if (likely(n && c->eip == next && n->tag == e->tag + ((uint64_t)len << 1) &&
+                   c->fetch_lin == flin)) {
             e = n;
             continue;
         }
@@ -475,6 +666,16 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
          * and triple fault). */
         int v = c->pending_vector;
         c->pending_vector = -1;
+        if (c->run_cur) {
+            /* In a run (run_fast_loop): the counters without this one, EIP
+             * from the entry's place in the page; ESP is still the
+             * instruction's start's. */
+            run_settle(c, run_index(c));
+            c->insn_eip = c->run_eip +
+                          (uint32_t)((const ic_entry *)c->run_cur - (const ic_entry *)c->run_head);
+            c->insn_esp = c->gpr[NM_ESP];
+            c->run_cur = NULL;
+        }
         c->dr_hit = 0; /* data breakpoints report only completed instructions */
         c->eip = c->insn_eip;
         c->gpr[NM_ESP] = c->insn_esp;
@@ -507,7 +708,10 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             run_hooked(c, limit);
             continue;
         }
-        run_fast(c, limit);
+        if (c->code32)
+            run_fast32(c, limit);
+        else
+            run_fast16(c, limit);
     }
     c->fault_jmp = saved;
     return c->instructions - start_insns;

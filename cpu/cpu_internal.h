@@ -114,7 +114,24 @@ struct nm_cpu {
     bool inhibit_fresh;      /* inhibit_irq set by the instruction that just ran */
     uint64_t steps;          /* instructions + delivered exceptions (run loop bound) */
     bool ac_on;              /* CR0.AM && EFLAGS.AC as last seen by cpu_update_mode */
+    /* NM_FAST_EXIT: set by every path that may reach a device, the page
+     * tables or a data breakpoint (access.c's slow paths, the page walk,
+     * I/O): the uncosted run loop then does its full check after the
+     * instruction.  NM_FAST_TAKEN: a Jcc inside a run jumps (cpu.c). */
+    uint8_t fast_exit;
+    /* The uncosted loop's run of straight-line instructions (cpu.c): the
+     * cache entry of the one executing (NULL outside a run, and for the
+     * run's last instruction), the run's first entry and its EIP.  A fault
+     * works out EIP from them (insn_eip is not kept up in a run). */
+    const void *run_cur, *run_head;
+    uint32_t run_eip;
+    /* Instructions of the run the counters (instructions, steps, cycles)
+     * already hold beyond the run's start (cpu.c). */
+    uint32_t run_added;
 };
+
+#define NM_FAST_EXIT  1u
+#define NM_FAST_TAKEN 2u
 
 /* Whether the instruction whose step just ran has retired: not a REP
  * string step that stopped at its budget (cpu/exec_string.c).  Cost models
@@ -139,6 +156,15 @@ static inline bool cpu_isa486(const nm_cpu *c)
  * says whether the vector pushes an error code. */
 _Noreturn void cpu_raise(nm_cpu *c, int vector, uint32_t error_code);
 _Noreturn void cpu_raise_noerr(nm_cpu *c, int vector);
+
+/* Before a device (MMIO, the page tables on one) sees the clock from
+ * inside a run of the uncosted loop, which advances the counters once for
+ * the whole run: makes them exact (cpu.c). */
+void cpu_run_sync_slow(nm_cpu *c);
+static inline void cpu_run_sync(nm_cpu *c)
+{
+    if (__builtin_expect(c->run_cur != NULL, 0)) cpu_run_sync_slow(c);
+}
 
 uint32_t cpu_get_eflags(nm_cpu *c);
 /* Writes the bits in `mask` (caller applies the privilege rules of POPF/IRET). */

@@ -17,6 +17,28 @@ static const struct {
 #undef NM_OPCODE
 };
 
+/* The instructions that change only general registers, arithmetic flags,
+ * DF, EIP (near transfers) and memory through the core's access functions:
+ * after one of them, whatever the uncosted run loop checks (INTR, the
+ * interrupt shadow, TF, the mode and fetch page, events, a stop) can have
+ * changed only through a slow memory access, which sets cpu->fast_exit.
+ * Every other instruction gets NM_SYNC_CHECK. */
+static const bool op_pure[NM_OP_COUNT] = {
+#define P(id) [NM_OP_##id] = true
+    P(ADD),   P(OR),    P(ADC),  P(SBB),           P(AND),       P(SUB),    P(XOR),   P(CMP),
+    P(TEST),  P(INC),   P(DEC),  P(NEG),           P(NOT),       P(MOV),    P(MOVSX), P(MOVZX),
+    P(LEA),   P(XCHG),  P(XADD), P(CMPXCHG),       P(CMPXCHG8B), P(BSWAP),  P(CBW),   P(CWD),
+    P(LAHF),  P(SAHF),  P(XLAT), P(PUSH),          P(POP),       P(PUSHA),  P(POPA),  P(PUSHF),
+    P(ENTER), P(LEAVE), P(ROL),  P(ROR),           P(RCL),       P(RCR),    P(SHL),   P(SHR),
+    P(SAR),   P(SHLD),  P(SHRD), P(MUL),           P(IMUL),      P(IMUL2),  P(IMUL3), P(DIV),
+    P(IDIV),  P(DAA),   P(DAS),  P(AAA),           P(AAS),       P(AAM),    P(AAD),   P(SALC),
+    P(BT),    P(BTS),   P(BTR),  P(BTC),           P(BSF),       P(BSR),    P(SETCC), P(JCC),
+    P(JMP),   P(CALL),  P(RET),  P(LOOP),          P(LOOPE),     P(LOOPNE), P(JCXZ),  P(BOUND),
+    P(MOVS),  P(CMPS),  P(SCAS), P(LODS),          P(STOS),      P(NOP),    P(CLC),   P(STC),
+    P(CMC),   P(CLD),   P(STD),  P(MOV_FROM_SREG), P(PUSH_SREG),
+#undef P
+};
+
 const char *nm_opcode_name(unsigned op)
 {
     return op < NM_OP_COUNT ? opcode_info[op].name : "?";
@@ -910,6 +932,21 @@ static void decode_main(dctx *d, nm_insn *i)
     i->src = NM_OPK_MEM;
 }
 
+/* nm_insn.sync (decode.h).  Of the pure instructions, END goes to the
+ * control transfers (they read and move EIP), the string instructions (a
+ * REP one restarts itself from its EIP) and the three that may fault after
+ * they moved ESP: POP to memory (ESP moves before the store), PUSHA and
+ * ENTER (several pushes).  Every other pure handler reads or writes all its
+ * memory before it writes a register, and never reads EIP. */
+static uint8_t sync_of(const nm_insn *i)
+{
+    if (!op_pure[i->op]) return NM_SYNC_END | NM_SYNC_CHECK;
+    if ((i->opflags & (NM_OPF_BRANCH | NM_OPF_STRING)) || i->op == NM_OP_PUSHA ||
+        i->op == NM_OP_ENTER || (i->op == NM_OP_POP && i->dst == NM_OPK_MEM))
+        return NM_SYNC_END;
+    return 0;
+}
+
 void nm_decode(nm_cpu *c, uint32_t lin, nm_insn *i, bool *cacheable)
 {
     dctx d = {.c = c, .lin = lin, .seg_override = -1, .cacheable = true};
@@ -932,6 +969,7 @@ void nm_decode(nm_cpu *c, uint32_t lin, nm_insn *i, bool *cacheable)
     if ((fl & NM_OPF_I586) && c->model->family < NM_CPU_PENTIUM) cpu_raise(c, NM_EXC_UD, 0);
     if ((fl & NM_OPF_I486) && c->model->family < NM_CPU_486 && c->strict_isa)
         cpu_raise(c, NM_EXC_UD, 0);
-    i->fn = exec_alu_specialise(i->fn, i->opsize);
+    i->fn = exec_specialise(i);
+    i->sync = sync_of(i);
     *cacheable = d.cacheable;
 }

@@ -76,7 +76,19 @@ struct nm_insn {
      * code, an uncacheable one) is worked out again. */
     uint8_t model_tag;
     uint8_t model_data[14];
+    /* NM_SYNC_*: what the uncosted run loop (cpu.c) must do around this
+     * instruction; 0 for most (decode.c says which). */
+    uint8_t sync;
 };
+
+/* nm_insn.sync bits.  END: the instruction reads or moves EIP, or may
+ * change ESP before it faults, so it runs with the run loop's full
+ * bookkeeping (EIP and ESP of its start kept for a fault) and ends a run of
+ * straight-line instructions.  CHECK (always with END): it may change what
+ * the run loop looks at between instructions (INTR, the interrupt shadow,
+ * TF, the mode, the fetch page, events, a stop request). */
+#define NM_SYNC_END   1u
+#define NM_SYNC_CHECK 2u
 
 /* nm_insn.model_tag values: one per cost model (0: none yet). */
 enum { NM_INSN_TAG_NONE = 0, NM_INSN_TAG_486, NM_INSN_TAG_PENTIUM };

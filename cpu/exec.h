@@ -8,6 +8,10 @@
 
 #define H(name) void name(nm_cpu *c, const nm_insn *i)
 
+/* On a general handler that a specialised one falls back to: kept out of
+ * line, so that the specialised one stays a leaf with a tail call. */
+#define NM_FALLBACK __attribute__((noinline))
+
 /* exec_alu.c: the eight ALU operations in three forms (index = opcode>>3 /
  * group sub-op), TEST, INC/DEC/NEG/NOT, moves, exchanges. */
 extern const nm_handler h_alu_EG[8], h_alu_GE[8], h_alu_EI[8];
@@ -37,9 +41,13 @@ H(h_sahf);
 H(h_xlat);
 H(h_salc);
 H(h_nop);
-/* The decoder's last step: a handler specialised for 32-bit operands when
- * there is one (same semantics, sizes folded at compile time). */
-nm_handler exec_alu_specialise(nm_handler fn, unsigned opsize);
+/* The decoder's last step: the handler specialised for the decoded form
+ * when there is one (same semantics; sizes, operand kinds and the
+ * addressing form folded at compile time); exec_alu.c asks the other
+ * files for theirs (NULL: none). */
+nm_handler exec_specialise(const nm_insn *i);
+nm_handler exec_control_specialise(const nm_insn *i);
+nm_handler exec_shift_specialise(const nm_insn *i);
 
 /* exec_shift.c */
 H(h_shift);

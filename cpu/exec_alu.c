@@ -15,7 +15,7 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
         return r;
     case ALU_OR:
         r = a | b;
-        lf_set(c, LF_LOGIC, szi, a, b, r);
+        lf_set_logic(c, szi, r);
         return r;
     case ALU_ADC:
         cin = flags_cf(c);
@@ -31,11 +31,11 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
         return r;
     case ALU_AND:
         r = a & b;
-        lf_set(c, LF_LOGIC, szi, a, b, r);
+        lf_set_logic(c, szi, r);
         return r;
     case ALU_XOR:
         r = a ^ b;
-        lf_set(c, LF_LOGIC, szi, a, b, r);
+        lf_set_logic(c, szi, r);
         return r;
     default: /* SUB, CMP */
         r = (a - b) & m;
@@ -48,7 +48,7 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
  * for 32-bit operands (SZ a constant: the size tests fold away); the
  * decoder picks the 32-bit ones (exec.h). */
 #define ALU_HANDLERS(name, op, SZ, sfx)                                                            \
-    static void h_##name##_EG##sfx(nm_cpu *c, const nm_insn *i)                                    \
+    NM_FALLBACK static void h_##name##_EG##sfx(nm_cpu *c, const nm_insn *i)                        \
     {                                                                                              \
         unsigned sz = SZ, szi = szi_of(sz);                                                        \
         uint32_t b = reg_get(c, i->reg, sz);                                                       \
@@ -61,14 +61,14 @@ static inline uint32_t alu(nm_cpu *c, unsigned op, uint32_t a, uint32_t b, unsig
             if (op != ALU_CMP) mem_write(c, i->seg, ea, r, sz);                                    \
         }                                                                                          \
     }                                                                                              \
-    static void h_##name##_GE##sfx(nm_cpu *c, const nm_insn *i)                                    \
+    NM_FALLBACK static void h_##name##_GE##sfx(nm_cpu *c, const nm_insn *i)                        \
     {                                                                                              \
         unsigned sz = SZ;                                                                          \
         uint32_t b = rm_read(c, i, sz);                                                            \
         uint32_t r = alu(c, op, reg_get(c, i->reg, sz), b, szi_of(sz));                            \
         if (op != ALU_CMP) reg_set(c, i->reg, sz, r);                                              \
     }                                                                                              \
-    static void h_##name##_EI##sfx(nm_cpu *c, const nm_insn *i)                                    \
+    NM_FALLBACK static void h_##name##_EI##sfx(nm_cpu *c, const nm_insn *i)                        \
     {                                                                                              \
         unsigned sz = SZ, szi = szi_of(sz);                                                        \
         if (i->mod == 3) {                                                                         \
@@ -104,21 +104,19 @@ static const nm_handler h_alu_EG_d[8] = {h_add_EG_d, h_or_EG_d,  h_adc_EG_d, h_s
                                          h_and_EG_d, h_sub_EG_d, h_xor_EG_d, h_cmp_EG_d};
 static const nm_handler h_alu_GE_d[8] = {h_add_GE_d, h_or_GE_d,  h_adc_GE_d, h_sbb_GE_d,
                                          h_and_GE_d, h_sub_GE_d, h_xor_GE_d, h_cmp_GE_d};
-static const nm_handler h_alu_EI_d[8] = {h_add_EI_d, h_or_EI_d,  h_adc_EI_d, h_sbb_EI_d,
-                                         h_and_EI_d, h_sub_EI_d, h_xor_EI_d, h_cmp_EI_d};
 
 void h_test_EG(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t r = rm_read(c, i, sz) & reg_get(c, i->reg, sz);
-    lf_set(c, LF_LOGIC, szi_of(sz), 0, 0, r);
+    lf_set_logic(c, szi_of(sz), r);
 }
 
-void h_test_EI(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_test_EI(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t r = rm_read(c, i, sz) & i->imm;
-    lf_set(c, LF_LOGIC, szi_of(sz), 0, 0, r);
+    lf_set_logic(c, szi_of(sz), r);
 }
 
 /* INC/DEC keep CF (SDM vol. 2A, INC). */
@@ -147,11 +145,11 @@ void h_dec(nm_cpu *c, const nm_insn *i)
 {
     incdec(c, i, true, i->opsize);
 }
-static void h_inc_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_inc_d(nm_cpu *c, const nm_insn *i)
 {
     incdec(c, i, false, 4);
 }
-static void h_dec_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_dec_d(nm_cpu *c, const nm_insn *i)
 {
     incdec(c, i, true, 4);
 }
@@ -180,36 +178,36 @@ void h_not(nm_cpu *c, const nm_insn *i)
     }
 }
 
-void h_mov_EG(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_mov_EG(nm_cpu *c, const nm_insn *i)
 {
     rm_write(c, i, i->opsize, reg_get(c, i->reg, i->opsize));
 }
-void h_mov_GE(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_mov_GE(nm_cpu *c, const nm_insn *i)
 {
     reg_set(c, i->reg, i->opsize, rm_read(c, i, i->opsize));
 }
-void h_mov_EI(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_mov_EI(nm_cpu *c, const nm_insn *i)
 {
     rm_write(c, i, i->opsize, i->imm);
 }
-static void h_mov_EG_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_mov_EG_d(nm_cpu *c, const nm_insn *i)
 {
     rm_write(c, i, 4, c->gpr[i->reg]);
 }
-static void h_mov_GE_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_mov_GE_d(nm_cpu *c, const nm_insn *i)
 {
     c->gpr[i->reg] = rm_read(c, i, 4);
 }
-static void h_mov_EI_d(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK static void h_mov_EI_d(nm_cpu *c, const nm_insn *i)
 {
     rm_write(c, i, 4, i->imm);
 }
 
-void h_movzx8(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_movzx8(nm_cpu *c, const nm_insn *i)
 {
     reg_set(c, i->reg, i->opsize, rm_read(c, i, 1));
 }
-void h_movzx16(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_movzx16(nm_cpu *c, const nm_insn *i)
 {
     reg_set(c, i->reg, i->opsize, rm_read(c, i, 2));
 }
@@ -365,20 +363,340 @@ void h_nop(nm_cpu *c, const nm_insn *i)
     (void)i;
 }
 
-/* The 32-bit-operand twin of a handler, or the handler itself. */
-nm_handler exec_alu_specialise(nm_handler fn, unsigned opsize)
-{
-    if (opsize != 4) return fn;
-    for (unsigned k = 0; k < 8; k++) {
-        if (fn == h_alu_EG[k]) return h_alu_EG_d[k];
-        if (fn == h_alu_GE[k]) return h_alu_GE_d[k];
-        if (fn == h_alu_EI[k]) return h_alu_EI_d[k];
+/* ---- specialised forms: 32-bit operands, by operand form ----
+ * The decoder's last step (exec_specialise) picks one of these when the
+ * instruction has its form; the semantics are those of the general
+ * handlers above, with the size, the operand kinds and the addressing form
+ * fixed at compile time: r = register, i = immediate, m = memory through a
+ * base register and a displacement (b) or base and index (x), M = any
+ * memory operand. */
+
+#define ALU_FAST(name, op)                                                                         \
+    static void h_##name##_rr(nm_cpu *c, const nm_insn *i)                                         \
+    {                                                                                              \
+        uint32_t r = alu(c, op, c->gpr[i->rm], c->gpr[i->reg], 2);                                 \
+        if (op != ALU_CMP) c->gpr[i->rm] = r;                                                      \
+    }                                                                                              \
+    static void h_##name##_GErr(nm_cpu *c, const nm_insn *i)                                       \
+    {                                                                                              \
+        uint32_t r = alu(c, op, c->gpr[i->reg], c->gpr[i->rm], 2);                                 \
+        if (op != ALU_CMP) c->gpr[i->reg] = r;                                                     \
+    }                                                                                              \
+    static void h_##name##_ri(nm_cpu *c, const nm_insn *i)                                         \
+    {                                                                                              \
+        uint32_t r = alu(c, op, c->gpr[i->rm], i->imm, 2);                                         \
+        if (op != ALU_CMP) c->gpr[i->rm] = r;                                                      \
+    }                                                                                              \
+    static void h_##name##_mrb(nm_cpu *c, const nm_insn *i)                                        \
+    {                                                                                              \
+        uint8_t *p;                                                                                \
+        if (op == ALU_CMP) {                                                                       \
+            uint32_t v;                                                                            \
+            if (likely(mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &v))) {                      \
+                alu(c, op, v, c->gpr[i->reg], 2);                                                  \
+                return;                                                                            \
+            }                                                                                      \
+        } else if (likely((p = mem_write_ptr(c, i->seg, insn_ea_b32(c, i), 4)) != NULL)) {         \
+            host_put(p, alu(c, op, host_get(p, 4), c->gpr[i->reg], 2), 4);                         \
+            return;                                                                                \
+        }                                                                                          \
+        h_##name##_EG_d(c, i);                                                                     \
+    }                                                                                              \
+    static void h_##name##_rmb(nm_cpu *c, const nm_insn *i)                                        \
+    {                                                                                              \
+        uint32_t b;                                                                                \
+        if (unlikely(!mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &b))) {                       \
+            h_##name##_GE_d(c, i);                                                                 \
+            return;                                                                                \
+        }                                                                                          \
+        uint32_t r = alu(c, op, c->gpr[i->reg], b, 2);                                             \
+        if (op != ALU_CMP) c->gpr[i->reg] = r;                                                     \
+    }                                                                                              \
+    ALU_MI(name, op, mib, insn_ea_b32, 4, 2, h_##name##_EI_d)                                      \
+    ALU_MI(name, op, miM, insn_ea, 4, 2, h_##name##_EI_d)                                          \
+    ALU_MI(name, op, mi8, insn_ea, 1, 0, h_##name##_EI)
+
+/* op r/m, imm through memory: `size` bytes at the address `ea_fn` gives. */
+#define ALU_MI(name, op, form, ea_fn, size, szi, general)                                          \
+    static void h_##name##_##form(nm_cpu *c, const nm_insn *i)                                     \
+    {                                                                                              \
+        uint8_t *p;                                                                                \
+        if (op == ALU_CMP) {                                                                       \
+            uint32_t v;                                                                            \
+            if (likely(mem_read_fast(c, i->seg, ea_fn(c, i), size, &v))) {                         \
+                alu(c, op, v, i->imm, szi);                                                        \
+                return;                                                                            \
+            }                                                                                      \
+        } else if (likely((p = mem_write_ptr(c, i->seg, ea_fn(c, i), size)) != NULL)) {            \
+            host_put(p, alu(c, op, host_get(p, size), i->imm, szi), size);                         \
+            return;                                                                                \
+        }                                                                                          \
+        general(c, i);                                                                             \
     }
-    if (fn == h_inc) return h_inc_d;
-    if (fn == h_dec) return h_dec_d;
-    if (fn == h_mov_EG) return h_mov_EG_d;
-    if (fn == h_mov_GE) return h_mov_GE_d;
-    if (fn == h_mov_EI) return h_mov_EI_d;
-    if (fn == h_shift) return h_shift_d;
+
+ALU_FAST(add, ALU_ADD)
+ALU_FAST(or, ALU_OR)
+ALU_FAST(adc, ALU_ADC)
+ALU_FAST(sbb, ALU_SBB)
+ALU_FAST(and, ALU_AND)
+ALU_FAST(sub, ALU_SUB)
+ALU_FAST(xor, ALU_XOR)
+ALU_FAST(cmp, ALU_CMP)
+
+#define ALU_TABLE(form)                                                                            \
+    static const nm_handler h_alu_##form[8] = {h_add_##form, h_or_##form,  h_adc_##form,           \
+                                               h_sbb_##form, h_and_##form, h_sub_##form,           \
+                                               h_xor_##form, h_cmp_##form};
+ALU_TABLE(rr)
+ALU_TABLE(GErr)
+ALU_TABLE(ri)
+ALU_TABLE(mrb)
+ALU_TABLE(rmb)
+ALU_TABLE(mib)
+ALU_TABLE(miM)
+ALU_TABLE(mi8)
+
+static void h_test_rr(nm_cpu *c, const nm_insn *i)
+{
+    lf_set_logic(c, 2, c->gpr[i->rm] & c->gpr[i->reg]);
+}
+static void h_test_ri(nm_cpu *c, const nm_insn *i)
+{
+    lf_set_logic(c, 2, c->gpr[i->rm] & i->imm);
+}
+static void h_test_mib(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &v)))
+        lf_set_logic(c, 2, v & i->imm);
+    else
+        h_test_EI(c, i);
+}
+
+static void h_test_miM(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea(c, i), 4, &v)))
+        lf_set_logic(c, 2, v & i->imm);
+    else
+        h_test_EI(c, i);
+}
+static void h_test_mi8(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea(c, i), 1, &v)))
+        lf_set_logic(c, 0, v & i->imm);
+    else
+        h_test_EI(c, i);
+}
+
+static void h_inc_r(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t cf = flags_cf_fast(c), a = c->gpr[i->rm], r = a + 1;
+    c->gpr[i->rm] = r;
+    c->lf_carry_in = cf;
+    lf_set(c, LF_INC, 2, a, 1, r);
+}
+static void h_dec_r(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t cf = flags_cf_fast(c), a = c->gpr[i->rm], r = a - 1;
+    c->gpr[i->rm] = r;
+    c->lf_carry_in = cf;
+    lf_set(c, LF_DEC, 2, a, 1, r);
+}
+
+/* INC/DEC of a 32-bit memory operand: the fast half, else the general
+ * handler. */
+#define INCDEC_M(name, dec, ea_fn, general)                                                        \
+    static void name(nm_cpu *c, const nm_insn *i)                                                  \
+    {                                                                                              \
+        uint8_t *p = mem_write_ptr(c, i->seg, ea_fn(c, i), 4);                                     \
+        if (unlikely(p == NULL)) {                                                                 \
+            general(c, i);                                                                         \
+            return;                                                                                \
+        }                                                                                          \
+        uint32_t cf = flags_cf_fast(c), a = host_get(p, 4), r = dec ? a - 1 : a + 1;               \
+        host_put(p, r, 4);                                                                         \
+        c->lf_carry_in = cf;                                                                       \
+        lf_set(c, dec ? LF_DEC : LF_INC, 2, a, 1, r);                                              \
+    }
+INCDEC_M(h_inc_mb, false, insn_ea_b32, h_inc_d)
+INCDEC_M(h_dec_mb, true, insn_ea_b32, h_dec_d)
+INCDEC_M(h_inc_M, false, insn_ea, h_inc_d)
+INCDEC_M(h_dec_M, true, insn_ea, h_dec_d)
+
+static void h_mov_rr(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->rm] = c->gpr[i->reg];
+}
+static void h_mov_GErr(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = c->gpr[i->rm];
+}
+static void h_mov_ri(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->rm] = i->imm;
+}
+/* Loads and stores: the fast half, else the general handler. */
+#define MOV_LOAD(name, ea_fn, size, general)                                                       \
+    static void name(nm_cpu *c, const nm_insn *i)                                                  \
+    {                                                                                              \
+        uint32_t v;                                                                                \
+        if (likely(mem_read_fast(c, i->seg, ea_fn(c, i), size, &v)))                               \
+            c->gpr[i->reg] = v;                                                                    \
+        else                                                                                       \
+            general(c, i);                                                                         \
+    }
+#define MOV_STORE(name, ea_fn, size, value, general)                                               \
+    static void name(nm_cpu *c, const nm_insn *i)                                                  \
+    {                                                                                              \
+        uint8_t *p = mem_write_ptr(c, i->seg, ea_fn(c, i), size);                                  \
+        if (likely(p != NULL))                                                                     \
+            host_put(p, value, size);                                                              \
+        else                                                                                       \
+            general(c, i);                                                                         \
+    }
+MOV_LOAD(h_mov_rmb, insn_ea_b32, 4, h_mov_GE_d)
+MOV_LOAD(h_mov_rmx, insn_ea_bi32, 4, h_mov_GE_d)
+MOV_LOAD(h_mov_rM, insn_ea, 4, h_mov_GE_d)
+MOV_LOAD(h_movzx8_rM, insn_ea, 1, h_movzx8)
+MOV_LOAD(h_movzx16_rM, insn_ea, 2, h_movzx16)
+MOV_STORE(h_mov_mrb, insn_ea_b32, 4, c->gpr[i->reg], h_mov_EG_d)
+MOV_STORE(h_mov_mrx, insn_ea_bi32, 4, c->gpr[i->reg], h_mov_EG_d)
+MOV_STORE(h_mov_Mr, insn_ea, 4, c->gpr[i->reg], h_mov_EG_d)
+MOV_STORE(h_mov_mib, insn_ea_b32, 4, i->imm, h_mov_EI_d)
+/* Byte moves through memory (the register is AL..BH by number). */
+MOV_STORE(h_mov8_Mr, insn_ea, 1, reg8(c, i->reg), h_mov_EG)
+MOV_STORE(h_mov8_Mi, insn_ea, 1, i->imm, h_mov_EI)
+/* 16-bit moves through memory. */
+MOV_STORE(h_mov16_Mr, insn_ea, 2, c->gpr[i->reg], h_mov_EG)
+MOV_STORE(h_mov16_Mi, insn_ea, 2, i->imm, h_mov_EI)
+static void h_mov16_rM(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea(c, i), 2, &v)))
+        c->gpr[i->reg] = (c->gpr[i->reg] & 0xffff0000u) | v;
+    else
+        h_mov_GE(c, i);
+}
+static void h_mov8_rM(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t v;
+    if (likely(mem_read_fast(c, i->seg, insn_ea(c, i), 1, &v)))
+        set_reg8(c, i->reg, v);
+    else
+        h_mov_GE(c, i);
+}
+static void h_movzx8_rr(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = reg8(c, i->rm);
+}
+
+static void h_lea_b(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = insn_ea_b32(c, i);
+}
+static void h_lea_x(nm_cpu *c, const nm_insn *i)
+{
+    c->gpr[i->reg] = insn_ea_bi32(c, i);
+}
+
+/* Which memory form the specialised handlers have for this operand: 'b'
+ * (base + displacement), 'x' (base + index), else 0.  Only 32-bit
+ * addressing. */
+static char mem_form(const nm_insn *i)
+{
+    if (i->mod == 3 || !i->addr32 || i->base == NM_REG_NONE) return 0;
+    return i->index == NM_REG_NONE ? 'b' : 'x';
+}
+
+/* The eight ALU operations: the form by the general handler the decoder
+ * set (EG, GE or EI), then by operand kind. */
+static nm_handler alu_specialise(const nm_insn *i, unsigned k)
+{
+    const nm_handler fn = i->fn;
+    const bool reg = i->mod == 3;
+    const char mf = mem_form(i);
+    if (fn == h_alu_EG[k]) return reg ? h_alu_rr[k] : mf == 'b' ? h_alu_mrb[k] : h_alu_EG_d[k];
+    if (fn == h_alu_GE[k]) return reg ? h_alu_GErr[k] : mf == 'b' ? h_alu_rmb[k] : h_alu_GE_d[k];
+    if (fn == h_alu_EI[k]) return reg ? h_alu_ri[k] : mf == 'b' ? h_alu_mib[k] : h_alu_miM[k];
     return fn;
+}
+
+nm_handler exec_specialise(const nm_insn *i)
+{
+    const nm_handler fn = i->fn;
+    const bool reg = i->mod == 3;
+    const char mf = mem_form(i);
+    if (i->opsize == 1) { /* byte operations on memory */
+        if (reg) return fn;
+        if (i->op == NM_OP_MOV)
+            return fn == h_mov_GE   ? h_mov8_rM
+                   : fn == h_mov_EG ? h_mov8_Mr
+                   : fn == h_mov_EI ? h_mov8_Mi
+                                    : fn;
+        if (i->op >= NM_OP_ADD && i->op <= NM_OP_CMP && fn == h_alu_EI[i->op - NM_OP_ADD])
+            return h_alu_mi8[i->op - NM_OP_ADD];
+        if (i->op == NM_OP_TEST && fn == h_test_EI) return h_test_mi8;
+        return fn;
+    }
+    if (i->opsize == 2) { /* 16-bit moves through memory */
+        if (reg || i->op != NM_OP_MOV) return fn;
+        return fn == h_mov_GE   ? h_mov16_rM
+               : fn == h_mov_EG ? h_mov16_Mr
+               : fn == h_mov_EI ? h_mov16_Mi
+                                : fn;
+    }
+    if (i->opsize != 4) return fn;
+    switch (i->op) {
+    case NM_OP_ADD:
+    case NM_OP_OR:
+    case NM_OP_ADC:
+    case NM_OP_SBB:
+    case NM_OP_AND:
+    case NM_OP_SUB:
+    case NM_OP_XOR:
+    case NM_OP_CMP: return alu_specialise(i, (unsigned)(i->op - NM_OP_ADD));
+    case NM_OP_TEST:
+        if (fn == h_test_EG && reg) return h_test_rr;
+        if (fn == h_test_EI && reg) return h_test_ri;
+        if (fn == h_test_EI && !reg) return mf == 'b' ? h_test_mib : h_test_miM;
+        return fn;
+    case NM_OP_INC: return fn != h_inc ? fn : reg ? h_inc_r : mf == 'b' ? h_inc_mb : h_inc_M;
+    case NM_OP_DEC: return fn != h_dec ? fn : reg ? h_dec_r : mf == 'b' ? h_dec_mb : h_dec_M;
+    case NM_OP_MOV:
+        if (fn == h_mov_EG)
+            return reg ? h_mov_rr : mf == 'b' ? h_mov_mrb : mf == 'x' ? h_mov_mrx : h_mov_Mr;
+        if (fn == h_mov_GE)
+            return reg ? h_mov_GErr : mf == 'b' ? h_mov_rmb : mf == 'x' ? h_mov_rmx : h_mov_rM;
+        if (fn == h_mov_EI) return reg ? h_mov_ri : mf == 'b' ? h_mov_mib : h_mov_EI_d;
+        return fn;
+    case NM_OP_MOVZX:
+        if (fn == h_movzx8) return reg ? h_movzx8_rr : h_movzx8_rM;
+        if (fn == h_movzx16 && !reg) return h_movzx16_rM;
+        return fn;
+    case NM_OP_LEA: return mf == 'b' ? h_lea_b : mf == 'x' ? h_lea_x : fn;
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
+    case NM_OP_SHLD: { /* (the decoder gives SAR the ID after SHR, SHLD's) */
+        if (fn != h_shift) return fn;
+        nm_handler s = exec_shift_specialise(i);
+        return s ? s : h_shift_d;
+    }
+    case NM_OP_JCC:
+    case NM_OP_JMP:
+    case NM_OP_CALL:
+    case NM_OP_RET:
+    case NM_OP_PUSH:
+    case NM_OP_POP: {
+        nm_handler s = exec_control_specialise(i);
+        return s ? s : fn;
+    }
+    default: return fn;
+    }
 }

@@ -6,11 +6,11 @@
  * by the run loop). */
 #include "cpu/exec.h"
 
-void h_push_E(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_push_E(nm_cpu *c, const nm_insn *i)
 {
     push(c, rm_read(c, i, i->opsize), i->opsize);
 }
-void h_push_I(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_push_I(nm_cpu *c, const nm_insn *i)
 {
     push(c, i->imm, i->opsize);
 }
@@ -23,7 +23,7 @@ static void esp_add(nm_cpu *c, uint32_t n)
         c->gpr[NM_ESP] = (c->gpr[NM_ESP] & 0xffff0000u) | ((c->gpr[NM_ESP] + n) & 0xffff);
 }
 
-void h_pop_E(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_pop_E(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     uint32_t v = stack_peek(c, 0, sz);
@@ -181,11 +181,11 @@ static void call_near(nm_cpu *c, uint32_t target, unsigned sz)
     c->eip = target;
 }
 
-void h_call_rel(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_call_rel(nm_cpu *c, const nm_insn *i)
 {
     call_near(c, c->eip + i->disp, i->opsize);
 }
-void h_call_E(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_call_E(nm_cpu *c, const nm_insn *i)
 {
     call_near(c, rm_read(c, i, i->opsize), i->opsize);
 }
@@ -201,7 +201,7 @@ void h_call_far_M(nm_cpu *c, const nm_insn *i)
     cpu_call_far(c, sel, off, i->opsize == 4);
 }
 
-void h_ret(nm_cpu *c, const nm_insn *i)
+NM_FALLBACK void h_ret(nm_cpu *c, const nm_insn *i)
 {
     uint32_t target = pop(c, i->opsize);
     if (i->imm) esp_add(c, i->imm);
@@ -285,4 +285,191 @@ void h_bound(nm_cpu *c, const nm_insn *i)
         v = (int32_t)c->gpr[i->reg];
     }
     if (v < lo || v > hi) cpu_raise(c, NM_EXC_BR, 0);
+}
+
+/* ---- specialised forms (exec_specialise): 32-bit operands ---- */
+
+static inline void jump32(nm_cpu *c, uint32_t target)
+{
+    if (unlikely(target > c->seg[NM_CS].limit)) cpu_raise(c, NM_EXC_GP, 0);
+    c->eip = target;
+}
+
+#define JCC32(cc)                                                                                  \
+    static void h_jcc32_##cc(nm_cpu *c, const nm_insn *i)                                          \
+    {                                                                                              \
+        if (flags_cond_fast(c, cc)) jump32(c, c->eip + i->disp);                                   \
+    }
+JCC32(0)
+JCC32(1)
+JCC32(2)
+JCC32(3)
+JCC32(4)
+JCC32(5)
+JCC32(6)
+JCC32(7)
+JCC32(8)
+JCC32(9)
+JCC32(10)
+JCC32(11)
+JCC32(12)
+JCC32(13)
+JCC32(14)
+JCC32(15)
+static const nm_handler h_jcc32[16] = {
+    h_jcc32_0, h_jcc32_1, h_jcc32_2,  h_jcc32_3,  h_jcc32_4,  h_jcc32_5,  h_jcc32_6,  h_jcc32_7,
+    h_jcc32_8, h_jcc32_9, h_jcc32_10, h_jcc32_11, h_jcc32_12, h_jcc32_13, h_jcc32_14, h_jcc32_15,
+};
+
+static void h_jmp_rel32(nm_cpu *c, const nm_insn *i)
+{
+    jump32(c, c->eip + i->disp);
+}
+static void h_jmp_r32(nm_cpu *c, const nm_insn *i)
+{
+    jump32(c, c->gpr[i->rm]);
+}
+
+/* CALL with a 32-bit stack whose push takes the fast path: call_near's
+ * steps; false (nothing done) otherwise. */
+static inline bool call32_fast(nm_cpu *c, uint32_t target)
+{
+    if (unlikely(target > c->seg[NM_CS].limit || !c->stack32)) return false;
+    uint32_t esp = c->gpr[NM_ESP] - 4;
+    uint8_t *p = mem_write_ptr(c, NM_SS, esp, 4);
+    if (unlikely(p == NULL)) return false;
+    host_put(p, c->eip, 4);
+    c->gpr[NM_ESP] = esp;
+    c->eip = target;
+    return true;
+}
+static void h_call_rel32(nm_cpu *c, const nm_insn *i)
+{
+    if (unlikely(!call32_fast(c, c->eip + i->disp))) h_call_rel(c, i);
+}
+static void h_call_r32(nm_cpu *c, const nm_insn *i)
+{
+    if (unlikely(!call32_fast(c, c->gpr[i->rm]))) h_call_E(c, i);
+}
+static void h_call_M32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t target;
+    if (unlikely(!mem_read_fast(c, i->seg, insn_ea(c, i), 4, &target) || !call32_fast(c, target)))
+        h_call_E(c, i);
+}
+/* Through a base register and a displacement (a function pointer in a
+ * structure). */
+static void h_call_mb32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t target;
+    if (unlikely(!mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &target) ||
+                 !call32_fast(c, target)))
+        h_call_E(c, i);
+}
+static void h_ret32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t esp = c->gpr[NM_ESP], target;
+    if (likely(c->stack32 && mem_read_fast(c, NM_SS, esp, 4, &target) &&
+               target <= c->seg[NM_CS].limit)) {
+        c->gpr[NM_ESP] = esp + 4;
+        c->eip = target;
+    } else {
+        h_ret(c, i);
+    }
+}
+/* PUSH and POP with a 32-bit stack: the fast half, else the general
+ * handler. */
+static void h_push_r32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t esp = c->gpr[NM_ESP] - 4;
+    uint8_t *p = c->stack32 ? mem_write_ptr(c, NM_SS, esp, 4) : NULL;
+    if (likely(p != NULL)) {
+        host_put(p, c->gpr[i->rm], 4);
+        c->gpr[NM_ESP] = esp;
+    } else {
+        h_push_E(c, i);
+    }
+}
+static void h_push_i32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t esp = c->gpr[NM_ESP] - 4;
+    uint8_t *p = c->stack32 ? mem_write_ptr(c, NM_SS, esp, 4) : NULL;
+    if (likely(p != NULL)) {
+        host_put(p, i->imm, 4);
+        c->gpr[NM_ESP] = esp;
+    } else {
+        h_push_I(c, i);
+    }
+}
+static void h_pop_r32(nm_cpu *c, const nm_insn *i)
+{
+    uint32_t esp = c->gpr[NM_ESP], v;
+    if (likely(c->stack32 && mem_read_fast(c, NM_SS, esp, 4, &v))) {
+        c->gpr[NM_ESP] = esp + 4;
+        c->gpr[i->rm] = v;
+    } else {
+        h_pop_E(c, i);
+    }
+}
+
+/* Inside a run of the uncosted loop (ic_entry.run_fn), where EIP is not
+ * kept: the condition only, and a jump noted for the loop, which moves EIP
+ * to the target (cpu.c). */
+#define JCC32_RUN(cc)                                                                              \
+    static void h_jcc32_run_##cc(nm_cpu *c, const nm_insn *i)                                      \
+    {                                                                                              \
+        (void)i;                                                                                   \
+        if (flags_cond_fast(c, cc)) c->fast_exit |= NM_FAST_TAKEN;                                 \
+    }
+JCC32_RUN(0)
+JCC32_RUN(1)
+JCC32_RUN(2)
+JCC32_RUN(3)
+JCC32_RUN(4)
+JCC32_RUN(5)
+JCC32_RUN(6)
+JCC32_RUN(7)
+JCC32_RUN(8)
+JCC32_RUN(9)
+JCC32_RUN(10)
+JCC32_RUN(11)
+JCC32_RUN(12)
+JCC32_RUN(13)
+JCC32_RUN(14)
+JCC32_RUN(15)
+static const nm_handler h_jcc32_run[16] = {
+    h_jcc32_run_0,  h_jcc32_run_1,  h_jcc32_run_2,  h_jcc32_run_3,  h_jcc32_run_4,  h_jcc32_run_5,
+    h_jcc32_run_6,  h_jcc32_run_7,  h_jcc32_run_8,  h_jcc32_run_9,  h_jcc32_run_10, h_jcc32_run_11,
+    h_jcc32_run_12, h_jcc32_run_13, h_jcc32_run_14, h_jcc32_run_15,
+};
+
+nm_handler exec_run_handler(const nm_insn *i, bool code32)
+{
+    if (!i->sync) return i->fn;
+    /* A forward one only: a backward Jcc mostly closes a loop and jumps,
+     * and a jump inside a run costs more than one at its end.  (In 32-bit
+     * code the target is EIP after it plus the displacement, unmasked, as
+     * h_jcc32 computes it.) */
+    if (code32 && i->op == NM_OP_JCC && i->fn == h_jcc32[i->cond & 15] && (int32_t)i->disp >= 0)
+        return h_jcc32_run[i->cond & 15];
+    return NULL;
+}
+
+nm_handler exec_control_specialise(const nm_insn *i)
+{
+    if (i->opsize != 4) return NULL;
+    if (i->fn == h_jcc) return h_jcc32[i->cond & 15];
+    if (i->fn == h_jmp_rel) return h_jmp_rel32;
+    if (i->fn == h_call_rel) return h_call_rel32;
+    if (i->fn == h_ret && i->imm == 0) return h_ret32;
+    if (i->fn == h_call_E) {
+        if (i->mod == 3) return h_call_r32;
+        bool b = i->addr32 && i->base != NM_REG_NONE && i->index == NM_REG_NONE;
+        return b ? h_call_mb32 : h_call_M32;
+    }
+    if (i->fn == h_jmp_E && i->mod == 3) return h_jmp_r32;
+    if (i->fn == h_push_E && i->mod == 3) return h_push_r32;
+    if (i->fn == h_push_I) return h_push_i32;
+    if (i->fn == h_pop_E && i->mod == 3) return h_pop_r32;
+    return NULL;
 }

@@ -50,12 +50,14 @@ void io_check(nm_cpu *c, uint16_t port, unsigned size)
 
 uint32_t io_in(nm_cpu *c, uint16_t port, unsigned size)
 {
+    c->fast_exit |= NM_FAST_EXIT;
     if (c->have_hooks && c->hooks.io) c->hooks.io(c->hooks.opaque, port, size, false);
     return nm_io_read(c->io, port, size);
 }
 
 void io_out(nm_cpu *c, uint16_t port, uint32_t v, unsigned size)
 {
+    c->fast_exit |= NM_FAST_EXIT;
     if (c->have_hooks && c->hooks.io) c->hooks.io(c->hooks.opaque, port, size, true);
     nm_io_write(c->io, port, v, size);
 }

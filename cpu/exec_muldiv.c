@@ -6,8 +6,9 @@
 
 static void mul_flags(nm_cpu *c, bool overflow, uint32_t low, unsigned szi)
 {
-    uint32_t f = cpu_get_eflags(c) & ~NM_FLAGS_ARITH;
-    f |= szp_flags(low, szi);
+    /* All six arithmetic flags are written: the lazy ones need not be
+     * worked out first. */
+    uint32_t f = szp_flags(low, szi);
     if (overflow) f |= NM_FLAG_CF | NM_FLAG_OF;
     flags_set_arith(c, f);
 }

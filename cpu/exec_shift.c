@@ -168,3 +168,109 @@ void h_shrd(nm_cpu *c, const nm_insn *i)
 {
     shxd(c, i, false);
 }
+
+/* ---- specialised forms (exec_specialise): SHL, SHR, SAR, ROL, ROR of a
+ * 32-bit register by a non-zero immediate count or by CL: the general
+ * formulas with the size fixed. */
+
+static inline __attribute__((always_inline)) void shift_r32(nm_cpu *c, const nm_insn *i,
+                                                            unsigned op, uint32_t cnt)
+{
+    uint32_t v = c->gpr[i->rm], r, cf, of;
+    if (op == 4) { /* SHL */
+        r = v << cnt;
+        cf = (v >> (32 - cnt)) & 1;
+        of = (r >> 31) ^ cf;
+    } else if (op == 5) { /* SHR */
+        r = v >> cnt;
+        cf = (v >> (cnt - 1)) & 1;
+        of = v >> 31;
+    } else { /* SAR */
+        r = (uint32_t)((int32_t)v >> cnt);
+        cf = (uint32_t)((int32_t)v >> (cnt - 1)) & 1;
+        of = 0;
+    }
+    c->gpr[i->rm] = r;
+    c->eflags = (c->eflags & ~NM_FLAGS_ARITH) | (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+    c->lf_op = LF(LF_SHIFT, 2);
+    c->lf_res = r;
+}
+
+#define SHIFT_FAST(name, op)                                                                       \
+    static void h_##name##_ri32(nm_cpu *c, const nm_insn *i)                                       \
+    {                                                                                              \
+        shift_r32(c, i, op, i->imm & 31);                                                          \
+    }                                                                                              \
+    static void h_##name##_rc32(nm_cpu *c, const nm_insn *i)                                       \
+    {                                                                                              \
+        uint32_t cnt = c->gpr[NM_ECX] & 31;                                                        \
+        if (cnt) shift_r32(c, i, op, cnt);                                                         \
+    }
+SHIFT_FAST(shl, 4)
+SHIFT_FAST(shr, 5)
+SHIFT_FAST(sar, 7)
+
+/* ROL and ROR write CF and OF only; the other four flags keep what the
+ * last operation made of them.  The general handler works them all out
+ * first (cpu_get_eflags); here the lazy state stays: LF_SHIFT of the same
+ * result and size (ZF, SF, PF from lf_res), with AF worked out into eflags
+ * next to the new CF and OF (the same six flags either way). */
+static inline void rot_flags(nm_cpu *c, uint32_t cf, uint32_t of)
+{
+    const uint32_t op = c->lf_op;
+    uint32_t keep = ~(NM_FLAG_CF | NM_FLAG_OF), set = (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+    if (op != LF_NONE) {
+        keep &= ~NM_FLAG_AF;
+        set |= flags_af(c) ? NM_FLAG_AF : 0;
+        c->lf_op = LF(LF_SHIFT, op & 3);
+    }
+    c->eflags = (c->eflags & keep) | set;
+}
+
+static inline __attribute__((always_inline)) void rot_r32(nm_cpu *c, const nm_insn *i, bool left,
+                                                          uint32_t k)
+{
+    uint32_t v = c->gpr[i->rm], r, cf, of;
+    if (left) {
+        r = (v << k) | (v >> (32 - k));
+        cf = r & 1;
+        of = (r >> 31) ^ cf;
+    } else {
+        r = (v >> k) | (v << (32 - k));
+        cf = r >> 31;
+        of = cf ^ ((r >> 30) & 1);
+    }
+    c->gpr[i->rm] = r;
+    rot_flags(c, cf, of);
+}
+
+#define ROT_FAST(name, left)                                                                       \
+    static void h_##name##_ri32(nm_cpu *c, const nm_insn *i)                                       \
+    {                                                                                              \
+        rot_r32(c, i, left, i->imm & 31);                                                          \
+    }                                                                                              \
+    static void h_##name##_rc32(nm_cpu *c, const nm_insn *i)                                       \
+    {                                                                                              \
+        uint32_t k = c->gpr[NM_ECX] & 31;                                                          \
+        if (k) rot_r32(c, i, left, k);                                                             \
+    }
+ROT_FAST(rol, true)
+ROT_FAST(ror, false)
+
+nm_handler exec_shift_specialise(const nm_insn *i)
+{
+    if (i->fn != h_shift || i->opsize != 4 || i->mod != 3 || i->cond == 2 || i->cond == 3)
+        return NULL;
+    bool by_cl = i->src == NM_OPK_CL;
+    /* A zero immediate count changes nothing, flags included: the general
+     * handler keeps that case. */
+    if (!by_cl && (i->imm & 31) == 0) return NULL;
+    switch (i->cond) {
+    case 0: return by_cl ? h_rol_rc32 : h_rol_ri32;
+    case 1: return by_cl ? h_ror_rc32 : h_ror_ri32;
+    case 4: return by_cl ? h_shl_rc32 : h_shl_ri32;
+    case 5: return by_cl ? h_shr_rc32 : h_shr_ri32;
+    case 7: return by_cl ? h_sar_rc32 : h_sar_ri32;
+    default: return NULL;
+    }
+}

@@ -31,8 +31,9 @@ static inline bool is_rep(const nm_insn *i)
     return i->prefixes & (NM_PFX_REP | NM_PFX_REPNE);
 }
 
-/* Runs `one` up to the budget; returns false to stop early (CMPS/SCAS). */
-#define REP_LOOP(body)                                                                             \
+/* Runs `one` up to the budget; returns false to stop early (CMPS/SCAS).
+ * `done0` iterations of this step were done already (the bulk paths). */
+#define REP_LOOP_FROM(done0, body)                                                                 \
     do {                                                                                           \
         bool a32 = i->addr32, stop = false;                                                        \
         (void)stop;                                                                                \
@@ -42,7 +43,7 @@ static inline bool is_rep(const nm_insn *i)
             body;                                                                                  \
             break;                                                                                 \
         }                                                                                          \
-        uint32_t n = sreg_get(c, NM_ECX, a32), done = 0;                                           \
+        uint32_t n = sreg_get(c, NM_ECX, a32), done = (done0);                                     \
         while (n && done < REP_BUDGET) {                                                           \
             body;                                                                                  \
             n--;                                                                                   \
@@ -60,12 +61,54 @@ static inline bool is_rep(const nm_insn *i)
             c->instructions--;    /* not retired: counted by the step that ends it */              \
         }                                                                                          \
     } while (0)
+#define REP_LOOP(body) REP_LOOP_FROM(0, body)
+
+/* The bulk part of REP MOVS / REP STOS with 32-bit addressing and DF=0:
+ * as many whole iterations as lie inside the current source and
+ * destination pages (and the budget), done with host pointers when both
+ * pages have fast TLB tags (RAM, no listener, no breakpoint, no decoded
+ * code: none of those iterations can fault or be seen), element by
+ * element in order (so an overlap copies as the CPU's loop does).  Moves
+ * ESI, EDI, ECX; returns the iterations done.  The general loop does the
+ * rest (a page crossing, a slow page, the last iterations). */
+static uint32_t rep_bulk(nm_cpu *c, const nm_insn *i, unsigned sz, bool movs, uint32_t v)
+{
+    if (!is_rep(i) || !i->addr32 || (c->eflags & NM_FLAG_DF)) return 0;
+    uint32_t done = 0;
+    for (;;) {
+        uint32_t n = c->gpr[NM_ECX];
+        uint32_t k = REP_BUDGET - done < n ? REP_BUDGET - done : n;
+        uint32_t di = c->gpr[NM_EDI], si = c->gpr[NM_ESI];
+        uint32_t droom = (0x1000 - ((c->seg[NM_ES].base + di) & 0xfff)) / sz;
+        if (droom < k) k = droom;
+        if (movs) {
+            uint32_t sroom = (0x1000 - ((c->seg[i->seg].base + si) & 0xfff)) / sz;
+            if (sroom < k) k = sroom;
+        }
+        if (k == 0) return done;
+        uint8_t *d = mem_write_ptr(c, NM_ES, di, k * sz);
+        const uint8_t *s = movs ? mem_read_ptr(c, i->seg, si, k * sz) : NULL;
+        if (!d || (movs && !s)) return done;
+        if (movs) {
+            for (uint32_t j = 0; j < k * sz; j += sz)
+                host_put(d + j, host_get(s + j, sz), sz);
+            c->gpr[NM_ESI] = si + k * sz;
+        } else {
+            for (uint32_t j = 0; j < k * sz; j += sz)
+                host_put(d + j, v, sz);
+        }
+        c->gpr[NM_EDI] = di + k * sz;
+        c->gpr[NM_ECX] = n - k;
+        done += k;
+    }
+}
 
 void h_movs(nm_cpu *c, const nm_insn *i)
 {
     unsigned sz = i->opsize;
     int32_t st = step_of(c, sz);
-    REP_LOOP({
+    uint32_t bulk = rep_bulk(c, i, sz, true, 0);
+    REP_LOOP_FROM(bulk, {
         uint32_t v = mem_read(c, i->seg, sreg_get(c, NM_ESI, a32), sz);
         mem_write(c, NM_ES, sreg_get(c, NM_EDI, a32), v, sz);
         sreg_add(c, NM_ESI, st, a32);
@@ -78,7 +121,8 @@ void h_stos(nm_cpu *c, const nm_insn *i)
     unsigned sz = i->opsize;
     int32_t st = step_of(c, sz);
     uint32_t v = reg_get(c, NM_EAX, sz);
-    REP_LOOP({
+    uint32_t bulk = rep_bulk(c, i, sz, false, v);
+    REP_LOOP_FROM(bulk, {
         mem_write(c, NM_ES, sreg_get(c, NM_EDI, a32), v, sz);
         sreg_add(c, NM_EDI, st, a32);
     });

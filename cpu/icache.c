@@ -24,8 +24,49 @@ void icache_flush(nm_cpu *c)
     icache *ic = c->icache;
     for (unsigned k = 0; k < IC_SIZE + IC_PAD; k++) {
         ic->e[k].tag = 0;
-        ic->e[k].seq_tag = IC_NO_SEQ;
+        ic->e[k].run_n = 0;
+        ic->e[k].seq = NULL;
+        ic->e[k].run_fn = NULL;
     }
+}
+
+/* The page of a valid tag. */
+static inline uint32_t tag_phys(uint64_t tag)
+{
+    return (uint32_t)(tag >> 1);
+}
+
+unsigned icache_run(ic_entry *e, uint32_t gen)
+{
+    unsigned n = 1;
+    const ic_entry *cur = e;
+    /* Through the successors while they are cached (a run never decodes:
+     * decoding can fault or walk the page tables) and the instruction
+     * before them has no sync. */
+    bool keep = true;
+    while (cur->run_fn && n < IC_RUN_MAX) {
+        const ic_entry *next = cur->seq;
+        if (!next) break; /* the page ends */
+        if (next->tag != cur->tag + ((uint64_t)cur->insn.len << 1)) {
+            /* Not decoded yet: it will be when the run has run, so this run
+             * is worked out again next time (decoding into an empty slot
+             * moves no generation on), unless it stops at a Jcc, whose
+             * other way may be the only one taken. */
+            keep = cur->insn.op == NM_OP_JCC;
+            break;
+        }
+        cur = next;
+        n++;
+    }
+    e->run_n = (uint16_t)n;
+    e->run_gen = keep ? gen : gen - 1;
+    /* The busy-wait of Linux's delay_loop (arch/x86/lib/delay.c): DEC of
+     * a 32-bit register, then JNZ with a 32-bit operand size to the DEC. */
+    const nm_insn *a = &e->insn, *b = n >= 2 ? &e->seq->insn : NULL;
+    e->run_dec_loop = b && a->op == NM_OP_DEC && a->opsize == 4 && a->mod == 3 &&
+                      b->op == NM_OP_JCC && b->cond == 5 && b->opsize == 4 &&
+                      b->disp == (uint32_t)0 - a->len - b->len;
+    return n;
 }
 
 const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag)
@@ -39,18 +80,26 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
         ic_entry *s = &ic->e[IC_SIZE];
         s->insn = tmp;
         s->tag = 0;
-        s->seq_tag = IC_NO_SEQ;
+        s->seq = NULL;
+        s->run_fn = NULL;
         return s;
     }
     if (!nm_memmap_page_is_watched(c->mem, phys)) {
         nm_memmap_watch_page(c->mem, phys);
         access_code_page_watched(c, phys & ~0xfffu);
     }
+    /* The runs of the page of the instruction replaced go stale.  No run
+     * of this page can hold the slot (it held no instruction of this
+     * page), so its runs stay (icache_run does not keep a run that stops
+     * for want of a decoded successor). */
+    if (e->tag) (*ic_gen(ic, tag_phys(e->tag)))++;
     e->insn = tmp;
     e->tag = tag;
+    e->run_n = 0;
     /* Same page: the successor's entry is e + len (IC_SIZE is a multiple
      * of the page size, so the index does not wrap). */
-    e->seq_tag = (phys & 0xfff) + tmp.len < 0x1000 ? tag + ((uint64_t)tmp.len << 1) : IC_NO_SEQ;
+    e->seq = (phys & 0xfff) + tmp.len < 0x1000 ? e + tmp.len : NULL;
+    e->run_fn = exec_run_handler(&e->insn, tag & 1);
     return e;
 }
 
@@ -65,6 +114,7 @@ void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len)
         for (uint32_t k = 0; k < IC_SIZE; k++) {
             ic_entry *e = &ic->e[k];
             if (e->tag && (uint32_t)(e->tag >> 1) - start < n) {
+                (*ic_gen(ic, tag_phys(e->tag)))++;
                 e->tag = 0;
                 ic->invalidations++;
             }
@@ -75,6 +125,7 @@ void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len)
         uint32_t a = start + k;
         ic_entry *e = &ic->e[a & IC_MASK];
         if (e->tag && (uint32_t)(e->tag >> 1) == a) {
+            (*ic_gen(ic, a))++;
             e->tag = 0;
             ic->invalidations++;
         }

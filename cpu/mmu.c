@@ -12,6 +12,8 @@
 static uint32_t phys_read32(nm_cpu *c, uint32_t pa)
 {
     pa &= c->a20_mask;
+    c->fast_exit |= NM_FAST_EXIT; /* the tables may be anywhere, MMIO included */
+    cpu_run_sync(c);
     if (c->hooks.mem) c->hooks.mem(c->hooks.opaque, pa, pa, 4, NM_MEM_SYSTEM | NM_MEM_PAGEWALK);
     return nm_mem_read(c->mem, pa, 4);
 }
@@ -19,6 +21,8 @@ static uint32_t phys_read32(nm_cpu *c, uint32_t pa)
 static void phys_write32(nm_cpu *c, uint32_t pa, uint32_t v)
 {
     pa &= c->a20_mask;
+    c->fast_exit |= NM_FAST_EXIT;
+    cpu_run_sync(c);
     if (c->hooks.mem)
         c->hooks.mem(c->hooks.opaque, pa, pa, 4, NM_MEM_SYSTEM | NM_MEM_PAGEWALK | NM_MEM_WRITE);
     nm_mem_write(c->mem, pa, v, 4);

@@ -258,6 +258,78 @@ static void test_flat_loop(void)
     fx_free(&f);
 }
 
+/* ROL/ROR write CF and OF only: ZF, SF, PF and AF are those of the
+ * operation before (the specialised rotates keep that operation's lazy
+ * state instead of working the flags out).  Expected flags from C. */
+static uint32_t szpa(uint32_t r, uint32_t a, uint32_t b)
+{
+    return (r == 0 ? NM_FLAG_ZF : 0) | ((r >> 31) ? NM_FLAG_SF : 0) |
+           ((__builtin_popcount(r & 0xff) & 1) ? 0 : NM_FLAG_PF) |
+           (((a ^ b ^ r) & 0x10) ? NM_FLAG_AF : 0);
+}
+
+static void test_rotate_keeps_flags(void)
+{
+    static const uint32_t vals[][3] = {
+        {0x0000000fu, 0x00000001u, 5},  {0x7fffffffu, 0x00000001u, 31},
+        {0x80000000u, 0x80000000u, 1},  {0x12345678u, 0xedcba988u, 7},
+        {0x00000000u, 0x00000000u, 12}, {0xffffff00u, 0x00000100u, 3},
+    };
+    /* The operation before: ADD, SUB, XOR, INC, SHL by 1 (r/m32 forms). */
+    static const uint8_t ops[][2] = {
+        {0x01, 0xd8}, {0x29, 0xd8}, {0x31, 0xd8}, {0x40, 0x90}, {0xd1, 0xe0}};
+    for (unsigned v = 0; v < G_N_ELEMENTS(vals); v++) {
+        for (unsigned o = 0; o < G_N_ELEMENTS(ops); o++) {
+            for (int right = 0; right < 2; right++) {
+                uint32_t a = vals[v][0], b = vals[v][1], k = vals[v][2];
+                fx f;
+                fx_init(&f, "486dx2-66", false);
+                uint8_t code[] = {
+                    0xb8,
+                    (uint8_t)a,
+                    (uint8_t)(a >> 8),
+                    (uint8_t)(a >> 16),
+                    (uint8_t)(a >> 24),
+                    0xbb,
+                    (uint8_t)b,
+                    (uint8_t)(b >> 8),
+                    (uint8_t)(b >> 16),
+                    (uint8_t)(b >> 24),
+                    0xb9,
+                    (uint8_t)b,
+                    (uint8_t)(b >> 8),
+                    (uint8_t)(b >> 16),
+                    (uint8_t)(b >> 24),
+                    ops[o][0],
+                    ops[o][1], /* op eax,ebx */
+                    0xc1,
+                    (uint8_t)(right ? 0xc9 : 0xc1),
+                    (uint8_t)k, /* rol/ror ecx,k */
+                    0x9c,
+                    0x5a,
+                    0xf4, /* pushfd ; pop edx ; hlt */
+                };
+                run_flat(&f, code, sizeof code);
+                uint32_t r, want;
+                switch (o) {
+                case 0: r = a + b, want = szpa(r, a, b); break;
+                case 1: r = a - b, want = szpa(r, a, b); break;
+                case 2: r = a ^ b, want = szpa(r, a, b) & ~NM_FLAG_AF; break;
+                case 3: r = a + 1, want = szpa(r, a, 1); break;
+                default: r = a << 1, want = szpa(r, 0, r) & ~NM_FLAG_AF; break; /* SHL: AF clear */
+                }
+                uint32_t rot = right ? (b >> k) | (b << (32 - k)) : (b << k) | (b >> (32 - k));
+                uint32_t cf = right ? rot >> 31 : rot & 1;
+                uint32_t of = right ? cf ^ ((rot >> 30) & 1) : (rot >> 31) ^ cf;
+                want |= (cf ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0);
+                g_assert_cmphex(reg(&f, NM_ECX), ==, rot);
+                g_assert_cmphex(reg(&f, NM_EDX) & NM_FLAGS_ARITH, ==, want);
+                fx_free(&f);
+            }
+        }
+    }
+}
+
 static void test_strings(void)
 {
     fx f;
@@ -623,6 +695,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cpu/core/model-isa", test_model_isa);
     g_test_add_func("/cpu/core/esc-stores-nothing", test_esc_stores_nothing);
     g_test_add_func("/cpu/core/flat-loop", test_flat_loop);
+    g_test_add_func("/cpu/core/rotate-keeps-flags", test_rotate_keeps_flags);
     g_test_add_func("/cpu/core/strings", test_strings);
     g_test_add_func("/cpu/core/real-strings-16", test_real_strings_16);
     g_test_add_func("/cpu/core/smc", test_smc);
