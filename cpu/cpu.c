@@ -240,6 +240,7 @@ static void post_insn(nm_cpu *c, uint32_t tf)
 static void run_hooks(nm_cpu *c, const nm_insn *i)
 {
     uint32_t cost = 1;
+    c->hook_resync = true;
     if (c->hooks.mem && !c->hooks.mem_ignores_code) {
         /* The code bytes (the fetch page's translation is still cached
          * unless the instruction itself changed it). */
@@ -589,6 +590,9 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
      * them again), and so are CS and the fetch page. */
     const nm_cpu_hooks h = c->hooks;
     const bool code_mem = h.mem && !h.mem_ignores_code;
+    /* The first instruction gets the full check (INTR may be pending). */
+    c->fast_exit = NM_FAST_EXIT;
+    c->hook_resync = true;
     for (;;) {
         const nm_insn *i = &e->insn;
         const uint32_t eip = c->eip;
@@ -625,10 +629,19 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
         } else {
             clk->cycles += 1;
         }
-        if (unlikely((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
-                     (uint32_t)c->inhibit_irq | c->dr_hit)) {
-            post_insn(c, 0);
-            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
+        /* TF, RF, INTR, the interrupt shadow and data breakpoints change
+         * only through an instruction with NM_SYNC_CHECK or a slow memory
+         * path (fast_exit): as in run_fast, only then (or while one of them
+         * is still pending) are they looked at. */
+        if (unlikely(c->fast_exit | (i->sync & NM_SYNC_CHECK))) {
+            c->fast_exit = 0;
+            if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
+                (uint32_t)c->inhibit_irq | c->dr_hit) {
+                post_insn(c, 0);
+                if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
+                if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
+                    c->fast_exit = NM_FAST_EXIT;
+            }
         }
         if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
             return;

@@ -1197,8 +1197,9 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t clocks = 0;
     unsigned opf = st->opf;
 
-    if (c->insn_eip != s->prev.next_eip ||
-        (!(st->flags & ST_LOADS_CS) && c->seg[NM_CS].selector != s->prev.cs)) {
+    const bool async = c->insn_eip != s->prev.next_eip ||
+                       (!(st->flags & ST_LOADS_CS) && c->seg[NM_CS].selector != s->prev.cs);
+    if (unlikely(async)) {
         now = nm_x86_mode_now(c);
         uint32_t v = int_n[nm_xfer_class(&s->prev, &now)];
         clocks += v;
@@ -1274,7 +1275,17 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
     s->last_written = st->written;
-    tlb_after(s, i);
+    /* The mode, CR3 and paging change only with an instruction that has
+     * NM_SYNC_CHECK (decode.c: the others change registers, flags and
+     * memory only) or between instructions (an interrupt, an exception, a
+     * reset: seen above as a jump of EIP or CS), or from outside the hooked
+     * instructions (cpu->hook_resync).  Otherwise s->prev but
+     * its EIP and the TLB's view are already what they would be made. */
+    const bool mode_may_change = async || (i->sync & NM_SYNC_CHECK) || c->hook_resync;
+    if (mode_may_change) {
+        c->hook_resync = false;
+        tlb_after(s, i);
+    }
     if (s->stall) {
         s->stall = 0;
         s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
@@ -1283,7 +1294,10 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->rep_pace = 0;
     s->misaligned = 0;
     s->taken = false;
-    s->prev = nm_x86_mode_now(c);
+    if (mode_may_change)
+        s->prev = nm_x86_mode_now(c);
+    else
+        s->prev.next_eip = c->eip;
     /* a REP string once, however many steps (cpu_insn_retired; any other
      * instruction retires) */
     s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;

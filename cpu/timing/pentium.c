@@ -319,6 +319,7 @@ typedef struct p5 {
     bool rep_active;          /* a REP string stopped at its budget and restarts */
     uint32_t rep_eip;
     nm_x86_mode mode; /* mode after the last instruction */
+    bool mode_stale;  /* an interrupt or exception came since: p5_insn makes it again */
 
     p5_btb btb;
     /* The TLBs (tlb.h): code 32 entries; data 64 4 KB entries and 8 4 MB
@@ -1115,6 +1116,7 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
                              : NM_XFER_SAME;
     s->pending += int_n[cls];
     s->part_int += int_n[cls];
+    s->mode_stale = true; /* the mode may change (p5_insn) */
     /* The pipeline is flushed. */
     s->u_open = false;
     s->last_agi_wr = 0;
@@ -1146,35 +1148,6 @@ static bool depends(const p5_desc *u, const p5_desc *v)
     return (uw & (vr | vw)) != 0;
 }
 
-/* Books the row and the stalls charged with it by cause (the breakdown
- * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
- * and I/O-drain clocks are booked where they are charged). */
-static void account(p5 *s, unsigned op, uint32_t row)
-{
-    nm_p5_stats *t = &s->st;
-    switch (op) {
-    case NM_OP_IN:
-    case NM_OP_OUT:
-    case NM_OP_INS:
-    case NM_OP_OUTS: t->c_io += row; break;
-    case NM_OP_INT:
-    case NM_OP_INT3:
-    case NM_OP_INTO:
-    case NM_OP_ICEBP:
-    case NM_OP_IRET: t->c_int += row; break;
-    default: t->c_table += row; break;
-    }
-    if (!(s->part_int | s->part_code | s->part_data | s->part_wbuf | s->part_mis | s->part_tlb))
-        return; /* nothing to book (most instructions) */
-    t->c_int += s->part_int;
-    t->c_code_fill += s->part_code;
-    t->c_data_fill += s->part_data;
-    t->c_wbuf += s->part_wbuf;
-    t->c_misaligned += s->part_mis;
-    t->c_tlb += s->part_tlb;
-    s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = s->part_tlb = 0;
-}
-
 /* What p5_insn needs of an instruction that depends on the decoded form
  * alone, worked out on its first run and kept in the decoded-instruction
  * cache with it (nm_insn.model_data, while model_tag is
@@ -1191,6 +1164,7 @@ static void account(p5 *s, unsigned op, uint32_t row)
 #define PS_DIRECT_UNCOND 0x100u /* JMP / CALL rel */
 #define PS_HLT           0x200u
 #define PS_BRANCH        0x400u /* NM_OPF_BRANCH */
+#define PS_INT_ROW       0x800u /* INT n, INT 3, INTO, ICEBP, IRET: booked as interrupts */
 typedef struct p5_static {
     uint8_t pair, clocks;         /* the row's */
     uint8_t rd, wr, agi_wr, addr; /* operands() (GPR masks, 8 bits) */
@@ -1200,6 +1174,29 @@ typedef struct p5_static {
 } p5_static;
 _Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
+
+/* Books the row and the stalls charged with it by cause (the breakdown
+ * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
+ * and I/O-drain clocks are booked where they are charged). */
+static void account(p5 *s, unsigned sf, uint32_t row)
+{
+    nm_p5_stats *t = &s->st;
+    if (sf & PS_IO)
+        t->c_io += row;
+    else if (sf & PS_INT_ROW)
+        t->c_int += row;
+    else
+        t->c_table += row;
+    if (!(s->part_int | s->part_code | s->part_data | s->part_wbuf | s->part_mis | s->part_tlb))
+        return; /* nothing to book (most instructions) */
+    t->c_int += s->part_int;
+    t->c_code_fill += s->part_code;
+    t->c_data_fill += s->part_data;
+    t->c_wbuf += s->part_wbuf;
+    t->c_misaligned += s->part_mis;
+    t->c_tlb += s->part_tlb;
+    s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = s->part_tlb = 0;
+}
 
 static const p5_static *static_of(const nm_insn *ci)
 {
@@ -1228,6 +1225,9 @@ static const p5_static *static_of(const nm_insn *ci)
     if ((i->op == NM_OP_JMP || i->op == NM_OP_CALL) && i->src == NM_OPK_IMM) f |= PS_DIRECT_UNCOND;
     if (i->op == NM_OP_HLT) f |= PS_HLT;
     if (opf & NM_OPF_BRANCH) f |= PS_BRANCH;
+    if (i->op == NM_OP_INT || i->op == NM_OP_INT3 || i->op == NM_OP_INTO || i->op == NM_OP_ICEBP ||
+        i->op == NM_OP_IRET)
+        f |= PS_INT_ROW;
     *st = (p5_static){
         .pair = row->pair,
         .clocks = row->clk[form],
@@ -1251,8 +1251,16 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
      * would have been, just before this call (with mem_ignores_code it
      * makes none). */
     uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
-    log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
+    /* With no data access logged, the code is the only one: settled below
+     * without the log (as run_log would settle a log of that one). */
+    const bool code_alone = s->nlog == 0;
+    if (!code_alone)
+        log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
     const p5_static *st = static_of(i);
+    /* EIP or CS not where the last instruction left them: something ran in
+     * between (an interrupt, an exception, a reset) and may have changed
+     * the mode; see the end. */
+    const bool jumped = c->insn_eip != s->mode.next_eip || c->seg[NM_CS].selector != s->mode.cs;
     const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
     bool is_string = (sf & PS_STRING) != 0;
     bool is_rep = (sf & PS_REP) != 0;
@@ -1285,10 +1293,11 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t first_data = 0;
     uint64_t t0 = c->clock->cycles + s->pending;
     uint32_t stall;
-    if (s->nlog == 1 && (s->log[0].flags & NM_MEM_CODE)) {
+    if (code_alone) {
         /* the instruction's code alone: run_log's loop for its one access */
-        stall = s->pending + settle_code(s, &s->log[0], t0, 0, &code_miss);
-        s->nlog = 0;
+        const p5_access a = {c->fetch_phys | (code_lin & 0xfff), code_lin, (uint8_t)i->len,
+                             NM_MEM_CODE};
+        stall = s->pending + settle_code(s, &a, t0, 0, &code_miss);
     } else {
         stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
     }
@@ -1421,9 +1430,21 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->rep_active = c->eip == c->insn_eip;
         s->rep_eip = c->insn_eip;
     }
-    s->mode = nm_x86_mode_now(c);
-    tlb_after(s, i);
-    account(s, i->op, d.clocks);
+    /* The mode, CR3, CR4 and paging change only with an instruction that
+     * has NM_SYNC_CHECK (decode.c: the others change registers, flags and
+     * memory only) or between instructions (then EIP or CS jumped, or the
+     * interrupt hook saw it), or from outside the hooked instructions
+     * (cpu->hook_resync).  Otherwise s->mode but its EIP, and the
+     * TLBs' view, are already what they would be made. */
+    if (jumped || s->mode_stale || (i->sync & NM_SYNC_CHECK) || c->hook_resync) {
+        s->mode = nm_x86_mode_now(c);
+        s->mode_stale = false;
+        c->hook_resync = false;
+        tlb_after(s, i);
+    } else {
+        s->mode.next_eip = c->eip;
+    }
+    account(s, sf, d.clocks);
     /* a REP string once, however many steps (any other instruction retires) */
     s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
