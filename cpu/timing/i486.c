@@ -266,7 +266,8 @@ typedef struct i486_state {
     uint64_t miss_write_done, ahead_blocked_until;
     fill_rec fills[NFILL]; /* the last line fills, a ring */
     unsigned fill_head;
-    uint32_t fill_lines; /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
+    uint32_t fill_lines;    /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
+    unsigned fill_slot[32]; /* by that bit: the fill_head of the last fill of such a line */
     /* the prefetch queue: holds the lines from the one of the next byte to
      * decode up to pq_last (a physical line address; the line before the
      * first one when empty), in it or coming; pq_next is the byte after
@@ -453,6 +454,7 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     } else {
         done = nm_membus_use(&s->bus, now, cost);
     }
+    s->fill_slot[((phys & ~(LINE - 1)) / LINE) % 32] = s->fill_head;
     fill_rec *f = &s->fills[s->fill_head++ % NFILL];
     f->line = phys & ~(LINE - 1);
     f->used = true;
@@ -468,6 +470,11 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
 static const fill_rec *fill_of(const i486_state *s, uint32_t line)
 {
     if (!(s->fill_lines & (1u << ((line / LINE) % 32)))) return NULL; /* not on record */
+    /* The last fill of a line like it: the last of this line if it is one
+     * (a later fill of the line would be there instead), while on record. */
+    unsigned slot = s->fill_slot[(line / LINE) % 32];
+    const fill_rec *last = &s->fills[slot % NFILL];
+    if (s->fill_head - slot <= NFILL && last->used && last->line == line) return last;
     for (unsigned k = 1; k <= NFILL; k++) {
         const fill_rec *f = &s->fills[(s->fill_head - k) % NFILL];
         if (f->used && f->line == line) return f;
@@ -648,9 +655,11 @@ static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
  * for the lines it needs that are not queued yet, and wait until the
  * dwords holding its bytes are in.  Done once per instruction (again only
  * if the insn hook learns a longer length). */
-static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
+static void __attribute__((noinline))
+code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
 
-static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
+static inline __attribute__((always_inline)) void code_fetch(i486_state *s, uint32_t lin,
+                                                             uint32_t phys, uint32_t len)
 {
     /* Fetched already (from a data or I/O hook), as long as decoded: what
      * code_fetch_slow does then. */
@@ -661,8 +670,9 @@ static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32
     uint32_t first = phys & ~(LINE - 1);
     if (s->cpu->paging && !(s->code_done && s->code_lin == lin)) tlb_access(s, lin, len, true);
     /* Straight-line code within a line the queue already holds, no
-     * prefetch of it pending, and every dword of it in by now: the general
-     * path would ask for nothing and wait for nothing. */
+     * prefetch of it pending, and every dword of it in by now (what
+     * code_fetch_slow learned of the line last time): the general path
+     * would ask for nothing and wait for nothing. */
     if (!s->code_done && s->pq_valid && phys == s->pq_next && first == s->ready_line &&
         s->fill_head == s->ready_head && ((phys ^ (phys + len - 1)) & ~(LINE - 1)) == 0 &&
         (int32_t)(first - s->pq_last) <= 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
@@ -683,6 +693,28 @@ static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32
 static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
 {
     uint32_t first = phys & ~(LINE - 1);
+    /* The same in a line entered now: when its fill on record has brought
+     * every dword by now, or no fill is on record (cached long ago), the
+     * path below would ask for nothing and wait for nothing, and learn
+     * when the line was all in. */
+    if (!s->code_done && s->pq_valid && phys == s->pq_next &&
+        ((phys ^ (phys + len - 1)) & ~(LINE - 1)) == 0 && (int32_t)(first - s->pq_last) <= 0 &&
+        !(s->cpu->cr0 & NM_CR0_CD) && (s->pf_n < 1 || s->pf_line[0] != first) &&
+        (s->pf_n < 2 || s->pf_line[1] != first)) {
+        uint64_t now = now_of(s);
+        uint64_t all_in = fill_dwords_in(fill_of(s, first), 0, 3);
+        if (all_in <= now) {
+            s->ready_line = first;
+            s->ready_head = s->fill_head;
+            s->ready_at = all_in;
+            s->code_done = true;
+            s->code_lin = lin;
+            s->code_len = len;
+            s->code_phys = phys;
+            s->code_ready = now;
+            return;
+        }
+    }
     bool again = s->code_done && s->code_lin == lin;
     if (again && s->code_len >= len) {
         s->code_len = len; /* the decoded length (from the insn hook) */
