@@ -1170,6 +1170,9 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
 #define ST_IO       8u  /* its row is booked as I/O */
 #define ST_INT      16u /* its row is booked as an interrupt */
 #define ST_INVD     32u /* INVD / WBINVD: empties the cache */
+#define ST_PLAIN                                                                                   \
+    64u /* none of the above but the address rules, a static row, no                               \
+         * transfer or string, no NM_SYNC_CHECK: i486_plain may do it */
 typedef struct i486_static {
     uint8_t base;    /* static_cost (0: cost_of each time) */
     uint8_t pfx;     /* pfx_clocks_of */
@@ -1207,8 +1210,12 @@ static const i486_static *static_of(const nm_insn *ci)
     case NM_OP_WBINVD: f |= ST_INVD; break;
     default: break;
     }
+    unsigned base = static_cost(i);
+    if (base && !(f & (ST_LOADS_CS | ST_IO | ST_INT | ST_INVD)) &&
+        !(opf & (NM_OPF_BRANCH | NM_OPF_STRING)) && !(i->sync & NM_SYNC_CHECK))
+        f |= ST_PLAIN;
     *st = (i486_static){
-        .base = (uint8_t)static_cost(i),
+        .base = (uint8_t)base,
         .pfx = (uint8_t)pfx_clocks_of(i),
         .written = written_reg(i),
         .flags = (uint8_t)f,
@@ -1218,10 +1225,70 @@ static const i486_static *static_of(const nm_insn *ci)
     return st;
 }
 
+/* i486_insn for an ST_PLAIN instruction with nothing between it and the
+ * last one (no jump of EIP or CS, no new run) and no misaligned access:
+ * what i486_insn does then, without the tests whose outcome is known (no
+ * interrupt to charge, no mode-dependent row, no transfer, no string, no
+ * mode or CR3 change, no branch outcome: taken stays false). */
+static inline __attribute__((always_inline)) uint32_t
+i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
+{
+    uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
+    uint32_t phys = c->fetch_phys | (lin & 0xfff);
+    if (unlikely(is_mmio(c, phys))) {
+        s->pq_valid = false;
+        s->code_done = false;
+    } else {
+        code_fetch(s, lin, phys, i->len);
+    }
+    uint32_t base = st->base, pfx = st->pfx;
+    uint32_t clocks = base + pfx;
+    s->c_base += base;
+    s->c_prefix += pfx;
+    s->prefix_clocks += pfx;
+    if (st->flags & ST_MEM_AGI) {
+        if (st->flags & ST_INDEX) {
+            clocks += 1;
+            s->c_index++;
+        }
+        if (s->last_written != NM_REG_NONE &&
+            (i->base == s->last_written || i->index == s->last_written)) {
+            clocks += 1;
+            s->agi++;
+            s->c_agi++;
+        }
+    }
+    if (unlikely(s->stall)) {
+        clocks += s->stall;
+        s->c_tlb += s->tlb_stall;
+        s->c_code_fill += s->code_stall;
+        s->c_data_fill += s->data_stall;
+        s->c_wbuf += s->wb_stall;
+        s->c_io_drain += s->io_stall;
+    }
+    if (s->code_done) prefetch_ahead(s);
+    s->code_done = false;
+    s->rep_continues = false;
+    s->last_written = st->written;
+    if (unlikely(s->stall)) {
+        s->stall = 0;
+        s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
+    }
+    s->accesses = 0;
+    s->rep_pace = 0;
+    s->prev.next_eip = c->eip;
+    s->insns++;
+    s->clocks += clocks;
+    return clocks;
+}
+
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
     const i486_static *st = static_of(i);
+    if (likely((st->flags & ST_PLAIN) && !c->hook_resync && !s->misaligned &&
+               c->insn_eip == s->prev.next_eip && c->seg[NM_CS].selector == s->prev.cs))
+        return i486_plain(s, c, i, st);
     /* The mode now (after the instruction; the model changes nothing in
      * the CPU, so it is the same all through this call): built where a rule
      * needs it, and into s->prev at the end. */
