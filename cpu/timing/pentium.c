@@ -738,6 +738,42 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     }
 }
 
+/* The SPECIAL rows whose clocks and pairing special_clocks works out from
+ * the decoded form alone (no mode, state, operand value or outcome): done
+ * once per decoded instruction (static_of). */
+static bool special_is_static(unsigned op)
+{
+    switch (op) {
+    case NM_OP_TEST:
+    case NM_OP_MOV_TO_CR:
+    case NM_OP_PUSH:
+    case NM_OP_POP:
+    case NM_OP_XCHG:
+    case NM_OP_SHLD:
+    case NM_OP_SHRD:
+    case NM_OP_ENTER:
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_DIV:
+    case NM_OP_IDIV:
+    case NM_OP_BT:
+    case NM_OP_BTS:
+    case NM_OP_BTR:
+    case NM_OP_BTC:
+    case NM_OP_JMP:
+    case NM_OP_CALL:
+    case NM_OP_RET: return true;
+    default: return false;
+    }
+}
+
 /* --------------------------------------------------------------- memory */
 
 static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
@@ -1163,8 +1199,9 @@ static bool depends(const p5_desc *u, const p5_desc *v)
 #define PS_BTB           0x080u /* uses_btb */
 #define PS_DIRECT_UNCOND 0x100u /* JMP / CALL rel */
 #define PS_HLT           0x200u
-#define PS_BRANCH        0x400u /* NM_OPF_BRANCH */
-#define PS_INT_ROW       0x800u /* INT n, INT 3, INTO, ICEBP, IRET: booked as interrupts */
+#define PS_BRANCH        0x400u  /* NM_OPF_BRANCH */
+#define PS_INT_ROW       0x800u  /* INT n, INT 3, INTO, ICEBP, IRET: booked as interrupts */
+#define PS_PLAIN         0x1000u /* none of SPECIAL, STRING, LOCKED, IO, HLT, NM_SYNC_CHECK */
 typedef struct p5_static {
     uint8_t pair, clocks;         /* the row's */
     uint8_t rd, wr, agi_wr, addr; /* operands() (GPR masks, 8 bits) */
@@ -1178,7 +1215,8 @@ _Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
 /* Books the row and the stalls charged with it by cause (the breakdown
  * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
  * and I/O-drain clocks are booked where they are charged). */
-static void account(p5 *s, unsigned sf, uint32_t row)
+static inline __attribute__((always_inline)) void account(p5 *s, unsigned sf, uint32_t row,
+                                                          uint32_t stall)
 {
     nm_p5_stats *t = &s->st;
     if (sf & PS_IO)
@@ -1187,8 +1225,9 @@ static void account(p5 *s, unsigned sf, uint32_t row)
         t->c_int += row;
     else
         t->c_table += row;
-    if (!(s->part_int | s->part_code | s->part_data | s->part_wbuf | s->part_mis | s->part_tlb))
-        return; /* nothing to book (most instructions) */
+    /* Every part went into the instruction's stall (with the pending
+     * clocks): none without one (most instructions). */
+    if (!stall) return;
     t->c_int += s->part_int;
     t->c_code_fill += s->part_code;
     t->c_data_fill += s->part_data;
@@ -1210,7 +1249,17 @@ static const p5_static *static_of(const nm_insn *ci)
     p5_desc d = {.pair = row->pair};
     operands(i, row, &d);
     unsigned f = 0;
-    if (row->flags & F_SPECIAL) f |= PS_SPECIAL;
+    uint8_t pair = row->pair, clocks = row->clk[form];
+    if (row->flags & F_SPECIAL) {
+        if (special_is_static(i->op)) {
+            /* special_clocks reads nothing but the decoded form for these */
+            p5_desc sd = {.pair = row->pair};
+            clocks = (uint8_t)special_clocks(NULL, NULL, i, &sd, NULL, NULL, false);
+            pair = sd.pair;
+        } else {
+            f |= PS_SPECIAL;
+        }
+    }
     if (form == NM_FORM_MEM && (row->flags & F_RMW)) f |= PS_RMW;
     if (form != NM_FORM_R && !is_string) {
         bool disp = i->mod == 1 || i->mod == 2 || i->base == NM_REG_NONE;
@@ -1228,9 +1277,11 @@ static const p5_static *static_of(const nm_insn *ci)
     if (i->op == NM_OP_INT || i->op == NM_OP_INT3 || i->op == NM_OP_INTO || i->op == NM_OP_ICEBP ||
         i->op == NM_OP_IRET)
         f |= PS_INT_ROW;
+    if (!(f & (PS_SPECIAL | PS_STRING | PS_LOCKED | PS_IO | PS_HLT)) && !(i->sync & NM_SYNC_CHECK))
+        f |= PS_PLAIN;
     *st = (p5_static){
-        .pair = row->pair,
-        .clocks = row->clk[form],
+        .pair = pair,
+        .clocks = clocks,
         .rd = (uint8_t)d.rd,
         .wr = (uint8_t)d.wr,
         .agi_wr = (uint8_t)d.agi_wr,
@@ -1240,13 +1291,17 @@ static const p5_static *static_of(const nm_insn *ci)
         .flags_lo = (uint8_t)f,
         .flags_hi = (uint8_t)(f >> 8),
     };
+    _Static_assert(PS_PLAIN < 0x10000u, "flags_lo and flags_hi");
     i->model_tag = NM_INSN_TAG_PENTIUM;
     return st;
 }
 
-static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+/* The insn hook.  `plain`: the instruction is PS_PLAIN and nothing ran
+ * between it and the last one (p5_insn): the tests whose outcome that
+ * fixes are left out of this instance. */
+static inline __attribute__((always_inline)) uint32_t
+p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool plain)
 {
-    p5 *s = opaque;
     /* The instruction's code bytes, logged as the run loop's code report
      * would have been, just before this call (with mem_ignores_code it
      * makes none). */
@@ -1256,14 +1311,9 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     const bool code_alone = s->nlog == 0;
     if (!code_alone)
         log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
-    const p5_static *st = static_of(i);
-    /* EIP or CS not where the last instruction left them: something ran in
-     * between (an interrupt, an exception, a reset) and may have changed
-     * the mode; see the end. */
-    const bool jumped = c->insn_eip != s->mode.next_eip || c->seg[NM_CS].selector != s->mode.cs;
     const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-    bool is_string = (sf & PS_STRING) != 0;
-    bool is_rep = (sf & PS_REP) != 0;
+    bool is_string = !plain && (sf & PS_STRING) != 0;
+    bool is_rep = !plain && (sf & PS_REP) != 0;
     bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
 
     p5_desc d = {
@@ -1277,7 +1327,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         .addr = st->addr,
     };
     d.clocks = st->clocks;
-    if (sf & PS_SPECIAL) {
+    if (!plain && (sf & PS_SPECIAL)) {
         /* The mode before (the previous instruction's) and now (the model
          * changes nothing in the CPU: the same all through this call). */
         nm_x86_mode after = nm_x86_mode_now(c);
@@ -1303,7 +1353,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     }
     s->pending = 0;
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
-    if (sf & PS_LOCKED) {
+    if (!plain && (sf & PS_LOCKED)) {
         uint64_t now = c->clock->cycles + stall;
         uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
                                 : s->board.dram_single;
@@ -1314,7 +1364,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->st.locked++;
     }
     /* I/O waits for the write buffers to drain [DB]. */
-    if (sf & PS_IO) {
+    if (!plain && (sf & PS_IO)) {
         uint64_t now = c->clock->cycles + stall;
         uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
         stall += (uint32_t)(empty - now);
@@ -1420,7 +1470,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->shadow = exec - 1;
         s->shadow_groups = PREFIX_SHADOW_GROUPS;
     }
-    if (sf & PS_HLT) {
+    if (!plain && (sf & PS_HLT)) {
         /* HLT drains the pipeline: no shadow, no V slot left. */
         s->shadow = 0;
         s->shadow_groups = 0;
@@ -1430,13 +1480,8 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->rep_active = c->eip == c->insn_eip;
         s->rep_eip = c->insn_eip;
     }
-    /* The mode, CR3, CR4 and paging change only with an instruction that
-     * has NM_SYNC_CHECK (decode.c: the others change registers, flags and
-     * memory only) or between instructions (then EIP or CS jumped, or the
-     * interrupt hook saw it), or from outside the hooked instructions
-     * (cpu->hook_resync).  Otherwise s->mode but its EIP, and the
-     * TLBs' view, are already what they would be made. */
-    if (jumped || s->mode_stale || (i->sync & NM_SYNC_CHECK) || c->hook_resync) {
+    /* (a plain instruction after nothing else changes neither: p5_insn) */
+    if (!plain) {
         s->mode = nm_x86_mode_now(c);
         s->mode_stale = false;
         c->hook_resync = false;
@@ -1444,11 +1489,28 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     } else {
         s->mode.next_eip = c->eip;
     }
-    account(s, sf, d.clocks);
+    account(s, sf, d.clocks, stall);
     /* a REP string once, however many steps (any other instruction retires) */
     s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
     return cost;
+}
+
+static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    p5 *s = opaque;
+    const p5_static *st = static_of(i);
+    /* EIP or CS not where the last instruction left them: something ran in
+     * between (an interrupt, an exception, a reset) and may have changed
+     * the mode; as has a new run (cpu->hook_resync) or an interrupt hook
+     * (mode_stale).  The mode, CR3, CR4 and paging change only then or
+     * with an instruction that has NM_SYNC_CHECK (decode.c: the others
+     * change registers, flags and memory only): else s->mode but its EIP,
+     * and the TLBs' view, are already what they would be made. */
+    if (likely((st->flags_hi & (PS_PLAIN >> 8)) && !s->mode_stale && !c->hook_resync &&
+               c->insn_eip == s->mode.next_eip && c->seg[NM_CS].selector == s->mode.cs))
+        return p5_insn_body(s, c, i, st, true);
+    return p5_insn_body(s, c, i, st, false);
 }
 
 /* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
