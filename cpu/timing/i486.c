@@ -784,8 +784,9 @@ static inline void prefetch_ahead(i486_state *s)
     uint32_t next = s->code_phys + s->code_len;
     uint32_t page_end = (s->code_phys | 0xfff) + 1;
     s->pq_next = next;
-    if (next - (page_end - 0x1000) >= 0x1000) return; /* the next page */
     uint32_t b = next & ~(LINE - 1);
+    if ((int32_t)(b + LINE - s->pq_last) <= 0) return; /* both blocks queued already */
+    if (next - (page_end - 0x1000) >= 0x1000) return;  /* the next page */
     uint32_t end = b + LINE == page_end ? b : b + LINE;
     while (unlikely((int32_t)(end - s->pq_last) > 0)) {
         uint32_t line = s->pq_last + LINE;
