@@ -279,9 +279,10 @@ typedef struct p5_desc {
     bool dispimm;    /* displacement and immediate: not pairable on the P5 [MA] */
     uint8_t stack;   /* 0, or ST_PUSH / ST_CALL / ST_POP for the ESP exemption */
     uint32_t clocks; /* table clocks, cache hits assumed */
-    uint32_t rd, wr; /* GPR masks (bit n = register n) */
-    uint32_t agi_wr; /* registers whose write makes an AGI (implicit ESP updates excluded) */
-    uint32_t addr;   /* registers used to form addresses */
+    /* (bytes: eight registers; a small copy per instruction) */
+    uint8_t rd, wr; /* GPR masks (bit n = register n) */
+    uint8_t agi_wr; /* registers whose write makes an AGI (implicit ESP updates excluded) */
+    uint8_t addr;   /* registers used to form addresses */
 } p5_desc;
 enum { ST_NONE = 0, ST_PUSH, ST_CALL, ST_POP };
 
