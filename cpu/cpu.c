@@ -590,7 +590,8 @@ static inline __attribute__((always_inline)) void run_hooked_loop(nm_cpu *c, uin
      * fetch_lin is unchanged these are still c->hooks (else run_hooks reads
      * them again), and so are CS and the fetch page. */
     const nm_cpu_hooks h = c->hooks;
-    /* model_only: an insn hook, and no code reports (the cost models) */
+    /* model_only: an insn hook that does not read ea, and no code reports
+     * (the cost models) */
     const bool code_mem = !model_only && h.mem && !h.mem_ignores_code;
     /* The deadline moves only when an event is scheduled: by a device
      * (I/O: NM_SYNC_CHECK; MMIO: fast_exit) or between instructions
@@ -626,7 +627,8 @@ static inline __attribute__((always_inline)) void run_hooked_loop(nm_cpu *c, uin
             }
             if (model_only || h.insn) {
                 nm_insn *hi = (nm_insn *)i;
-                hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
+                if (!model_only)
+                    hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
                 cost = h.insn(h.opaque, c, hi);
             }
             clk->cycles += cost;
@@ -733,7 +735,8 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             continue;
         }
         if (c->have_hooks) {
-            if (c->hooks.insn && !(c->hooks.mem && !c->hooks.mem_ignores_code))
+            if (c->hooks.insn && c->hooks.insn_ignores_ea &&
+                !(c->hooks.mem && !c->hooks.mem_ignores_code))
                 run_hooked_model(c, limit);
             else
                 run_hooked(c, limit);

@@ -394,7 +394,7 @@ static inline bool is_mmio(const nm_cpu *c, uint32_t phys)
  * table's per-iteration figure: REP STOS 4 a store), so that a string's
  * writes reach the write buffer at the pace the CPU makes them, like a
  * loop of MOVs would. */
-static inline uint64_t now_of(const i486_state *s)
+static inline __attribute__((always_inline)) uint64_t now_of(const i486_state *s)
 {
     uint64_t t = s->cpu->clock->cycles + s->stall;
     if (s->rep_pace)
@@ -1491,7 +1491,8 @@ const nm_cost_model_class nm_cost_model_486 = {
               .mem = i486_mem,
               .io = i486_io,
               .branch = i486_branch,
-              .mem_ignores_code = true},
+              .mem_ignores_code = true,
+              .insn_ignores_ea = true},
     .report = i486_report,
     .snoop = i486_snoop,
 };

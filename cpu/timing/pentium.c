@@ -1711,6 +1711,7 @@ const nm_cost_model_class nm_cost_model_pentium = {
             .interrupt = p5_interrupt,
             /* p5_insn logs the instruction's code bytes itself */
             .mem_ignores_code = true,
+            .insn_ignores_ea = true,
         },
     .report = p5_report,
     .snoop = p5_snoop,
