@@ -305,7 +305,7 @@ typedef struct i486_state {
     uint8_t last_written; /* register the previous instruction wrote (8: none) */
     bool rep_continues;
     /* counters */
-    uint64_t insns, clocks, agi, prefix_clocks, misaligned_count, fill_stall, wbuf_stall;
+    uint64_t insns, clocks, agi, misaligned_count, fill_stall, wbuf_stall;
     uint64_t split_writes; /* stores across a dword: two bus cycles */
     uint64_t code_misses, data_misses, async_transfers, taken_transfers, reads_ahead;
     uint64_t prefetch_fills, queue_flushes, fill_waits;
@@ -1245,8 +1245,7 @@ i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     uint32_t base = st->base, pfx = st->pfx;
     uint32_t clocks = base + pfx;
     s->c_base += base;
-    s->c_prefix += pfx;
-    s->prefix_clocks += pfx;
+    s->c_prefix += pfx; /* also the report's prefix_clocks */
     if (st->flags & ST_MEM_AGI) {
         if (st->flags & ST_INDEX) {
             clocks += 1;
@@ -1332,9 +1331,8 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->c_base += base;
     /* Prefixes: 1 clock each (REP is in the string rows). */
     unsigned pfx = st->pfx;
-    s->c_prefix += pfx;
+    s->c_prefix += pfx; /* also the report's prefix_clocks */
     clocks += pfx;
-    s->prefix_clocks += pfx;
     /* Address generation: an index register +1; AGI +1. */
     if (st->flags & ST_MEM_AGI) {
         if (st->flags & ST_INDEX) {
@@ -1433,7 +1431,7 @@ static void i486_report(void *opaque, nm_report *r)
     nm_report_u64(r, "instructions", s->insns);
     nm_report_u64(r, "clocks", s->clocks);
     nm_report_u64(r, "agi_stalls", s->agi);
-    nm_report_u64(r, "prefix_clocks", s->prefix_clocks);
+    nm_report_u64(r, "prefix_clocks", s->c_prefix); /* the same count */
     nm_report_u64(r, "misaligned_accesses", s->misaligned_count);
     nm_report_u64(r, "split_writes", s->split_writes);
     nm_report_u64(r, "cache_read_hits", cs->read_hits);

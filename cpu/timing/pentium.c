@@ -1203,6 +1203,11 @@ static bool depends(const p5_desc *u, const p5_desc *v)
 #define PS_BRANCH        0x400u  /* NM_OPF_BRANCH */
 #define PS_INT_ROW       0x800u  /* INT n, INT 3, INTO, ICEBP, IRET: booked as interrupts */
 #define PS_PLAIN         0x1000u /* none of SPECIAL, STRING, LOCKED, IO, HLT, NM_SYNC_CHECK */
+/* The pairing tests on the row and form alone (valid while the pair class
+ * is the static one: PS_PLAIN instructions): */
+#define PS_V_OK    0x2000u /* may go to V: UV or PV, no prefix, not disp+imm */
+#define PS_OPENS_V 0x4000u /* alone in U may take a V partner: UV or PU, not disp+imm, no branch   \
+                            */
 typedef struct p5_static {
     uint8_t pair, clocks;         /* the row's */
     uint8_t rd, wr, agi_wr, addr; /* operands() (GPR masks, 8 bits) */
@@ -1280,6 +1285,9 @@ static const p5_static *static_of(const nm_insn *ci)
         f |= PS_INT_ROW;
     if (!(f & (PS_SPECIAL | PS_STRING | PS_LOCKED | PS_IO | PS_HLT)) && !(i->sync & NM_SYNC_CHECK))
         f |= PS_PLAIN;
+    unsigned pfx = prefix_bytes(i);
+    if ((pair == P_UV || pair == P_PV) && pfx == 0 && !(f & PS_DISPIMM)) f |= PS_V_OK;
+    if ((pair == P_UV || pair == P_PU) && !(f & PS_DISPIMM) && !(f & PS_BRANCH)) f |= PS_OPENS_V;
     *st = (p5_static){
         .pair = pair,
         .clocks = clocks,
@@ -1288,7 +1296,7 @@ static const p5_static *static_of(const nm_insn *ci)
         .agi_wr = (uint8_t)d.agi_wr,
         .addr = (uint8_t)d.addr,
         .stack = d.stack,
-        .pfx = (uint8_t)prefix_bytes(i),
+        .pfx = (uint8_t)pfx,
         .flags_lo = (uint8_t)f,
         .flags_hi = (uint8_t)(f >> 8),
     };
@@ -1381,8 +1389,9 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
     bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
 
     unsigned pfx = st->pfx;
-    bool can_v = d.pair == P_UV || d.pair == P_PV;
-    bool pair = s->u_open && can_v && pfx == 0 && !d.dispimm && !depends(&s->u, &d);
+    bool v_ok =
+        plain ? (sf & PS_V_OK) != 0 : (d.pair == P_UV || d.pair == P_PV) && pfx == 0 && !d.dispimm;
+    bool pair = s->u_open && v_ok && !depends(&s->u, &d);
     uint32_t cost, exec;
     if (pair) {
         /* V pipe: the pair takes as long as its slower half, two more for
@@ -1450,8 +1459,9 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
         s->last_agi_wr = d.agi_wr;
         /* Opens a V slot: pairable in U, not a branch, boundaries known
          * (code cache hit, or a one-byte instruction) [MA 4.1]. */
-        s->u_open = (d.pair == P_UV || d.pair == P_PU) && !d.dispimm &&
-                    !(code_miss && i->len > 1) && !(sf & PS_BRANCH);
+        bool opens = plain ? (sf & PS_OPENS_V) != 0
+                           : (d.pair == P_UV || d.pair == P_PU) && !d.dispimm && !(sf & PS_BRANCH);
+        s->u_open = opens && !(code_miss && i->len > 1);
         s->u = d;
         s->u_exec = exec;
         s->u_agi = agi != 0;
