@@ -50,6 +50,7 @@
 #include "cpu/timing/pentium.h"
 
 #include <glib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cpu/cpu_internal.h"
@@ -274,16 +275,18 @@ typedef struct p5_btb {
 
 /* What the pairing rules need of an instruction. */
 typedef struct p5_desc {
+    /* The first 8 bytes are kept as they are per decoded instruction
+     * (p5_static.d8): one copy per instruction. */
     uint8_t pair;
     bool rmw;        /* memory read-modify-write form */
     bool dispimm;    /* displacement and immediate: not pairable on the P5 [MA] */
     uint8_t stack;   /* 0, or ST_PUSH / ST_CALL / ST_POP for the ESP exemption */
+    uint8_t rd, wr;  /* GPR masks (bit n = register n; eight registers) */
+    uint8_t agi_wr;  /* registers whose write makes an AGI (implicit ESP updates excluded) */
+    uint8_t addr;    /* registers used to form addresses */
     uint32_t clocks; /* table clocks, cache hits assumed */
-    /* (bytes: eight registers; a small copy per instruction) */
-    uint8_t rd, wr; /* GPR masks (bit n = register n) */
-    uint8_t agi_wr; /* registers whose write makes an AGI (implicit ESP updates excluded) */
-    uint8_t addr;   /* registers used to form addresses */
 } p5_desc;
+_Static_assert(offsetof(p5_desc, clocks) == 8, "p5_static.d8");
 enum { ST_NONE = 0, ST_PUSH, ST_CALL, ST_POP };
 
 typedef struct p5 {
@@ -1205,13 +1208,13 @@ static bool depends(const p5_desc *u, const p5_desc *v)
 #define PS_PLAIN         0x1000u /* none of SPECIAL, STRING, LOCKED, IO, HLT, NM_SYNC_CHECK */
 /* The pairing tests on the row and form alone (valid while the pair class
  * is the static one: PS_PLAIN instructions): */
-#define PS_V_OK    0x2000u /* may go to V: UV or PV, no prefix, not disp+imm */
-#define PS_OPENS_V 0x4000u /* alone in U may take a V partner: UV or PU, not disp+imm, no branch   \
-                            */
+#define PS_V_OK 0x2000u /* may go to V: UV or PV, no prefix, not disp+imm */
+#define PS_OPENS_V                                                                                 \
+    0x4000u /* alone in U may take a V partner: UV or PU, not disp+imm, no branch                  \
+             */
 typedef struct p5_static {
-    uint8_t pair, clocks;         /* the row's */
-    uint8_t rd, wr, agi_wr, addr; /* operands() (GPR masks, 8 bits) */
-    uint8_t stack;
+    uint8_t d8[8];              /* p5_desc up to its clocks: the row's pair class, operands() */
+    uint8_t clocks;             /* the row's */
     uint8_t pfx;                /* prefix_bytes */
     uint8_t flags_lo, flags_hi; /* PS_* (bytes: model_data is not aligned) */
 } p5_static;
@@ -1288,19 +1291,24 @@ static const p5_static *static_of(const nm_insn *ci)
     unsigned pfx = prefix_bytes(i);
     if ((pair == P_UV || pair == P_PV) && pfx == 0 && !(f & PS_DISPIMM)) f |= PS_V_OK;
     if ((pair == P_UV || pair == P_PU) && !(f & PS_DISPIMM) && !(f & PS_BRANCH)) f |= PS_OPENS_V;
-    *st = (p5_static){
+    p5_desc sd = {
         .pair = pair,
-        .clocks = clocks,
-        .rd = (uint8_t)d.rd,
-        .wr = (uint8_t)d.wr,
-        .agi_wr = (uint8_t)d.agi_wr,
-        .addr = (uint8_t)d.addr,
+        .rmw = (f & PS_RMW) != 0,
+        .dispimm = (f & PS_DISPIMM) != 0,
         .stack = d.stack,
+        .rd = d.rd,
+        .wr = d.wr,
+        .agi_wr = d.agi_wr,
+        .addr = d.addr,
+    };
+    *st = (p5_static){
+        .clocks = clocks,
         .pfx = (uint8_t)pfx,
         .flags_lo = (uint8_t)f,
         .flags_hi = (uint8_t)(f >> 8),
     };
-    _Static_assert(PS_PLAIN < 0x10000u, "flags_lo and flags_hi");
+    memcpy(st->d8, &sd, sizeof st->d8);
+    _Static_assert(PS_OPENS_V < 0x10000u, "flags_lo and flags_hi");
     i->model_tag = NM_INSN_TAG_PENTIUM;
     return st;
 }
@@ -1325,16 +1333,8 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
     bool is_rep = !plain && (sf & PS_REP) != 0;
     bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
 
-    p5_desc d = {
-        .pair = st->pair,
-        .rmw = (sf & PS_RMW) != 0,
-        .dispimm = (sf & PS_DISPIMM) != 0,
-        .stack = st->stack,
-        .rd = st->rd,
-        .wr = st->wr,
-        .agi_wr = st->agi_wr,
-        .addr = st->addr,
-    };
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
     d.clocks = st->clocks;
     if (!plain && (sf & PS_SPECIAL)) {
         /* The mode before (the previous instruction's) and now (the model
