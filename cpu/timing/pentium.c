@@ -794,7 +794,8 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
 /* A read of one line.  Returns the stall.  Inline: the line the cache hit
  * last, in cacheable RAM with the caches on (straight-line code, the
  * stack), which read_line_slow would find so too and count as a hit. */
-static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+static inline __attribute__((always_inline)) bool read_line_mru(p5 *s, nm_cache *cache,
+                                                                uint32_t phys, bool code)
 {
     nm_cache_head *h = (nm_cache_head *)(void *)cache;
     if (((phys & h->line_mask) | 1u) == h->mru && !(s->cpu->cr0 & NM_CR0_CD)) {
@@ -805,9 +806,15 @@ static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t
                 s->st.code_hits++;
             else
                 s->st.data_hits++;
-            return 0;
+            return true;
         }
     }
+    return false;
+}
+
+static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+{
+    if (read_line_mru(s, cache, phys, code)) return 0;
     return read_line_slow(s, cache, phys, now, code);
 }
 
@@ -970,22 +977,31 @@ static void tlb_after(p5 *s, const nm_insn *i)
 
 /* One logged code access, settled `stall` clocks after t0 (its TLB lookup,
  * then its lines from the code cache); returns the new stall. */
-static inline uint32_t settle_code(p5 *s, const p5_access *a, uint64_t t0, uint32_t stall,
-                                   bool *code_miss)
+static inline __attribute__((always_inline)) uint32_t
+settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uint64_t t0,
+               uint32_t stall, bool *code_miss)
 {
-    unsigned size = a->size ? a->size : 1;
-    uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
-    if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK))
-        stall += tlb_access(s, a->lin, size, true, t0 + stall);
+    uint32_t first = phys & ~31u, last = (phys + size - 1) & ~31u;
+    if (s->cpu->paging && walk) stall += tlb_access(s, lin, size, true, t0 + stall);
     for (uint32_t line = first;; line += 32) {
-        uint64_t before = s->st.code_misses;
-        uint32_t w = read_line(s, s->code, line, t0 + stall, true);
-        stall += w;
-        s->part_code += w;
-        if (s->st.code_misses != before) *code_miss = true;
+        /* (a hit in the line last used: no miss, no wait) */
+        if (!read_line_mru(s, s->code, line, true)) {
+            uint64_t before = s->st.code_misses;
+            uint32_t w = read_line_slow(s, s->code, line, t0 + stall, true);
+            stall += w;
+            s->part_code += w;
+            if (s->st.code_misses != before) *code_miss = true;
+        }
         if (line == last) break;
     }
     return stall;
+}
+
+static inline uint32_t settle_code(p5 *s, const p5_access *a, uint64_t t0, uint32_t stall,
+                                   bool *code_miss)
+{
+    return settle_code_at(s, a->lin, a->phys, a->size ? a->size : 1, !(a->flags & NM_MEM_PAGEWALK),
+                          t0, stall, code_miss);
 }
 
 /* Settles the logged accesses.  `per_iter` > 0 spreads a string's data
@@ -1354,9 +1370,8 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
     uint32_t stall;
     if (code_alone) {
         /* the instruction's code alone: run_log's loop for its one access */
-        const p5_access a = {c->fetch_phys | (code_lin & 0xfff), code_lin, (uint8_t)i->len,
-                             NM_MEM_CODE};
-        stall = s->pending + settle_code(s, &a, t0, 0, &code_miss);
+        stall = s->pending + settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len,
+                                            true, t0, 0, &code_miss);
     } else {
         stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
     }
