@@ -240,6 +240,7 @@ static void post_insn(nm_cpu *c, uint32_t tf)
 static void run_hooks(nm_cpu *c, const nm_insn *i)
 {
     uint32_t cost = 1;
+    c->hook_resync = true;
     if (c->hooks.mem && !c->hooks.mem_ignores_code) {
         /* The code bytes (the fetch page's translation is still cached
          * unless the instruction itself changed it). */
@@ -573,7 +574,8 @@ static void __attribute__((noinline)) run_fast16(nm_cpu *c, uint64_t limit)
  * instruction to its sequential successor as run_fast does.  Leaves on the
  * same conditions as run_fast (the listener removed or replaced flushes
  * the TLB, which resets fetch_lin). */
-static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
+static inline __attribute__((always_inline)) void run_hooked_loop(nm_cpu *c, uint64_t limit,
+                                                                  const bool model_only)
 {
     nm_clock *const clk = c->clock;
     nm_machine *const m = c->m;
@@ -588,7 +590,16 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
      * fetch_lin is unchanged these are still c->hooks (else run_hooks reads
      * them again), and so are CS and the fetch page. */
     const nm_cpu_hooks h = c->hooks;
-    const bool code_mem = h.mem && !h.mem_ignores_code;
+    /* model_only: an insn hook that does not read ea, and no code reports
+     * (the cost models) */
+    const bool code_mem = !model_only && h.mem && !h.mem_ignores_code;
+    /* The deadline moves only when an event is scheduled: by a device
+     * (I/O: NM_SYNC_CHECK; MMIO: fast_exit) or between instructions
+     * (post_insn); read again after those. */
+    uint64_t deadline = clk->deadline;
+    /* The first instruction gets the full check (INTR may be pending). */
+    c->fast_exit = NM_FAST_EXIT;
+    c->hook_resync = true;
     for (;;) {
         const nm_insn *i = &e->insn;
         const uint32_t eip = c->eip;
@@ -614,9 +625,10 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
                             i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
                 h.branch(h.opaque, eip, c->eip, !cond || c->eip != eip + len);
             }
-            if (h.insn) {
+            if (model_only || h.insn) {
                 nm_insn *hi = (nm_insn *)i;
-                hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
+                if (!model_only)
+                    hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
                 cost = h.insn(h.opaque, c, hi);
             }
             clk->cycles += cost;
@@ -625,13 +637,22 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
         } else {
             clk->cycles += 1;
         }
-        if (unlikely((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
-                     (uint32_t)c->inhibit_irq | c->dr_hit)) {
-            post_insn(c, 0);
-            if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
+        /* TF, RF, INTR, the interrupt shadow and data breakpoints change
+         * only through an instruction with NM_SYNC_CHECK or a slow memory
+         * path (fast_exit): as in run_fast, only then (or while one of them
+         * is still pending) are they looked at. */
+        if (unlikely(c->fast_exit | (i->sync & NM_SYNC_CHECK))) {
+            c->fast_exit = 0;
+            if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
+                (uint32_t)c->inhibit_irq | c->dr_hit) {
+                post_insn(c, 0);
+                if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
+                if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
+                    c->fast_exit = NM_FAST_EXIT;
+            }
+            deadline = clk->deadline;
         }
-        if (unlikely(!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)))
-            return;
+        if (unlikely(!(clk->cycles < deadline && !m->stop_requested && c->steps < limit))) return;
         const ic_entry *n = e->seq;
         if (likely(n && c->eip == next && n->tag == e->tag + ((uint64_t)len << 1) &&
                    c->fetch_lin == flin)) {
@@ -644,6 +665,15 @@ static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
         e = icache_fetch_entry(c);
         flin = c->fetch_lin;
     }
+}
+
+static void __attribute__((noinline)) run_hooked_model(nm_cpu *c, uint64_t limit)
+{
+    run_hooked_loop(c, limit, true);
+}
+static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
+{
+    run_hooked_loop(c, limit, false);
 }
 
 uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
@@ -705,7 +735,11 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             continue;
         }
         if (c->have_hooks) {
-            run_hooked(c, limit);
+            if (c->hooks.insn && c->hooks.insn_ignores_ea &&
+                !(c->hooks.mem && !c->hooks.mem_ignores_code))
+                run_hooked_model(c, limit);
+            else
+                run_hooked(c, limit);
             continue;
         }
         if (c->code32)

@@ -115,6 +115,9 @@ typedef struct nm_cpu_hooks {
      * each instruction's code bytes (the decoder's single code bytes still
      * come). */
     bool mem_ignores_code;
+    /* The insn hook does not read insn->ea: the run loop may leave it
+     * unset (the cost models). */
+    bool insn_ignores_ea;
 } nm_cpu_hooks;
 
 #define NM_MEM_WRITE  1u

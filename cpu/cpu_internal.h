@@ -119,6 +119,13 @@ struct nm_cpu {
      * I/O): the uncosted run loop then does its full check after the
      * instruction.  NM_FAST_TAKEN: a Jcc inside a run jumps (cpu.c). */
     uint8_t fast_exit;
+    /* Set by the run loop when the insn hook runs for the first time since
+     * the CPU's state may have been changed from outside the hooked
+     * instructions (a new run: a test, a snapshot, the machine between
+     * runs; a step on the slow path).  A cost model that keeps the mode or
+     * CR3 only after the instructions that may change them (NM_SYNC_CHECK)
+     * takes them again then and clears it. */
+    bool hook_resync;
     /* The uncosted loop's run of straight-line instructions (cpu.c): the
      * cache entry of the one executing (NULL outside a run, and for the
      * run's last instruction), the run's first entry and its EIP.  A fault

@@ -664,6 +664,10 @@ const nm_cost_model_class nm_cost_model_386 = {
     .create = i386_create,
     .destroy = i386_destroy,
     .resume = i386_resume,
-    .hooks = {.insn = i386_insn, .mem = i386_mem, .branch = i386_branch, .mem_ignores_code = true},
+    .hooks = {.insn = i386_insn,
+              .mem = i386_mem,
+              .branch = i386_branch,
+              .mem_ignores_code = true,
+              .insn_ignores_ea = true},
     .report = i386_report,
 };

@@ -266,7 +266,8 @@ typedef struct i486_state {
     uint64_t miss_write_done, ahead_blocked_until;
     fill_rec fills[NFILL]; /* the last line fills, a ring */
     unsigned fill_head;
-    uint32_t fill_lines; /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
+    uint32_t fill_lines;    /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
+    unsigned fill_slot[32]; /* by that bit: the fill_head of the last fill of such a line */
     /* the prefetch queue: holds the lines from the one of the next byte to
      * decode up to pq_last (a physical line address; the line before the
      * first one when empty), in it or coming; pq_next is the byte after
@@ -304,7 +305,7 @@ typedef struct i486_state {
     uint8_t last_written; /* register the previous instruction wrote (8: none) */
     bool rep_continues;
     /* counters */
-    uint64_t insns, clocks, agi, prefix_clocks, misaligned_count, fill_stall, wbuf_stall;
+    uint64_t insns, clocks, agi, misaligned_count, fill_stall, wbuf_stall;
     uint64_t split_writes; /* stores across a dword: two bus cycles */
     uint64_t code_misses, data_misses, async_transfers, taken_transfers, reads_ahead;
     uint64_t prefetch_fills, queue_flushes, fill_waits;
@@ -393,7 +394,7 @@ static inline bool is_mmio(const nm_cpu *c, uint32_t phys)
  * table's per-iteration figure: REP STOS 4 a store), so that a string's
  * writes reach the write buffer at the pace the CPU makes them, like a
  * loop of MOVs would. */
-static inline uint64_t now_of(const i486_state *s)
+static inline __attribute__((always_inline)) uint64_t now_of(const i486_state *s)
 {
     uint64_t t = s->cpu->clock->cycles + s->stall;
     if (s->rep_pace)
@@ -453,6 +454,7 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     } else {
         done = nm_membus_use(&s->bus, now, cost);
     }
+    s->fill_slot[((phys & ~(LINE - 1)) / LINE) % 32] = s->fill_head;
     fill_rec *f = &s->fills[s->fill_head++ % NFILL];
     f->line = phys & ~(LINE - 1);
     f->used = true;
@@ -468,6 +470,11 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
 static const fill_rec *fill_of(const i486_state *s, uint32_t line)
 {
     if (!(s->fill_lines & (1u << ((line / LINE) % 32)))) return NULL; /* not on record */
+    /* The last fill of a line like it: the last of this line if it is one
+     * (a later fill of the line would be there instead), while on record. */
+    unsigned slot = s->fill_slot[(line / LINE) % 32];
+    const fill_rec *last = &s->fills[slot % NFILL];
+    if (s->fill_head - slot <= NFILL && last->used && last->line == line) return last;
     for (unsigned k = 1; k <= NFILL; k++) {
         const fill_rec *f = &s->fills[(s->fill_head - k) % NFILL];
         if (f->used && f->line == line) return f;
@@ -648,9 +655,11 @@ static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
  * for the lines it needs that are not queued yet, and wait until the
  * dwords holding its bytes are in.  Done once per instruction (again only
  * if the insn hook learns a longer length). */
-static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
+static void __attribute__((noinline))
+code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
 
-static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
+static inline __attribute__((always_inline)) void code_fetch(i486_state *s, uint32_t lin,
+                                                             uint32_t phys, uint32_t len)
 {
     /* Fetched already (from a data or I/O hook), as long as decoded: what
      * code_fetch_slow does then. */
@@ -661,8 +670,9 @@ static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32
     uint32_t first = phys & ~(LINE - 1);
     if (s->cpu->paging && !(s->code_done && s->code_lin == lin)) tlb_access(s, lin, len, true);
     /* Straight-line code within a line the queue already holds, no
-     * prefetch of it pending, and every dword of it in by now: the general
-     * path would ask for nothing and wait for nothing. */
+     * prefetch of it pending, and every dword of it in by now (what
+     * code_fetch_slow learned of the line last time): the general path
+     * would ask for nothing and wait for nothing. */
     if (!s->code_done && s->pq_valid && phys == s->pq_next && first == s->ready_line &&
         s->fill_head == s->ready_head && ((phys ^ (phys + len - 1)) & ~(LINE - 1)) == 0 &&
         (int32_t)(first - s->pq_last) <= 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
@@ -683,6 +693,28 @@ static inline void code_fetch(i486_state *s, uint32_t lin, uint32_t phys, uint32
 static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
 {
     uint32_t first = phys & ~(LINE - 1);
+    /* The same in a line entered now: when its fill on record has brought
+     * every dword by now, or no fill is on record (cached long ago), the
+     * path below would ask for nothing and wait for nothing, and learn
+     * when the line was all in. */
+    if (!s->code_done && s->pq_valid && phys == s->pq_next &&
+        ((phys ^ (phys + len - 1)) & ~(LINE - 1)) == 0 && (int32_t)(first - s->pq_last) <= 0 &&
+        !(s->cpu->cr0 & NM_CR0_CD) && (s->pf_n < 1 || s->pf_line[0] != first) &&
+        (s->pf_n < 2 || s->pf_line[1] != first)) {
+        uint64_t now = now_of(s);
+        uint64_t all_in = fill_dwords_in(fill_of(s, first), 0, 3);
+        if (all_in <= now) {
+            s->ready_line = first;
+            s->ready_head = s->fill_head;
+            s->ready_at = all_in;
+            s->code_done = true;
+            s->code_lin = lin;
+            s->code_len = len;
+            s->code_phys = phys;
+            s->code_ready = now;
+            return;
+        }
+    }
     bool again = s->code_done && s->code_lin == lin;
     if (again && s->code_len >= len) {
         s->code_len = len; /* the decoded length (from the insn hook) */
@@ -752,8 +784,9 @@ static inline void prefetch_ahead(i486_state *s)
     uint32_t next = s->code_phys + s->code_len;
     uint32_t page_end = (s->code_phys | 0xfff) + 1;
     s->pq_next = next;
-    if (next - (page_end - 0x1000) >= 0x1000) return; /* the next page */
     uint32_t b = next & ~(LINE - 1);
+    if ((int32_t)(b + LINE - s->pq_last) <= 0) return; /* both blocks queued already */
+    if (next - (page_end - 0x1000) >= 0x1000) return;  /* the next page */
     uint32_t end = b + LINE == page_end ? b : b + LINE;
     while (unlikely((int32_t)(end - s->pq_last) > 0)) {
         uint32_t line = s->pq_last + LINE;
@@ -1138,6 +1171,9 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
 #define ST_IO       8u  /* its row is booked as I/O */
 #define ST_INT      16u /* its row is booked as an interrupt */
 #define ST_INVD     32u /* INVD / WBINVD: empties the cache */
+#define ST_PLAIN                                                                                   \
+    64u /* none of the above but the address rules, a static row, no                               \
+         * transfer or string, no NM_SYNC_CHECK: i486_plain may do it */
 typedef struct i486_static {
     uint8_t base;    /* static_cost (0: cost_of each time) */
     uint8_t pfx;     /* pfx_clocks_of */
@@ -1175,8 +1211,12 @@ static const i486_static *static_of(const nm_insn *ci)
     case NM_OP_WBINVD: f |= ST_INVD; break;
     default: break;
     }
+    unsigned base = static_cost(i);
+    if (base && !(f & (ST_LOADS_CS | ST_IO | ST_INT | ST_INVD)) &&
+        !(opf & (NM_OPF_BRANCH | NM_OPF_STRING)) && !(i->sync & NM_SYNC_CHECK))
+        f |= ST_PLAIN;
     *st = (i486_static){
-        .base = (uint8_t)static_cost(i),
+        .base = (uint8_t)base,
         .pfx = (uint8_t)pfx_clocks_of(i),
         .written = written_reg(i),
         .flags = (uint8_t)f,
@@ -1186,10 +1226,69 @@ static const i486_static *static_of(const nm_insn *ci)
     return st;
 }
 
+/* i486_insn for an ST_PLAIN instruction with nothing between it and the
+ * last one (no jump of EIP or CS, no new run) and no misaligned access:
+ * what i486_insn does then, without the tests whose outcome is known (no
+ * interrupt to charge, no mode-dependent row, no transfer, no string, no
+ * mode or CR3 change, no branch outcome: taken stays false). */
+static inline __attribute__((always_inline)) uint32_t
+i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
+{
+    uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
+    uint32_t phys = c->fetch_phys | (lin & 0xfff);
+    if (unlikely(is_mmio(c, phys))) {
+        s->pq_valid = false;
+        s->code_done = false;
+    } else {
+        code_fetch(s, lin, phys, i->len);
+    }
+    uint32_t base = st->base, pfx = st->pfx;
+    uint32_t clocks = base + pfx;
+    s->c_base += base;
+    s->c_prefix += pfx; /* also the report's prefix_clocks */
+    if (st->flags & ST_MEM_AGI) {
+        if (st->flags & ST_INDEX) {
+            clocks += 1;
+            s->c_index++;
+        }
+        if (s->last_written != NM_REG_NONE &&
+            (i->base == s->last_written || i->index == s->last_written)) {
+            clocks += 1;
+            s->agi++;
+            s->c_agi++;
+        }
+    }
+    if (unlikely(s->stall)) {
+        clocks += s->stall;
+        s->c_tlb += s->tlb_stall;
+        s->c_code_fill += s->code_stall;
+        s->c_data_fill += s->data_stall;
+        s->c_wbuf += s->wb_stall;
+        s->c_io_drain += s->io_stall;
+    }
+    if (s->code_done) prefetch_ahead(s);
+    s->code_done = false;
+    s->rep_continues = false;
+    s->last_written = st->written;
+    if (unlikely(s->stall)) {
+        s->stall = 0;
+        s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
+    }
+    s->accesses = 0;
+    s->rep_pace = 0;
+    s->prev.next_eip = c->eip;
+    s->insns++;
+    s->clocks += clocks;
+    return clocks;
+}
+
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
     const i486_static *st = static_of(i);
+    if (likely((st->flags & ST_PLAIN) && !c->hook_resync && !s->misaligned &&
+               c->insn_eip == s->prev.next_eip && c->seg[NM_CS].selector == s->prev.cs))
+        return i486_plain(s, c, i, st);
     /* The mode now (after the instruction; the model changes nothing in
      * the CPU, so it is the same all through this call): built where a rule
      * needs it, and into s->prev at the end. */
@@ -1197,8 +1296,9 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t clocks = 0;
     unsigned opf = st->opf;
 
-    if (c->insn_eip != s->prev.next_eip ||
-        (!(st->flags & ST_LOADS_CS) && c->seg[NM_CS].selector != s->prev.cs)) {
+    const bool async = c->insn_eip != s->prev.next_eip ||
+                       (!(st->flags & ST_LOADS_CS) && c->seg[NM_CS].selector != s->prev.cs);
+    if (unlikely(async)) {
         now = nm_x86_mode_now(c);
         uint32_t v = int_n[nm_xfer_class(&s->prev, &now)];
         clocks += v;
@@ -1231,9 +1331,8 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->c_base += base;
     /* Prefixes: 1 clock each (REP is in the string rows). */
     unsigned pfx = st->pfx;
-    s->c_prefix += pfx;
+    s->c_prefix += pfx; /* also the report's prefix_clocks */
     clocks += pfx;
-    s->prefix_clocks += pfx;
     /* Address generation: an index register +1; AGI +1. */
     if (st->flags & ST_MEM_AGI) {
         if (st->flags & ST_INDEX) {
@@ -1274,7 +1373,17 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
     s->last_written = st->written;
-    tlb_after(s, i);
+    /* The mode, CR3 and paging change only with an instruction that has
+     * NM_SYNC_CHECK (decode.c: the others change registers, flags and
+     * memory only) or between instructions (an interrupt, an exception, a
+     * reset: seen above as a jump of EIP or CS), or from outside the hooked
+     * instructions (cpu->hook_resync).  Otherwise s->prev but
+     * its EIP and the TLB's view are already what they would be made. */
+    const bool mode_may_change = async || (i->sync & NM_SYNC_CHECK) || c->hook_resync;
+    if (mode_may_change) {
+        c->hook_resync = false;
+        tlb_after(s, i);
+    }
     if (s->stall) {
         s->stall = 0;
         s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
@@ -1283,7 +1392,10 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->rep_pace = 0;
     s->misaligned = 0;
     s->taken = false;
-    s->prev = nm_x86_mode_now(c);
+    if (mode_may_change)
+        s->prev = nm_x86_mode_now(c);
+    else
+        s->prev.next_eip = c->eip;
     /* a REP string once, however many steps (cpu_insn_retired; any other
      * instruction retires) */
     s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;
@@ -1319,7 +1431,7 @@ static void i486_report(void *opaque, nm_report *r)
     nm_report_u64(r, "instructions", s->insns);
     nm_report_u64(r, "clocks", s->clocks);
     nm_report_u64(r, "agi_stalls", s->agi);
-    nm_report_u64(r, "prefix_clocks", s->prefix_clocks);
+    nm_report_u64(r, "prefix_clocks", s->c_prefix); /* the same count */
     nm_report_u64(r, "misaligned_accesses", s->misaligned_count);
     nm_report_u64(r, "split_writes", s->split_writes);
     nm_report_u64(r, "cache_read_hits", cs->read_hits);
@@ -1377,7 +1489,8 @@ const nm_cost_model_class nm_cost_model_486 = {
               .mem = i486_mem,
               .io = i486_io,
               .branch = i486_branch,
-              .mem_ignores_code = true},
+              .mem_ignores_code = true,
+              .insn_ignores_ea = true},
     .report = i486_report,
     .snoop = i486_snoop,
 };

@@ -50,6 +50,7 @@
 #include "cpu/timing/pentium.h"
 
 #include <glib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cpu/cpu_internal.h"
@@ -274,15 +275,18 @@ typedef struct p5_btb {
 
 /* What the pairing rules need of an instruction. */
 typedef struct p5_desc {
+    /* The first 8 bytes are kept as they are per decoded instruction
+     * (p5_static.d8): one copy per instruction. */
     uint8_t pair;
     bool rmw;        /* memory read-modify-write form */
     bool dispimm;    /* displacement and immediate: not pairable on the P5 [MA] */
     uint8_t stack;   /* 0, or ST_PUSH / ST_CALL / ST_POP for the ESP exemption */
+    uint8_t rd, wr;  /* GPR masks (bit n = register n; eight registers) */
+    uint8_t agi_wr;  /* registers whose write makes an AGI (implicit ESP updates excluded) */
+    uint8_t addr;    /* registers used to form addresses */
     uint32_t clocks; /* table clocks, cache hits assumed */
-    uint32_t rd, wr; /* GPR masks (bit n = register n) */
-    uint32_t agi_wr; /* registers whose write makes an AGI (implicit ESP updates excluded) */
-    uint32_t addr;   /* registers used to form addresses */
 } p5_desc;
+_Static_assert(offsetof(p5_desc, clocks) == 8, "p5_static.d8");
 enum { ST_NONE = 0, ST_PUSH, ST_CALL, ST_POP };
 
 typedef struct p5 {
@@ -319,6 +323,7 @@ typedef struct p5 {
     bool rep_active;          /* a REP string stopped at its budget and restarts */
     uint32_t rep_eip;
     nm_x86_mode mode; /* mode after the last instruction */
+    bool mode_stale;  /* an interrupt or exception came since: p5_insn makes it again */
 
     p5_btb btb;
     /* The TLBs (tlb.h): code 32 entries; data 64 4 KB entries and 8 4 MB
@@ -737,6 +742,42 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     }
 }
 
+/* The SPECIAL rows whose clocks and pairing special_clocks works out from
+ * the decoded form alone (no mode, state, operand value or outcome): done
+ * once per decoded instruction (static_of). */
+static bool special_is_static(unsigned op)
+{
+    switch (op) {
+    case NM_OP_TEST:
+    case NM_OP_MOV_TO_CR:
+    case NM_OP_PUSH:
+    case NM_OP_POP:
+    case NM_OP_XCHG:
+    case NM_OP_SHLD:
+    case NM_OP_SHRD:
+    case NM_OP_ENTER:
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_DIV:
+    case NM_OP_IDIV:
+    case NM_OP_BT:
+    case NM_OP_BTS:
+    case NM_OP_BTR:
+    case NM_OP_BTC:
+    case NM_OP_JMP:
+    case NM_OP_CALL:
+    case NM_OP_RET: return true;
+    default: return false;
+    }
+}
+
 /* --------------------------------------------------------------- memory */
 
 static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
@@ -753,7 +794,8 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
 /* A read of one line.  Returns the stall.  Inline: the line the cache hit
  * last, in cacheable RAM with the caches on (straight-line code, the
  * stack), which read_line_slow would find so too and count as a hit. */
-static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+static inline __attribute__((always_inline)) bool read_line_mru(p5 *s, nm_cache *cache,
+                                                                uint32_t phys, bool code)
 {
     nm_cache_head *h = (nm_cache_head *)(void *)cache;
     if (((phys & h->line_mask) | 1u) == h->mru && !(s->cpu->cr0 & NM_CR0_CD)) {
@@ -764,9 +806,15 @@ static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t
                 s->st.code_hits++;
             else
                 s->st.data_hits++;
-            return 0;
+            return true;
         }
     }
+    return false;
+}
+
+static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+{
+    if (read_line_mru(s, cache, phys, code)) return 0;
     return read_line_slow(s, cache, phys, now, code);
 }
 
@@ -929,22 +977,31 @@ static void tlb_after(p5 *s, const nm_insn *i)
 
 /* One logged code access, settled `stall` clocks after t0 (its TLB lookup,
  * then its lines from the code cache); returns the new stall. */
-static inline uint32_t settle_code(p5 *s, const p5_access *a, uint64_t t0, uint32_t stall,
-                                   bool *code_miss)
+static inline __attribute__((always_inline)) uint32_t
+settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uint64_t t0,
+               uint32_t stall, bool *code_miss)
 {
-    unsigned size = a->size ? a->size : 1;
-    uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
-    if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK))
-        stall += tlb_access(s, a->lin, size, true, t0 + stall);
+    uint32_t first = phys & ~31u, last = (phys + size - 1) & ~31u;
+    if (s->cpu->paging && walk) stall += tlb_access(s, lin, size, true, t0 + stall);
     for (uint32_t line = first;; line += 32) {
-        uint64_t before = s->st.code_misses;
-        uint32_t w = read_line(s, s->code, line, t0 + stall, true);
-        stall += w;
-        s->part_code += w;
-        if (s->st.code_misses != before) *code_miss = true;
+        /* (a hit in the line last used: no miss, no wait) */
+        if (!read_line_mru(s, s->code, line, true)) {
+            uint64_t before = s->st.code_misses;
+            uint32_t w = read_line_slow(s, s->code, line, t0 + stall, true);
+            stall += w;
+            s->part_code += w;
+            if (s->st.code_misses != before) *code_miss = true;
+        }
         if (line == last) break;
     }
     return stall;
+}
+
+static inline uint32_t settle_code(p5 *s, const p5_access *a, uint64_t t0, uint32_t stall,
+                                   bool *code_miss)
+{
+    return settle_code_at(s, a->lin, a->phys, a->size ? a->size : 1, !(a->flags & NM_MEM_PAGEWALK),
+                          t0, stall, code_miss);
 }
 
 /* Settles the logged accesses.  `per_iter` > 0 spreads a string's data
@@ -1115,6 +1172,7 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
                              : NM_XFER_SAME;
     s->pending += int_n[cls];
     s->part_int += int_n[cls];
+    s->mode_stale = true; /* the mode may change (p5_insn) */
     /* The pipeline is flushed. */
     s->u_open = false;
     s->last_agi_wr = 0;
@@ -1146,35 +1204,6 @@ static bool depends(const p5_desc *u, const p5_desc *v)
     return (uw & (vr | vw)) != 0;
 }
 
-/* Books the row and the stalls charged with it by cause (the breakdown
- * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
- * and I/O-drain clocks are booked where they are charged). */
-static void account(p5 *s, unsigned op, uint32_t row)
-{
-    nm_p5_stats *t = &s->st;
-    switch (op) {
-    case NM_OP_IN:
-    case NM_OP_OUT:
-    case NM_OP_INS:
-    case NM_OP_OUTS: t->c_io += row; break;
-    case NM_OP_INT:
-    case NM_OP_INT3:
-    case NM_OP_INTO:
-    case NM_OP_ICEBP:
-    case NM_OP_IRET: t->c_int += row; break;
-    default: t->c_table += row; break;
-    }
-    if (!(s->part_int | s->part_code | s->part_data | s->part_wbuf | s->part_mis | s->part_tlb))
-        return; /* nothing to book (most instructions) */
-    t->c_int += s->part_int;
-    t->c_code_fill += s->part_code;
-    t->c_data_fill += s->part_data;
-    t->c_wbuf += s->part_wbuf;
-    t->c_misaligned += s->part_mis;
-    t->c_tlb += s->part_tlb;
-    s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = s->part_tlb = 0;
-}
-
 /* What p5_insn needs of an instruction that depends on the decoded form
  * alone, worked out on its first run and kept in the decoded-instruction
  * cache with it (nm_insn.model_data, while model_tag is
@@ -1190,16 +1219,48 @@ static void account(p5 *s, unsigned op, uint32_t row)
 #define PS_BTB           0x080u /* uses_btb */
 #define PS_DIRECT_UNCOND 0x100u /* JMP / CALL rel */
 #define PS_HLT           0x200u
-#define PS_BRANCH        0x400u /* NM_OPF_BRANCH */
+#define PS_BRANCH        0x400u  /* NM_OPF_BRANCH */
+#define PS_INT_ROW       0x800u  /* INT n, INT 3, INTO, ICEBP, IRET: booked as interrupts */
+#define PS_PLAIN         0x1000u /* none of SPECIAL, STRING, LOCKED, IO, HLT, NM_SYNC_CHECK */
+/* The pairing tests on the row and form alone (valid while the pair class
+ * is the static one: PS_PLAIN instructions): */
+#define PS_V_OK 0x2000u /* may go to V: UV or PV, no prefix, not disp+imm */
+#define PS_OPENS_V                                                                                 \
+    0x4000u /* alone in U may take a V partner: UV or PU, not disp+imm, no branch                  \
+             */
 typedef struct p5_static {
-    uint8_t pair, clocks;         /* the row's */
-    uint8_t rd, wr, agi_wr, addr; /* operands() (GPR masks, 8 bits) */
-    uint8_t stack;
+    uint8_t d8[8];              /* p5_desc up to its clocks: the row's pair class, operands() */
+    uint8_t clocks;             /* the row's */
     uint8_t pfx;                /* prefix_bytes */
     uint8_t flags_lo, flags_hi; /* PS_* (bytes: model_data is not aligned) */
 } p5_static;
 _Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
+
+/* Books the row and the stalls charged with it by cause (the breakdown
+ * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
+ * and I/O-drain clocks are booked where they are charged). */
+static inline __attribute__((always_inline)) void account(p5 *s, unsigned sf, uint32_t row,
+                                                          uint32_t stall)
+{
+    nm_p5_stats *t = &s->st;
+    if (sf & PS_IO)
+        t->c_io += row;
+    else if (sf & PS_INT_ROW)
+        t->c_int += row;
+    else
+        t->c_table += row;
+    /* Every part went into the instruction's stall (with the pending
+     * clocks): none without one (most instructions). */
+    if (!stall) return;
+    t->c_int += s->part_int;
+    t->c_code_fill += s->part_code;
+    t->c_data_fill += s->part_data;
+    t->c_wbuf += s->part_wbuf;
+    t->c_misaligned += s->part_mis;
+    t->c_tlb += s->part_tlb;
+    s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = s->part_tlb = 0;
+}
 
 static const p5_static *static_of(const nm_insn *ci)
 {
@@ -1213,7 +1274,17 @@ static const p5_static *static_of(const nm_insn *ci)
     p5_desc d = {.pair = row->pair};
     operands(i, row, &d);
     unsigned f = 0;
-    if (row->flags & F_SPECIAL) f |= PS_SPECIAL;
+    uint8_t pair = row->pair, clocks = row->clk[form];
+    if (row->flags & F_SPECIAL) {
+        if (special_is_static(i->op)) {
+            /* special_clocks reads nothing but the decoded form for these */
+            p5_desc sd = {.pair = row->pair};
+            clocks = (uint8_t)special_clocks(NULL, NULL, i, &sd, NULL, NULL, false);
+            pair = sd.pair;
+        } else {
+            f |= PS_SPECIAL;
+        }
+    }
     if (form == NM_FORM_MEM && (row->flags & F_RMW)) f |= PS_RMW;
     if (form != NM_FORM_R && !is_string) {
         bool disp = i->mod == 1 || i->mod == 2 || i->base == NM_REG_NONE;
@@ -1228,48 +1299,60 @@ static const p5_static *static_of(const nm_insn *ci)
     if ((i->op == NM_OP_JMP || i->op == NM_OP_CALL) && i->src == NM_OPK_IMM) f |= PS_DIRECT_UNCOND;
     if (i->op == NM_OP_HLT) f |= PS_HLT;
     if (opf & NM_OPF_BRANCH) f |= PS_BRANCH;
-    *st = (p5_static){
-        .pair = row->pair,
-        .clocks = row->clk[form],
-        .rd = (uint8_t)d.rd,
-        .wr = (uint8_t)d.wr,
-        .agi_wr = (uint8_t)d.agi_wr,
-        .addr = (uint8_t)d.addr,
+    if (i->op == NM_OP_INT || i->op == NM_OP_INT3 || i->op == NM_OP_INTO || i->op == NM_OP_ICEBP ||
+        i->op == NM_OP_IRET)
+        f |= PS_INT_ROW;
+    if (!(f & (PS_SPECIAL | PS_STRING | PS_LOCKED | PS_IO | PS_HLT)) && !(i->sync & NM_SYNC_CHECK))
+        f |= PS_PLAIN;
+    unsigned pfx = prefix_bytes(i);
+    if ((pair == P_UV || pair == P_PV) && pfx == 0 && !(f & PS_DISPIMM)) f |= PS_V_OK;
+    if ((pair == P_UV || pair == P_PU) && !(f & PS_DISPIMM) && !(f & PS_BRANCH)) f |= PS_OPENS_V;
+    p5_desc sd = {
+        .pair = pair,
+        .rmw = (f & PS_RMW) != 0,
+        .dispimm = (f & PS_DISPIMM) != 0,
         .stack = d.stack,
-        .pfx = (uint8_t)prefix_bytes(i),
+        .rd = d.rd,
+        .wr = d.wr,
+        .agi_wr = d.agi_wr,
+        .addr = d.addr,
+    };
+    *st = (p5_static){
+        .clocks = clocks,
+        .pfx = (uint8_t)pfx,
         .flags_lo = (uint8_t)f,
         .flags_hi = (uint8_t)(f >> 8),
     };
+    memcpy(st->d8, &sd, sizeof st->d8);
+    _Static_assert(PS_OPENS_V < 0x10000u, "flags_lo and flags_hi");
     i->model_tag = NM_INSN_TAG_PENTIUM;
     return st;
 }
 
-static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+/* The insn hook.  `plain`: the instruction is PS_PLAIN and nothing ran
+ * between it and the last one (p5_insn): the tests whose outcome that
+ * fixes are left out of this instance. */
+static inline __attribute__((always_inline)) uint32_t
+p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool plain)
 {
-    p5 *s = opaque;
     /* The instruction's code bytes, logged as the run loop's code report
      * would have been, just before this call (with mem_ignores_code it
      * makes none). */
     uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
-    log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
-    const p5_static *st = static_of(i);
+    /* With no data access logged, the code is the only one: settled below
+     * without the log (as run_log would settle a log of that one). */
+    const bool code_alone = s->nlog == 0;
+    if (!code_alone)
+        log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
     const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-    bool is_string = (sf & PS_STRING) != 0;
-    bool is_rep = (sf & PS_REP) != 0;
+    bool is_string = !plain && (sf & PS_STRING) != 0;
+    bool is_rep = !plain && (sf & PS_REP) != 0;
     bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
 
-    p5_desc d = {
-        .pair = st->pair,
-        .rmw = (sf & PS_RMW) != 0,
-        .dispimm = (sf & PS_DISPIMM) != 0,
-        .stack = st->stack,
-        .rd = st->rd,
-        .wr = st->wr,
-        .agi_wr = st->agi_wr,
-        .addr = st->addr,
-    };
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
     d.clocks = st->clocks;
-    if (sf & PS_SPECIAL) {
+    if (!plain && (sf & PS_SPECIAL)) {
         /* The mode before (the previous instruction's) and now (the model
          * changes nothing in the CPU: the same all through this call). */
         nm_x86_mode after = nm_x86_mode_now(c);
@@ -1285,16 +1368,16 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t first_data = 0;
     uint64_t t0 = c->clock->cycles + s->pending;
     uint32_t stall;
-    if (s->nlog == 1 && (s->log[0].flags & NM_MEM_CODE)) {
+    if (code_alone) {
         /* the instruction's code alone: run_log's loop for its one access */
-        stall = s->pending + settle_code(s, &s->log[0], t0, 0, &code_miss);
-        s->nlog = 0;
+        stall = s->pending + settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len,
+                                            true, t0, 0, &code_miss);
     } else {
         stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
     }
     s->pending = 0;
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
-    if (sf & PS_LOCKED) {
+    if (!plain && (sf & PS_LOCKED)) {
         uint64_t now = c->clock->cycles + stall;
         uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
                                 : s->board.dram_single;
@@ -1305,7 +1388,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->st.locked++;
     }
     /* I/O waits for the write buffers to drain [DB]. */
-    if (sf & PS_IO) {
+    if (!plain && (sf & PS_IO)) {
         uint64_t now = c->clock->cycles + stall;
         uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
         stall += (uint32_t)(empty - now);
@@ -1321,8 +1404,9 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
 
     unsigned pfx = st->pfx;
-    bool can_v = d.pair == P_UV || d.pair == P_PV;
-    bool pair = s->u_open && can_v && pfx == 0 && !d.dispimm && !depends(&s->u, &d);
+    bool v_ok =
+        plain ? (sf & PS_V_OK) != 0 : (d.pair == P_UV || d.pair == P_PV) && pfx == 0 && !d.dispimm;
+    bool pair = s->u_open && v_ok && !depends(&s->u, &d);
     uint32_t cost, exec;
     if (pair) {
         /* V pipe: the pair takes as long as its slower half, two more for
@@ -1390,8 +1474,9 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->last_agi_wr = d.agi_wr;
         /* Opens a V slot: pairable in U, not a branch, boundaries known
          * (code cache hit, or a one-byte instruction) [MA 4.1]. */
-        s->u_open = (d.pair == P_UV || d.pair == P_PU) && !d.dispimm &&
-                    !(code_miss && i->len > 1) && !(sf & PS_BRANCH);
+        bool opens = plain ? (sf & PS_OPENS_V) != 0
+                           : (d.pair == P_UV || d.pair == P_PU) && !d.dispimm && !(sf & PS_BRANCH);
+        s->u_open = opens && !(code_miss && i->len > 1);
         s->u = d;
         s->u_exec = exec;
         s->u_agi = agi != 0;
@@ -1411,7 +1496,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->shadow = exec - 1;
         s->shadow_groups = PREFIX_SHADOW_GROUPS;
     }
-    if (sf & PS_HLT) {
+    if (!plain && (sf & PS_HLT)) {
         /* HLT drains the pipeline: no shadow, no V slot left. */
         s->shadow = 0;
         s->shadow_groups = 0;
@@ -1421,13 +1506,37 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->rep_active = c->eip == c->insn_eip;
         s->rep_eip = c->insn_eip;
     }
-    s->mode = nm_x86_mode_now(c);
-    tlb_after(s, i);
-    account(s, i->op, d.clocks);
+    /* (a plain instruction after nothing else changes neither: p5_insn) */
+    if (!plain) {
+        s->mode = nm_x86_mode_now(c);
+        s->mode_stale = false;
+        c->hook_resync = false;
+        tlb_after(s, i);
+    } else {
+        s->mode.next_eip = c->eip;
+    }
+    account(s, sf, d.clocks, stall);
     /* a REP string once, however many steps (any other instruction retires) */
     s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
     return cost;
+}
+
+static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    p5 *s = opaque;
+    const p5_static *st = static_of(i);
+    /* EIP or CS not where the last instruction left them: something ran in
+     * between (an interrupt, an exception, a reset) and may have changed
+     * the mode; as has a new run (cpu->hook_resync) or an interrupt hook
+     * (mode_stale).  The mode, CR3, CR4 and paging change only then or
+     * with an instruction that has NM_SYNC_CHECK (decode.c: the others
+     * change registers, flags and memory only): else s->mode but its EIP,
+     * and the TLBs' view, are already what they would be made. */
+    if (likely((st->flags_hi & (PS_PLAIN >> 8)) && !s->mode_stale && !c->hook_resync &&
+               c->insn_eip == s->mode.next_eip && c->seg[NM_CS].selector == s->mode.cs))
+        return p5_insn_body(s, c, i, st, true);
+    return p5_insn_body(s, c, i, st, false);
 }
 
 /* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
@@ -1627,6 +1736,7 @@ const nm_cost_model_class nm_cost_model_pentium = {
             .interrupt = p5_interrupt,
             /* p5_insn logs the instruction's code bytes itself */
             .mem_ignores_code = true,
+            .insn_ignores_ea = true,
         },
     .report = p5_report,
     .snoop = p5_snoop,
