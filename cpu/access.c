@@ -7,7 +7,10 @@
  *
  * Fast tags (tag_read, tag_write, tag_user, tag_user_write) are set only for
  * host-pointer pages and never while a memory hook listens, so with a hook
- * every access comes here and is reported. */
+ * every access comes here and is reported: an access the fast tags would
+ * have let through without the hook (the hook_* tags) is done and reported
+ * at the top of access_read_slow / access_write_slow, the others by the
+ * general path. */
 #include "cpu/core.h"
 
 #include "emu/core/log.h"
@@ -20,6 +23,7 @@ static bool align_check_on(const nm_cpu *c)
 static void tlb_invalidate_entry(nm_tlb_entry *e)
 {
     e->tag_read = e->tag_write = e->tag_user = e->tag_user_write = NM_TLB_INVALID;
+    e->hook_read = e->hook_write = e->hook_user = e->hook_user_write = NM_TLB_INVALID;
     e->tag_valid = NM_TLB_INVALID;
 }
 
@@ -42,7 +46,7 @@ void access_code_page_watched(nm_cpu *c, uint32_t phys_page)
     for (unsigned k = 0; k < NM_TLB_ENTRIES; k++) {
         nm_tlb_entry *e = &c->tlb[k];
         if (e->tag_valid != NM_TLB_INVALID && e->phys_page == phys_page)
-            e->tag_write = e->tag_user_write = NM_TLB_INVALID;
+            e->tag_write = e->tag_user_write = e->hook_write = e->hook_user_write = NM_TLB_INVALID;
     }
 }
 
@@ -75,17 +79,25 @@ static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
     uint8_t *host = nm_memmap_page_ptr(c->mem, phys, false);
     if (host && nm_memmap_page_ptr(c->mem, phys, true)) perm |= NM_TLBP_RAM;
     bool watched = nm_memmap_page_is_watched(c->mem, phys);
-    bool fast = !(c->have_hooks && c->hooks.mem) && !(c->dr_data_mask && cpu_debug_page(c, page));
+    bool fast = !(c->dr_data_mask && cpu_debug_page(c, page));
     bool ac = align_check_on(c);
     e->tag_valid = page;
     e->phys_page = phys;
     e->host = host;
     e->perm = perm;
-    e->tag_read = fast && host ? page : NM_TLB_INVALID;
-    e->tag_user = fast && host && (perm & NM_TLBP_UR) && !ac ? page : NM_TLB_INVALID;
+    e->hook_read = fast && host ? page : NM_TLB_INVALID;
+    e->hook_user = fast && host && (perm & NM_TLBP_UR) && !ac ? page : NM_TLB_INVALID;
     bool w = fast && (perm & NM_TLBP_RAM) && (perm & NM_TLBP_DIRTY) && !watched;
-    e->tag_write = w && (perm & NM_TLBP_SW) ? page : NM_TLB_INVALID;
-    e->tag_user_write = w && (perm & NM_TLBP_UW) && !ac ? page : NM_TLB_INVALID;
+    e->hook_write = w && (perm & NM_TLBP_SW) ? page : NM_TLB_INVALID;
+    e->hook_user_write = w && (perm & NM_TLBP_UW) && !ac ? page : NM_TLB_INVALID;
+    if (c->have_hooks && c->hooks.mem) {
+        e->tag_read = e->tag_user = e->tag_write = e->tag_user_write = NM_TLB_INVALID;
+    } else {
+        e->tag_read = e->hook_read;
+        e->tag_user = e->hook_user;
+        e->tag_write = e->hook_write;
+        e->tag_user_write = e->hook_user_write;
+    }
     return e;
 }
 
@@ -226,13 +238,35 @@ static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
     mem_hook(c, lin + n1, e2.phys_page, size - n1, hflags | NM_MEM_WRITE);
 }
 
+/* The inline fast path missed.  With a memory hook, a RAM access the fast
+ * tags would have let through without it is done here as read_slow /
+ * write_slow would (no alignment check or data breakpoint applies, the
+ * page does not cross, the TLB entry hits) and reported the same way. */
 uint32_t access_read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user)
 {
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    uint32_t tag = user ? e->hook_user : e->hook_read;
+    if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
+        uint32_t off = lin & 0xfff;
+        c->fast_exit |= NM_FAST_EXIT;
+        uint32_t v = host_load(e->host + off, size);
+        mem_hook(c, lin, e->phys_page | off, size, 0);
+        return v;
+    }
     return read_slow(c, lin, size, user, 0);
 }
 
 void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user)
 {
+    nm_tlb_entry *e = tlb_entry(c, lin);
+    uint32_t tag = user ? e->hook_user_write : e->hook_write;
+    if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
+        uint32_t off = lin & 0xfff;
+        c->fast_exit |= NM_FAST_EXIT;
+        host_store(e->host + off, v, size);
+        mem_hook(c, lin, e->phys_page | off, size, NM_MEM_WRITE);
+        return;
+    }
     write_slow(c, lin, v, size, user, 0);
 }
 

@@ -43,6 +43,10 @@ typedef struct nm_tlb_entry {
     uint32_t tag_valid;
     uint32_t tag_user_write;
     uint32_t perm;
+    /* The four fast tags as they would be with no memory hook: while one
+     * listens, access_read_slow / access_write_slow take a RAM access
+     * through these and report it without the general path. */
+    uint32_t hook_read, hook_write, hook_user, hook_user_write;
 } nm_tlb_entry;
 
 struct nm_cpu {
