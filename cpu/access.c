@@ -181,7 +181,8 @@ static void mem_hook(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, unsi
     if (c->have_hooks && c->hooks.mem) c->hooks.mem(c->hooks.opaque, lin, phys, size, flags);
 }
 
-static uint32_t read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, unsigned hflags)
+static uint32_t __attribute__((noinline))
+read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, unsigned hflags)
 {
     uint32_t off = lin & 0xfff;
     c->fast_exit |= NM_FAST_EXIT; /* a device, a breakpoint or the page tables may see it */
@@ -209,8 +210,8 @@ static uint32_t read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, uns
     return v;
 }
 
-static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user,
-                       unsigned hflags)
+static void __attribute__((noinline))
+write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user, unsigned hflags)
 {
     uint32_t off = lin & 0xfff;
     c->fast_exit |= NM_FAST_EXIT;
@@ -241,15 +242,29 @@ static void write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
 /* The inline fast path missed.  With a memory hook, a RAM access the fast
  * tags would have let through without it is done here as read_slow /
  * write_slow would (no alignment check or data breakpoint applies, the
- * page does not cross, the TLB entry hits) and reported the same way. */
+ * page does not cross, the TLB entry hits) and reported the same way.  Like
+ * the inline fast path it leaves fast_exit alone: a RAM access changes
+ * nothing the run loops check, and a memory hook changes no CPU or machine
+ * state (docs/cpu.md). */
 uint32_t access_read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user)
 {
     nm_tlb_entry *e = tlb_entry(c, lin);
     uint32_t tag = user ? e->hook_user : e->hook_read;
     if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
         uint32_t off = lin & 0xfff;
-        c->fast_exit |= NM_FAST_EXIT;
-        uint32_t v = host_load(e->host + off, size);
+        const uint8_t *p = e->host + off;
+        uint32_t v;
+        if (size == 4) {
+            memcpy(&v, p, 4);
+        } else if (size == 2) {
+            uint16_t x;
+            memcpy(&x, p, 2);
+            v = x;
+        } else if (size == 1) {
+            v = *p;
+        } else {
+            return read_slow(c, lin, size, user, 0);
+        }
         mem_hook(c, lin, e->phys_page | off, size, 0);
         return v;
     }
@@ -262,8 +277,18 @@ void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
     uint32_t tag = user ? e->hook_user_write : e->hook_write;
     if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
         uint32_t off = lin & 0xfff;
-        c->fast_exit |= NM_FAST_EXIT;
-        host_store(e->host + off, v, size);
+        uint8_t *p = e->host + off;
+        if (size == 4) {
+            memcpy(p, &v, 4);
+        } else if (size == 2) {
+            uint16_t x = (uint16_t)v;
+            memcpy(p, &x, 2);
+        } else if (size == 1) {
+            *p = (uint8_t)v;
+        } else {
+            write_slow(c, lin, v, size, user, 0);
+            return;
+        }
         mem_hook(c, lin, e->phys_page | off, size, NM_MEM_WRITE);
         return;
     }
