@@ -47,6 +47,7 @@ typedef struct nm_tlb_entry {
      * listens, access_read_slow / access_write_slow take a RAM access
      * through these and report it without the general path. */
     uint32_t hook_read, hook_write, hook_user, hook_user_write;
+    uint32_t pad[3]; /* 64 bytes: the inline fast paths index with a shift */
 } nm_tlb_entry;
 
 struct nm_cpu {
