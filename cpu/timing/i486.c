@@ -1226,6 +1226,27 @@ static const i486_static *static_of(const nm_insn *ci)
     return st;
 }
 
+/* Address generation (the rules in the header comment, from the timing
+ * table's notes): an index register +1; a base or index the last
+ * instruction wrote (AGI) +1.  Both hooks use it. */
+static inline __attribute__((always_inline)) uint32_t agi_clocks(i486_state *s, const nm_insn *i,
+                                                                 const i486_static *st)
+{
+    uint32_t clocks = 0;
+    if (!(st->flags & ST_MEM_AGI)) return 0;
+    if (st->flags & ST_INDEX) {
+        clocks += 1;
+        s->c_index++;
+    }
+    if (s->last_written != NM_REG_NONE &&
+        (i->base == s->last_written || i->index == s->last_written)) {
+        clocks += 1;
+        s->agi++;
+        s->c_agi++;
+    }
+    return clocks;
+}
+
 /* i486_insn for an ST_PLAIN instruction with nothing between it and the
  * last one (no jump of EIP or CS, no new run) and no misaligned access:
  * what i486_insn does then, without the tests whose outcome is known (no
@@ -1246,18 +1267,7 @@ i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     uint32_t clocks = base + pfx;
     s->c_base += base;
     s->c_prefix += pfx; /* also the report's prefix_clocks */
-    if (st->flags & ST_MEM_AGI) {
-        if (st->flags & ST_INDEX) {
-            clocks += 1;
-            s->c_index++;
-        }
-        if (s->last_written != NM_REG_NONE &&
-            (i->base == s->last_written || i->index == s->last_written)) {
-            clocks += 1;
-            s->agi++;
-            s->c_agi++;
-        }
-    }
+    clocks += agi_clocks(s, i, st);
     if (unlikely(s->stall)) {
         clocks += s->stall;
         s->c_tlb += s->tlb_stall;
@@ -1333,19 +1343,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     unsigned pfx = st->pfx;
     s->c_prefix += pfx; /* also the report's prefix_clocks */
     clocks += pfx;
-    /* Address generation: an index register +1; AGI +1. */
-    if (st->flags & ST_MEM_AGI) {
-        if (st->flags & ST_INDEX) {
-            clocks += 1;
-            s->c_index++;
-        }
-        if (s->last_written != NM_REG_NONE &&
-            (i->base == s->last_written || i->index == s->last_written)) {
-            clocks += 1;
-            s->agi++;
-            s->c_agi++;
-        }
-    }
+    clocks += agi_clocks(s, i, st);
     if (s->misaligned) {
         clocks += 3 * s->misaligned;
         s->misaligned_count += s->misaligned;

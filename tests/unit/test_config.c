@@ -106,7 +106,8 @@ static void test_keyfile_errors(void)
          "debug, trace-range, trace-window, share-irq, strict-isa, rtc-epoch, cost-model, "
          "cost-from, mem-wait-states, dram-timing, board, l2, profile, profile-top, "
          "profile-from, profile-stack-region, profile-callers, profile-dist, symbols, "
-         "system-map, measure-nic, display, screenshot, vga-dump, save-state, save-state-exit, restore, mailbox)"},
+         "system-map, measure-nic, display, screenshot, vga-dump, save-state, save-state-exit, "
+         "restore, mailbox)"},
         {"[machine]\ncpu=z80\n",
          "machine.ini [machine]: cpu: bad value 'z80' (accepted: 386dx-25, 386dx-33, 386dx-40, "
          "486dx-33, 486dx2-66, 486dx4-100, pentium-60, pentium-66, pentium-100, pentium-133)"},
