@@ -283,6 +283,7 @@ typedef struct i486_state {
     /* this instruction's code: fetched for (lin, len) at phys; its bytes
      * were all in at code_ready */
     bool code_done;
+    bool code_armed; /* ... by code_fetch_armed */
     uint32_t code_lin, code_len, code_phys;
     uint64_t code_ready;
     /* what code_fetch last learned of a line: all its dwords were in by
@@ -292,6 +293,15 @@ typedef struct i486_state {
     uint32_t ready_line;
     unsigned ready_head;
     uint64_t ready_at;
+    /* The same, made ready for the next instruction when one ends
+     * (arm_next_insn): an instruction whose bytes start at arm_next and
+     * end in line arm_line would pass code_fetch_slow's first test (the
+     * queue valid and holding the line, no prefetch of it pending, every
+     * dword of it in by then, the cache on), as long as no fill has
+     * started since (fill_head == arm_head) and the memory map is as it
+     * was (arm_gen: the line is RAM).  arm_line 1 (not a line): none. */
+    uint32_t arm_next, arm_line, arm_gen;
+    unsigned arm_head;
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
     uint32_t code_stall, data_stall, wb_stall, io_stall; /* parts of stall */
@@ -353,6 +363,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->prev = nm_x86_mode_now(cpu);
     s->last_written = NM_REG_NONE;
     s->ready_at = UINT64_MAX; /* nothing learned yet */
+    s->arm_line = 1;
     return s;
 }
 
@@ -365,7 +376,8 @@ static void i486_resume(void *st, nm_cpu *cpu)
     s->last_written = NM_REG_NONE;
     s->pq_valid = false; /* the CPU ran elsewhere meanwhile */
     s->pf_n = 0;
-    s->code_done = false;
+    s->code_done = s->code_armed = false;
+    s->arm_line = 1;
     /* CR3 may have been loaded meanwhile: the TLB is unknown, start empty. */
     nm_tlb_flush(&s->tlb);
     s->tlb_cr3 = cpu->cr3;
@@ -658,6 +670,25 @@ static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
 static void __attribute__((noinline))
 code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
 
+/* The instruction at `phys`, `len` bytes, is what the last one's end made
+ * ready (arm_next_insn), and nothing has changed since: take it as
+ * code_fetch_slow's first test would (the caller has done the TLB). */
+static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s, uint32_t lin,
+                                                                   uint32_t phys, uint32_t len)
+{
+    if (phys != s->arm_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
+        s->fill_head != s->arm_head || s->cpu->mem->map_gen != s->arm_gen ||
+        (s->cpu->cr0 & NM_CR0_CD))
+        return false;
+    s->code_done = true;
+    s->code_armed = true;
+    s->code_lin = lin;
+    s->code_len = len;
+    s->code_phys = phys;
+    s->code_ready = now_of(s);
+    return true;
+}
+
 static inline __attribute__((always_inline)) void code_fetch(i486_state *s, uint32_t lin,
                                                              uint32_t phys, uint32_t len)
 {
@@ -669,6 +700,7 @@ static inline __attribute__((always_inline)) void code_fetch(i486_state *s, uint
     }
     uint32_t first = phys & ~(LINE - 1);
     if (s->cpu->paging && !(s->code_done && s->code_lin == lin)) tlb_access(s, lin, len, true);
+    if (!s->code_done && code_fetch_armed(s, lin, phys, len)) return;
     /* Straight-line code within a line the queue already holds, no
      * prefetch of it pending, and every dword of it in by now (what
      * code_fetch_slow learned of the line last time): the general path
@@ -692,6 +724,7 @@ static inline __attribute__((always_inline)) void code_fetch(i486_state *s, uint
 
 static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
 {
+    s->code_armed = false;
     uint32_t first = phys & ~(LINE - 1);
     /* The same in a line entered now: when its fill on record has brought
      * every dword by now, or no fill is on record (cached long ago), the
@@ -795,6 +828,32 @@ static inline void prefetch_ahead(i486_state *s)
     }
 }
 
+/* When an instruction ends: make the straight-line case of the next one
+ * ready (the arm_* fields), if code_fetch_slow's first test would pass for
+ * an instruction in the line of the next byte whatever happens before it
+ * but a fill starting or the memory map changing: the queue is valid and
+ * holds the line, in the same 4 KB page as the one just fetched (so RAM),
+ * no prefetch of it is pending, the cache is on, and every dword of it is
+ * in by now.  What it learns of the line is code_fetch's ready_* too. */
+static void __attribute__((noinline)) arm_next_insn(i486_state *s)
+{
+    uint32_t next = s->pq_next, line = next & ~(LINE - 1);
+    s->arm_line = 1;
+    if (!s->pq_valid || ((next ^ s->code_phys) & ~0xfffu) || (int32_t)(line - s->pq_last) > 0 ||
+        (s->cpu->cr0 & NM_CR0_CD) || (s->pf_n >= 1 && s->pf_line[0] == line) ||
+        (s->pf_n >= 2 && s->pf_line[1] == line) || is_mmio(s->cpu, line))
+        return;
+    uint64_t all_in = fill_dwords_in(fill_of(s, line), 0, 3);
+    if (all_in > s->cpu->clock->cycles) return;
+    s->ready_line = line;
+    s->ready_head = s->fill_head;
+    s->ready_at = all_in;
+    s->arm_next = next;
+    s->arm_line = line;
+    s->arm_head = s->fill_head;
+    s->arm_gen = s->cpu->mem->map_gen;
+}
+
 /* The code of the instruction now executing, from a memory or I/O hook:
  * while it executes EIP is past it, so its length is EIP - insn_eip
  * (outside an instruction, e.g. delivering an interrupt, EIP is still at
@@ -809,6 +868,8 @@ static void code_early(i486_state *s)
     uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
     if (s->code_done && s->code_lin == lin) return;
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
+    /* made ready: RAM, and no TLB to look at first */
+    if (!s->code_done && !c->paging && code_fetch_armed(s, lin, phys, len)) return;
     if (is_mmio(c, phys)) return;
     code_fetch(s, lin, phys, len);
 }
@@ -1252,14 +1313,14 @@ static inline __attribute__((always_inline)) uint32_t agi_clocks(i486_state *s, 
  * what i486_insn does then, without the tests whose outcome is known (no
  * interrupt to charge, no mode-dependent row, no transfer, no string, no
  * mode or CR3 change, no branch outcome: taken stays false). */
-static inline __attribute__((always_inline)) uint32_t
+static uint32_t __attribute__((noinline))
 i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
 {
     uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     if (unlikely(is_mmio(c, phys))) {
         s->pq_valid = false;
-        s->code_done = false;
+        s->code_done = s->code_armed = false;
     } else {
         code_fetch(s, lin, phys, i->len);
     }
@@ -1277,7 +1338,7 @@ i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
         s->c_io_drain += s->io_stall;
     }
     if (s->code_done) prefetch_ahead(s);
-    s->code_done = false;
+    s->code_done = s->code_armed = false;
     s->rep_continues = false;
     s->last_written = st->written;
     if (unlikely(s->stall)) {
@@ -1289,12 +1350,13 @@ i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     s->prev.next_eip = c->eip;
     s->insns++;
     s->clocks += clocks;
+    arm_next_insn(s);
     return clocks;
 }
 
-static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+/* i486_insn but for the cases i486_plain and its fast path take. */
+static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c, const nm_insn *i)
 {
-    i486_state *s = opaque;
     const i486_static *st = static_of(i);
     if (likely((st->flags & ST_PLAIN) && !c->hook_resync && !s->misaligned &&
                c->insn_eip == s->prev.next_eip && c->seg[NM_CS].selector == s->prev.cs))
@@ -1322,7 +1384,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     if (is_mmio(c, phys)) {
         s->pq_valid = false; /* uncached code: the bus model times it */
-        s->code_done = false;
+        s->code_done = s->code_armed = false;
     } else {
         code_fetch(s, lin, phys, i->len);
     }
@@ -1367,7 +1429,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     bool xfer = (opf & NM_OPF_BRANCH) && s->taken;
     if (xfer) s->taken_transfers++;
     if (xfer || (st->flags & ST_LOADS_CS)) s->pq_valid = false;
-    s->code_done = false;
+    s->code_done = s->code_armed = false;
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
     s->last_written = st->written;
@@ -1398,6 +1460,83 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
      * instruction retires) */
     s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;
     s->clocks += clocks;
+    arm_next_insn(s);
+    return clocks;
+}
+
+/* The end of i486_insn's fast path when the prefetcher asks for a line or
+ * a fill has started: prefetch_ahead and arm_next_insn (out of line, so
+ * that the fast path saves no registers). */
+static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clocks)
+{
+    prefetch_ahead(s);
+    if (s->fill_head == s->arm_head)
+        s->arm_next = s->pq_next;
+    else
+        arm_next_insn(s);
+    return clocks;
+}
+
+/* The insn hook.  Its common case first, with nothing to call: an
+ * ST_PLAIN instruction following the last one (i486_plain's case), its
+ * code what the last one made ready (code_fetch_armed) or fetched already
+ * by a data hook, no stall, the next byte still in the line made ready.
+ * It does what i486_plain does then; anything else goes to i486_plain or
+ * i486_general, whose results it shares. */
+static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    i486_state *s = opaque;
+    const i486_static *st = (const i486_static *)(const void *)i->model_data;
+    if (unlikely(i->model_tag != NM_INSN_TAG_486 || !(st->flags & ST_PLAIN) ||
+                 (c->hook_resync | (s->misaligned != 0)) || c->insn_eip != s->prev.next_eip ||
+                 c->seg[NM_CS].selector != s->prev.cs))
+        return i486_general(s, c, i);
+    const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
+    if (s->code_done) {
+        /* by a data hook, made ready, and the map unchanged since (so
+         * still RAM: i486_plain looks again) */
+        if (!s->code_armed || s->code_lin != lin || s->code_len < len ||
+            c->mem->map_gen != s->arm_gen)
+            return i486_plain(s, c, i, st);
+        s->code_len = len; /* code_fetch's first case */
+    } else if (!c->paging) {
+        if (!code_fetch_armed(s, lin, c->fetch_phys | (lin & 0xfff), len))
+            return i486_plain(s, c, i, st);
+    } else {
+        /* tlb_access first: code on one page, a hit on the entry last used
+         * (which changes nothing but the counts, so the test before it is
+         * the same) */
+        if (((lin ^ (lin + len - 1)) & 0xfffff000u) || ((lin & 0xfffff000u) | 1u) != s->tlb.mru ||
+            !code_fetch_armed(s, lin, c->fetch_phys | (lin & 0xfff), len))
+            return i486_plain(s, c, i, st);
+        s->tlb.stats.hits++;
+        s->tlb_code_hits++;
+    }
+    /* The code is in (i486_plain's fetch now finds it so and asks for
+     * nothing): a stall, or a next byte past the line, is its business. */
+    const uint32_t next = s->code_phys + s->code_len;
+    if (unlikely(s->stall || ((next & ~(LINE - 1)) != s->arm_line) || !s->pq_valid))
+        return i486_plain(s, c, i, st);
+    uint32_t base = st->base, pfx = st->pfx;
+    uint32_t clocks = base + pfx + agi_clocks(s, i, st);
+    s->c_base += base;
+    s->c_prefix += pfx;
+    s->code_done = s->code_armed = false;
+    s->rep_continues = false;
+    s->last_written = st->written;
+    s->accesses = 0;
+    s->rep_pace = 0;
+    s->prev.next_eip = c->eip;
+    s->insns++;
+    s->clocks += clocks;
+    /* prefetch_ahead: the next byte's line and the one after are queued
+     * already unless the queue is one line ahead only; arm_next_insn: the
+     * same line, so only the place moves */
+    s->pq_next = next;
+    if (unlikely((int32_t)((next & ~(LINE - 1)) + LINE - s->pq_last) > 0 ||
+                 s->fill_head != s->arm_head))
+        return fast_end(s, clocks);
+    s->arm_next = next;
     return clocks;
 }
 
@@ -1418,6 +1557,7 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         s->snoop_invalidations++;
         /* the straight-line shortcut of code_fetch must look again */
         if ((uint32_t)a == s->ready_line) s->ready_at = UINT64_MAX;
+        if ((uint32_t)a == s->arm_line) s->arm_line = 1;
     }
     nm_board_snoop_write(&s->board, phys, len);
 }

@@ -55,6 +55,7 @@ static void rebuild_pages(nm_memmap *m, uint32_t first_page, uint32_t last_page)
         m->page_region[p] = top;
         m->page_whole[p] = whole;
     }
+    m->map_gen++;
 }
 
 static void rebuild_region_pages(nm_memmap *m, const nm_mem_region *r)

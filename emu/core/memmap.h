@@ -68,6 +68,9 @@ typedef struct nm_memmap {
      * that region covers the page entirely (else the list is searched). */
     nm_mem_region **page_region;
     uint8_t *page_whole;
+    /* Bumped whenever page_region/page_whole change: a cost model that
+     * remembers what a page was (RAM, not MMIO) checks it is still so. */
+    uint32_t map_gen;
     /* Pages holding decoded code: writes that do not go through the CPU's
      * own store path (DMA, MMIO-initiated) are reported to the CPU. */
     uint8_t *page_watched;
