@@ -76,6 +76,7 @@ unit", p. 3-10: "Single I/O
  * I/O and MMIO wait states are charged by the bus models; an MMIO access
  * is neither cached nor buffered here. */
 #include <glib.h>
+#include <string.h>
 
 #include "cpu/timing/cache.h"
 #include "cpu/timing/membus.h"
@@ -268,6 +269,7 @@ typedef struct i486_state {
     unsigned fill_head;
     uint32_t fill_lines;    /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
     unsigned fill_slot[32]; /* by that bit: the fill_head of the last fill of such a line */
+    uint8_t fill_count[32]; /* by that bit: how many lines in fills have it */
     /* the prefetch queue: holds the lines from the one of the next byte to
      * decode up to pq_last (a physical line address; the line before the
      * first one when empty), in it or coming; pq_next is the byte after
@@ -474,8 +476,12 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     f->start = done - cost;
     fill_offsets(s, cost, f->off);
     s->fill_lines = 0;
+    memset(s->fill_count, 0, sizeof s->fill_count);
     for (unsigned k = 0; k < NFILL; k++)
-        if (s->fills[k].used) s->fill_lines |= 1u << ((s->fills[k].line / LINE) % 32);
+        if (s->fills[k].used) {
+            s->fill_lines |= 1u << ((s->fills[k].line / LINE) % 32);
+            s->fill_count[(s->fills[k].line / LINE) % 32]++;
+        }
 }
 
 /* The record of the last fill of `line`, NULL if none is on record. */
@@ -487,6 +493,8 @@ static const fill_rec *fill_of(const i486_state *s, uint32_t line)
     unsigned slot = s->fill_slot[(line / LINE) % 32];
     const fill_rec *last = &s->fills[slot % NFILL];
     if (s->fill_head - slot <= NFILL && last->used && last->line == line) return last;
+    /* The last fill with the bit is the only record with it: not this line */
+    if (s->fill_count[(line / LINE) % 32] == 1) return NULL;
     for (unsigned k = 1; k <= NFILL; k++) {
         const fill_rec *f = &s->fills[(s->fill_head - k) % NFILL];
         if (f->used && f->line == line) return f;
