@@ -75,16 +75,11 @@ static void touch(nm_cache *c, uint32_t set, uint32_t way)
 {
     c->h.mru = c->tag[set * c->cfg.ways + way];
     if (c->cfg.replacement == NM_CACHE_PLRU) {
-        uint8_t b = c->plru[set];
         /* B0 (bit 0): 1 after L0/L1; B1 (bit 1): 1 after L0, 0 after L1;
-         * B2 (bit 2): 1 after L2, 0 after L3. */
-        switch (way) {
-        case 0: b |= 1u | 2u; break;
-        case 1: b = (uint8_t)((b | 1u) & ~2u); break;
-        case 2: b = (uint8_t)((b & ~1u) | 4u); break;
-        default: b &= (uint8_t) ~(1u | 4u); break;
-        }
-        c->plru[set] = b;
+         * B2 (bit 2): 1 after L2, 0 after L3: the bits a use of each way
+         * keeps, and those it sets. */
+        static const uint8_t keep[4] = {0xff, 0xfd, 0xfe, 0xfa}, set_bits[4] = {3, 1, 4, 0};
+        c->plru[set] = (uint8_t)((c->plru[set] & keep[way & 3]) | set_bits[way & 3]);
         return;
     }
     uint8_t *r = &c->rank[set * c->cfg.ways];
@@ -114,6 +109,14 @@ static uint32_t victim_way(const nm_cache *c, uint32_t set)
 
 static inline int find_way(const nm_cache *c, uint32_t set, uint32_t want)
 {
+    if (c->cfg.ways == 4) { /* the 486's L1 and the Pentium's: unrolled */
+        const uint32_t *t = &c->tag[set * 4];
+        if (t[0] == want) return 0;
+        if (t[1] == want) return 1;
+        if (t[2] == want) return 2;
+        if (t[3] == want) return 3;
+        return -1;
+    }
     const uint32_t *t = &c->tag[set * c->cfg.ways];
     for (uint32_t w = 0; w < c->cfg.ways; w++)
         if (t[w] == want) return (int)w;
