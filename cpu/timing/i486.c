@@ -1243,12 +1243,17 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
 #define ST_PLAIN                                                                                   \
     64u /* none of the above but the address rules, a static row, no                               \
          * transfer or string, no NM_SYNC_CHECK: i486_plain may do it */
+#define ST_NEAR_BRANCH                                                                             \
+    128u /* a near transfer whose row reads only the branch outcome (Jcc,                          \
+          * LOOPcc, JCXZ: base / base_taken) or nothing (JMP, CALL, RET),                          \
+          * none of the other flags, no NM_SYNC_CHECK: the fast path may do it */
 typedef struct i486_static {
-    uint8_t base;    /* static_cost (0: cost_of each time) */
-    uint8_t pfx;     /* pfx_clocks_of */
-    uint8_t written; /* written_reg */
-    uint8_t flags;   /* ST_* */
-    uint8_t opf;     /* nm_op_flags */
+    uint8_t base;       /* static_cost (0: cost_of each time); ST_NEAR_BRANCH: not taken */
+    uint8_t base_taken; /* ST_NEAR_BRANCH: taken */
+    uint8_t pfx;        /* pfx_clocks_of */
+    uint8_t written;    /* written_reg */
+    uint8_t flags;      /* ST_* */
+    uint8_t opf;        /* nm_op_flags */
 } i486_static;
 _Static_assert(sizeof(i486_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(i486_static) == 1, "model_data has no alignment");
@@ -1280,12 +1285,33 @@ static const i486_static *static_of(const nm_insn *ci)
     case NM_OP_WBINVD: f |= ST_INVD; break;
     default: break;
     }
-    unsigned base = static_cost(i);
+    unsigned base = static_cost(i), base_taken = 0;
     if (base && !(f & (ST_LOADS_CS | ST_IO | ST_INT | ST_INVD)) &&
         !(opf & (NM_OPF_BRANCH | NM_OPF_STRING)) && !(i->sync & NM_SYNC_CHECK))
         f |= ST_PLAIN;
+    if ((opf & NM_OPF_BRANCH) && !(f & (ST_LOADS_CS | ST_IO | ST_INT | ST_INVD)) &&
+        !(opf & NM_OPF_STRING) && !(i->sync & NM_SYNC_CHECK)) {
+        /* cost_of's rows for these, by the outcome */
+        static const struct {
+            uint8_t op, not_taken, taken;
+        } outcome_rows[] = {
+            {NM_OP_JCC, 1, 3},    {NM_OP_LOOP, 6, 7}, {NM_OP_LOOPE, 6, 9},
+            {NM_OP_LOOPNE, 6, 9}, {NM_OP_JCXZ, 5, 8},
+        };
+        if (i->op == NM_OP_JMP || i->op == NM_OP_CALL || i->op == NM_OP_RET) {
+            f |= ST_NEAR_BRANCH;
+            base_taken = base;
+        }
+        for (unsigned k = 0; k < sizeof outcome_rows / sizeof outcome_rows[0]; k++)
+            if (i->op == outcome_rows[k].op) {
+                f |= ST_NEAR_BRANCH;
+                base = outcome_rows[k].not_taken;
+                base_taken = outcome_rows[k].taken;
+            }
+    }
     *st = (i486_static){
         .base = (uint8_t)base,
+        .base_taken = (uint8_t)base_taken,
         .pfx = (uint8_t)pfx_clocks_of(i),
         .written = written_reg(i),
         .flags = (uint8_t)f,
@@ -1398,7 +1424,9 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
     }
 
     uint32_t base = st->base;
-    if (!base) {
+    if (st->flags & ST_NEAR_BRANCH) {
+        base = s->taken ? st->base_taken : st->base; /* cost_of's rows, kept */
+    } else if (!base) {
         now = nm_x86_mode_now(c);
         base = cost_of(s, c, i, &now);
     }
@@ -1485,6 +1513,32 @@ static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clock
     return clocks;
 }
 
+/* The fast path's end for a near transfer taken: i486_general's steps for
+ * it (the queue flushed after the prefetcher has asked for what follows
+ * the branch; nothing made ready for the target). */
+static uint32_t __attribute__((noinline))
+fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
+{
+    uint32_t base = st->base_taken, pfx = st->pfx;
+    uint32_t clocks = base + pfx + agi_clocks(s, i, st);
+    s->c_base += base;
+    s->c_prefix += pfx;
+    prefetch_ahead(s);
+    s->taken_transfers++;
+    s->pq_valid = false;
+    s->code_done = s->code_armed = false;
+    s->rep_continues = false;
+    s->last_written = st->written;
+    s->accesses = 0;
+    s->rep_pace = 0;
+    s->taken = false;
+    s->prev.next_eip = c->eip;
+    s->insns++;
+    s->clocks += clocks;
+    s->arm_line = 1;
+    return clocks;
+}
+
 /* The insn hook.  Its common case first, with nothing to call: an
  * ST_PLAIN instruction following the last one (i486_plain's case), its
  * code what the last one made ready (code_fetch_armed) or fetched already
@@ -1495,7 +1549,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
     const i486_static *st = (const i486_static *)(const void *)i->model_data;
-    if (unlikely(i->model_tag != NM_INSN_TAG_486 || !(st->flags & ST_PLAIN) ||
+    if (unlikely(i->model_tag != NM_INSN_TAG_486 || !(st->flags & (ST_PLAIN | ST_NEAR_BRANCH)) ||
                  (c->hook_resync | (s->misaligned != 0)) || c->insn_eip != s->prev.next_eip ||
                  c->seg[NM_CS].selector != s->prev.cs))
         return i486_general(s, c, i);
@@ -1505,18 +1559,18 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
          * still RAM: i486_plain looks again) */
         if (!s->code_armed || s->code_lin != lin || s->code_len < len ||
             c->mem->map_gen != s->arm_gen)
-            return i486_plain(s, c, i, st);
+            return i486_general(s, c, i);
         s->code_len = len; /* code_fetch's first case */
     } else if (!c->paging) {
         if (!code_fetch_armed(s, lin, c->fetch_phys | (lin & 0xfff), len))
-            return i486_plain(s, c, i, st);
+            return i486_general(s, c, i);
     } else {
         /* tlb_access first: code on one page, a hit on the entry last used
          * (which changes nothing but the counts, so the test before it is
          * the same) */
         if (((lin ^ (lin + len - 1)) & 0xfffff000u) || ((lin & 0xfffff000u) | 1u) != s->tlb.mru ||
             !code_fetch_armed(s, lin, c->fetch_phys | (lin & 0xfff), len))
-            return i486_plain(s, c, i, st);
+            return i486_general(s, c, i);
         s->tlb.stats.hits++;
         s->tlb_code_hits++;
     }
@@ -1524,7 +1578,8 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
      * nothing): a stall, or a next byte past the line, is its business. */
     const uint32_t next = s->code_phys + s->code_len;
     if (unlikely(s->stall || ((next & ~(LINE - 1)) != s->arm_line) || !s->pq_valid))
-        return i486_plain(s, c, i, st);
+        return i486_general(s, c, i);
+    if (unlikely(s->taken)) return fast_taken(s, c, i, st);
     uint32_t base = st->base, pfx = st->pfx;
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
     s->c_base += base;
