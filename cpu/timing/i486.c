@@ -304,6 +304,7 @@ typedef struct i486_state {
      * was (arm_gen: the line is RAM).  arm_line 1 (not a line): none. */
     uint32_t arm_next, arm_line, arm_gen;
     unsigned arm_head;
+    const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
     uint32_t code_stall, data_stall, wb_stall, io_stall; /* parts of stall */
@@ -366,6 +367,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->last_written = NM_REG_NONE;
     s->ready_at = UINT64_MAX; /* nothing learned yet */
     s->arm_line = 1;
+    s->map_gen = &cpu->mem->map_gen;
     return s;
 }
 
@@ -513,6 +515,13 @@ static uint64_t fill_dwords_in(const fill_rec *f, unsigned d0, unsigned d1)
         if (a > t) t = a;
     }
     return t;
+}
+
+/* When all four dwords of the line of fill `f` are in: its last transfer
+ * (the offsets grow with k: fill_offsets), 0 without a record. */
+static inline uint64_t fill_all_in(const fill_rec *f)
+{
+    return f ? f->start + f->off[3] : 0;
 }
 
 /* When dwords d0..d1 of `line` are all in: the latest of their transfers
@@ -685,8 +694,7 @@ static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s
                                                                    uint32_t phys, uint32_t len)
 {
     if (phys != s->arm_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
-        s->fill_head != s->arm_head || s->cpu->mem->map_gen != s->arm_gen ||
-        (s->cpu->cr0 & NM_CR0_CD))
+        s->fill_head != s->arm_head || *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
         return false;
     s->code_done = true;
     s->code_armed = true;
@@ -743,7 +751,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
         !(s->cpu->cr0 & NM_CR0_CD) && (s->pf_n < 1 || s->pf_line[0] != first) &&
         (s->pf_n < 2 || s->pf_line[1] != first)) {
         uint64_t now = now_of(s);
-        uint64_t all_in = fill_dwords_in(fill_of(s, first), 0, 3);
+        uint64_t all_in = fill_all_in(fill_of(s, first));
         if (all_in <= now) {
             s->ready_line = first;
             s->ready_head = s->fill_head;
@@ -805,7 +813,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
         if (lines == 1) {
             s->ready_line = first;
             s->ready_head = s->fill_head;
-            s->ready_at = fill_dwords_in(f, 0, 3); /* all four dwords in */
+            s->ready_at = fill_all_in(f); /* all four dwords in */
         }
     }
     s->code_done = true;
@@ -851,7 +859,7 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
         (s->cpu->cr0 & NM_CR0_CD) || (s->pf_n >= 1 && s->pf_line[0] == line) ||
         (s->pf_n >= 2 && s->pf_line[1] == line) || is_mmio(s->cpu, line))
         return;
-    uint64_t all_in = fill_dwords_in(fill_of(s, line), 0, 3);
+    uint64_t all_in = fill_all_in(fill_of(s, line));
     if (all_in > s->cpu->clock->cycles) return;
     s->ready_line = line;
     s->ready_head = s->fill_head;
@@ -859,7 +867,7 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
     s->arm_next = next;
     s->arm_line = line;
     s->arm_head = s->fill_head;
-    s->arm_gen = s->cpu->mem->map_gen;
+    s->arm_gen = *s->map_gen;
 }
 
 /* The code of the instruction now executing, from a memory or I/O hook:
@@ -1500,13 +1508,14 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
     return clocks;
 }
 
-/* The end of i486_insn's fast path when the prefetcher asks for a line or
- * a fill has started: prefetch_ahead and arm_next_insn (out of line, so
- * that the fast path saves no registers). */
+/* The end of i486_insn's fast path when the prefetcher asks for a line, a
+ * fill has started or the next byte is in the next line: prefetch_ahead
+ * and arm_next_insn (out of line, so that the fast path saves no
+ * registers). */
 static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clocks)
 {
     prefetch_ahead(s);
-    if (s->fill_head == s->arm_head)
+    if (s->fill_head == s->arm_head && (s->pq_next & ~(LINE - 1)) == s->arm_line)
         s->arm_next = s->pq_next;
     else
         arm_next_insn(s);
@@ -1554,31 +1563,40 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
                  c->seg[NM_CS].selector != s->prev.cs))
         return i486_general(s, c, i);
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
+    uint32_t next;
     if (s->code_done) {
         /* by a data hook, made ready, and the map unchanged since (so
-         * still RAM: i486_plain looks again) */
+         * still RAM: i486_general looks again); no stall, the next byte
+         * in the line made ready or the one after */
+        next = s->code_phys + len;
         if (!s->code_armed || s->code_lin != lin || s->code_len < len ||
-            c->mem->map_gen != s->arm_gen)
+            *s->map_gen != s->arm_gen || s->stall || (next & ~(LINE - 1)) - s->arm_line > LINE)
             return i486_general(s, c, i);
         s->code_len = len; /* code_fetch's first case */
-    } else if (!c->paging) {
-        if (!code_fetch_armed(s, lin, c->fetch_phys | (lin & 0xfff), len))
-            return i486_general(s, c, i);
     } else {
-        /* tlb_access first: code on one page, a hit on the entry last used
-         * (which changes nothing but the counts, so the test before it is
-         * the same) */
-        if (((lin ^ (lin + len - 1)) & 0xfffff000u) || ((lin & 0xfffff000u) | 1u) != s->tlb.mru ||
-            !code_fetch_armed(s, lin, c->fetch_phys | (lin & 0xfff), len))
+        /* code_fetch_armed's test but CR0.CD's (only MOV CR0 changes it:
+         * an NM_SYNC_CHECK instruction, i486_general's, whose end makes
+         * nothing ready with the cache off).  No data access yet, so no
+         * stall, and the clock is the instruction's start. */
+        const uint32_t phys = c->fetch_phys | (lin & 0xfff);
+        next = phys + len;
+        if (phys != s->arm_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
+            s->fill_head != s->arm_head || *s->map_gen != s->arm_gen)
             return i486_general(s, c, i);
-        s->tlb.stats.hits++;
-        s->tlb_code_hits++;
+        if (c->paging) {
+            /* tlb_access: code on one page, a hit on the entry last used
+             * (which changes nothing but the counts) */
+            if (((lin ^ (lin + len - 1)) & 0xfffff000u) || ((lin & 0xfffff000u) | 1u) != s->tlb.mru)
+                return i486_general(s, c, i);
+            s->tlb.stats.hits++;
+            s->tlb_code_hits++;
+        }
+        /* what code_fetch_armed keeps that prefetch_ahead reads (the rest
+         * is reset when the instruction ends) */
+        s->code_phys = phys;
+        s->code_len = len;
+        s->code_ready = c->clock->cycles;
     }
-    /* The code is in (i486_plain's fetch now finds it so and asks for
-     * nothing): a stall, or a next byte past the line, is its business. */
-    const uint32_t next = s->code_phys + s->code_len;
-    if (unlikely(s->stall || ((next & ~(LINE - 1)) != s->arm_line) || !s->pq_valid))
-        return i486_general(s, c, i);
     if (unlikely(s->taken)) return fast_taken(s, c, i, st);
     uint32_t base = st->base, pfx = st->pfx;
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
@@ -1587,8 +1605,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     s->code_done = s->code_armed = false;
     s->rep_continues = false;
     s->last_written = st->written;
-    s->accesses = 0;
-    s->rep_pace = 0;
+    s->accesses = 0; /* rep_pace is 0: only a REP string (i486_general's) sets it */
     s->prev.next_eip = c->eip;
     s->insns++;
     s->clocks += clocks;
@@ -1597,7 +1614,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
      * same line, so only the place moves */
     s->pq_next = next;
     if (unlikely((int32_t)((next & ~(LINE - 1)) + LINE - s->pq_last) > 0 ||
-                 s->fill_head != s->arm_head))
+                 s->fill_head != s->arm_head || (next & ~(LINE - 1)) != s->arm_line))
         return fast_end(s, clocks);
     s->arm_next = next;
     return clocks;
