@@ -16,6 +16,11 @@ struct nm_cache {
     uint8_t *dirty; /* [set * ways + way] */
     uint8_t *rank;  /* LRU: [set * ways + way], 0 = most recently used */
     uint8_t *plru;  /* PLRU: [set], bits B0 B1 B2 */
+    /* [set]: the tag of the way used last (0: none since a flush or its
+     * invalidation).  Using it again changes no replacement state (LRU
+     * ranks and PLRU bits both stay), so a read hit there is counted and
+     * nothing else. */
+    uint32_t *set_mru;
 };
 
 static bool pow2(uint32_t v)
@@ -41,6 +46,7 @@ nm_cache *nm_cache_new(const nm_cache_config *cfg)
     c->dirty = g_new0(uint8_t, (gsize)sets * cfg->ways);
     c->rank = g_new0(uint8_t, (gsize)sets * cfg->ways);
     c->plru = g_new0(uint8_t, sets);
+    c->set_mru = g_new0(uint32_t, sets);
     nm_cache_invalidate_all(c);
     c->h.stats.flushes = 0;
     return c;
@@ -53,6 +59,7 @@ void nm_cache_free(nm_cache *c)
     g_free(c->dirty);
     g_free(c->rank);
     g_free(c->plru);
+    g_free(c->set_mru);
     g_free(c);
 }
 
@@ -73,7 +80,7 @@ void nm_cache_reset_stats(nm_cache *c)
 
 static void touch(nm_cache *c, uint32_t set, uint32_t way)
 {
-    c->h.mru = c->tag[set * c->cfg.ways + way];
+    c->h.mru = c->set_mru[set] = c->tag[set * c->cfg.ways + way];
     if (c->cfg.replacement == NM_CACHE_PLRU) {
         /* B0 (bit 0): 1 after L0/L1; B1 (bit 1): 1 after L0, 0 after L1;
          * B2 (bit 2): 1 after L2, 0 after L3: the bits a use of each way
@@ -148,6 +155,11 @@ unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *
 {
     uint32_t line = phys & ~(c->cfg.line_size - 1);
     uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    if (!write && c->set_mru[set] == (line | TAG_VALID)) { /* what touch would leave */
+        c->h.stats.read_hits++;
+        c->h.mru = line | TAG_VALID;
+        return NM_CACHE_HIT;
+    }
     int way = find_way(c, set, line | TAG_VALID);
     if (way >= 0) {
         if (write) {
@@ -184,6 +196,11 @@ bool nm_cache_read_if_present(nm_cache *c, uint32_t phys)
     }
     uint32_t line = phys & ~(c->cfg.line_size - 1);
     uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    if (c->set_mru[set] == (line | TAG_VALID)) { /* what touch would leave */
+        c->h.stats.read_hits++;
+        c->h.mru = line | TAG_VALID;
+        return true;
+    }
     int way = find_way(c, set, line | TAG_VALID);
     if (way < 0) return false;
     c->h.stats.read_hits++;
@@ -212,6 +229,7 @@ bool nm_cache_invalidate_line(nm_cache *c, uint32_t phys)
     c->dirty[idx] = 0;
     c->h.stats.line_invalidations++;
     c->h.mru = 0;
+    if (c->set_mru[set] == (line | TAG_VALID)) c->set_mru[set] = 0;
     return was_dirty;
 }
 
@@ -240,6 +258,7 @@ static uint32_t drop_all(nm_cache *c)
         for (uint32_t w = 0; w < c->cfg.ways; w++)
             c->rank[s * c->cfg.ways + w] = (uint8_t)w;
         c->plru[s] = 0;
+        c->set_mru[s] = 0;
     }
     c->h.stats.flushes++;
     c->h.mru = 0;

@@ -1554,6 +1554,80 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
  * by a data hook, no stall, the next byte still in the line made ready.
  * It does what i486_plain does then; anything else goes to i486_plain or
  * i486_general, whose results it shares. */
+/* The rest of i486_insn's fast path once the code is in, with no stall
+ * (`next`: the byte after the instruction). */
+static inline __attribute__((always_inline)) uint32_t
+fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t next)
+{
+    if (unlikely(s->taken)) return fast_taken(s, c, i, st);
+    uint32_t base = st->base, pfx = st->pfx;
+    uint32_t clocks = base + pfx + agi_clocks(s, i, st);
+    s->c_base += base;
+    s->c_prefix += pfx;
+    s->code_done = s->code_armed = false;
+    s->rep_continues = false;
+    s->last_written = st->written;
+    s->accesses = 0; /* rep_pace is 0: only a REP string (i486_general's) sets it */
+    s->prev.next_eip = c->eip;
+    s->insns++;
+    s->clocks += clocks;
+    /* prefetch_ahead: the next byte's line and the one after are queued
+     * already unless the queue is one line ahead only; arm_next_insn: the
+     * same line, so only the place moves */
+    s->pq_next = next;
+    if (unlikely((int32_t)((next & ~(LINE - 1)) + LINE - s->pq_last) > 0 ||
+                 s->fill_head != s->arm_head || (next & ~(LINE - 1)) != s->arm_line))
+        return fast_end(s, clocks);
+    s->arm_next = next;
+    return clocks;
+}
+
+/* i486_insn's fast path for the first instruction after the queue was
+ * flushed (a taken transfer): code_fetch_slow's steps for it when nothing
+ * is pending and its code is in one line of RAM with the cache on (the
+ * queue starts at its line: a cache lookup, then the line's fill record),
+ * then fast_tail if it did not stall; anything else is i486_general's (the
+ * fetch done here is then code_fetch's first case). */
+static uint32_t __attribute__((noinline))
+fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
+{
+    const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
+    const uint32_t phys = c->fetch_phys | (lin & 0xfff), first = phys & ~(LINE - 1);
+    if (s->pf_n || (c->cr0 & NM_CR0_CD) || ((phys + len - 1) & ~(LINE - 1)) != first ||
+        is_mmio(c, phys))
+        return i486_general(s, c, i);
+    if (c->paging) {
+        /* tlb_access: code on one page, a hit on the entry last used */
+        if (((lin ^ (lin + len - 1)) & 0xfffff000u) || ((lin & 0xfffff000u) | 1u) != s->tlb.mru)
+            return i486_general(s, c, i);
+        s->tlb.stats.hits++;
+        s->tlb_code_hits++;
+    }
+    /* No data access yet: now_of is the clock. */
+    const uint64_t now = c->clock->cycles;
+    s->queue_flushes++;
+    s->pq_valid = true;
+    /* queue_line on demand, nothing pending */
+    if (!(nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT)) {
+        s->code_misses++;
+        start_fill(s, phys, now);
+    }
+    s->pq_last = first;
+    const fill_rec *f = fill_of(s, first);
+    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
+    if (in > now) add_read_stall(s, (uint32_t)(in - now), true);
+    s->ready_line = first;
+    s->ready_head = s->fill_head;
+    s->ready_at = fill_all_in(f);
+    s->code_done = true;
+    s->code_lin = lin;
+    s->code_len = len;
+    s->code_phys = phys;
+    s->code_ready = now + s->stall;
+    if (s->stall) return i486_general(s, c, i);
+    return fast_tail(s, c, i, st, phys + len);
+}
+
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     i486_state *s = opaque;
@@ -1582,7 +1656,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         next = phys + len;
         if (phys != s->arm_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
             s->fill_head != s->arm_head || *s->map_gen != s->arm_gen)
-            return i486_general(s, c, i);
+            return s->pq_valid ? i486_general(s, c, i) : fast_target(s, c, i, st);
         if (c->paging) {
             /* tlb_access: code on one page, a hit on the entry last used
              * (which changes nothing but the counts) */
@@ -1597,27 +1671,7 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->code_len = len;
         s->code_ready = c->clock->cycles;
     }
-    if (unlikely(s->taken)) return fast_taken(s, c, i, st);
-    uint32_t base = st->base, pfx = st->pfx;
-    uint32_t clocks = base + pfx + agi_clocks(s, i, st);
-    s->c_base += base;
-    s->c_prefix += pfx;
-    s->code_done = s->code_armed = false;
-    s->rep_continues = false;
-    s->last_written = st->written;
-    s->accesses = 0; /* rep_pace is 0: only a REP string (i486_general's) sets it */
-    s->prev.next_eip = c->eip;
-    s->insns++;
-    s->clocks += clocks;
-    /* prefetch_ahead: the next byte's line and the one after are queued
-     * already unless the queue is one line ahead only; arm_next_insn: the
-     * same line, so only the place moves */
-    s->pq_next = next;
-    if (unlikely((int32_t)((next & ~(LINE - 1)) + LINE - s->pq_last) > 0 ||
-                 s->fill_head != s->arm_head || (next & ~(LINE - 1)) != s->arm_line))
-        return fast_end(s, clocks);
-    s->arm_next = next;
-    return clocks;
+    return fast_tail(s, c, i, st, next);
 }
 
 /* Bus-master DMA: the 486 snoops its cache when another master drives the
