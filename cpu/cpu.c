@@ -3,6 +3,7 @@
  * exception landing pad, interrupts, HLT, the hooks, register access and
  * the state dump. */
 #include "cpu/core.h"
+#include "cpu/hooked_loop.h"
 
 #include <glib.h>
 #include <inttypes.h>
@@ -212,7 +213,7 @@ static void deliver_external(nm_cpu *c)
 
 /* After an instruction: single-step and data-breakpoint traps, interrupt
  * shadow, INTR. */
-static void post_insn(nm_cpu *c, uint32_t tf)
+void cpu_post_insn(nm_cpu *c, uint32_t tf)
 {
     uint32_t hits = cpu_debug_take_hits(c);
     if (tf | hits) {
@@ -237,7 +238,7 @@ static void post_insn(nm_cpu *c, uint32_t tf)
     if (c->m->intr && (c->eflags & NM_FLAG_IF)) deliver_external(c);
 }
 
-static void run_hooks(nm_cpu *c, const nm_insn *i)
+void cpu_run_hooks(nm_cpu *c, const nm_insn *i)
 {
     uint32_t cost = 1;
     c->hook_resync = true;
@@ -289,11 +290,11 @@ static void step_reported(nm_cpu *c, bool tracing)
     c->instructions++;
     c->steps++;
     if (c->have_hooks)
-        run_hooks(c, i);
+        cpu_run_hooks(c, i);
     else
         c->clock->cycles += 1;
     if (unlikely(tf | (uint32_t)c->m->intr | (uint32_t)c->inhibit_irq | c->dr_hit))
-        post_insn(c, tf);
+        cpu_post_insn(c, tf);
 }
 
 /* Makes the counters hold `done` instructions of the current run beyond
@@ -535,7 +536,7 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
                  * the TLB): it sees the instruction, and its cost replaces
                  * our 1. */
                 clk->cycles -= 1;
-                run_hooks(c, i);
+                cpu_run_hooks(c, i);
             }
             /* TF was clear at the start (the outer loop steps with TF set):
              * post_insn only for INTR and the shadow; TF just set by this
@@ -545,7 +546,7 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
              * test below leaves). */
             if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
                 (uint32_t)c->inhibit_irq | c->dr_hit) {
-                post_insn(c, 0);
+                cpu_post_insn(c, 0);
                 if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
             }
             if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
@@ -569,111 +570,13 @@ static void __attribute__((noinline)) run_fast16(nm_cpu *c, uint64_t limit)
     run_fast_loop(c, limit, 0xffffu);
 }
 
-/* A listener set, no trace, TF, RF and instruction breakpoints clear: the
- * steps of step_reported, following the decoded-instruction cache from an
- * instruction to its sequential successor as run_fast does.  Leaves on the
- * same conditions as run_fast (the listener removed or replaced flushes
- * the TLB, which resets fetch_lin). */
-static inline __attribute__((always_inline)) void run_hooked_loop(nm_cpu *c, uint64_t limit,
-                                                                  const bool model_only)
-{
-    nm_clock *const clk = c->clock;
-    nm_machine *const m = c->m;
-    c->insn_eip = c->eip; /* the fetch may fault */
-    c->insn_esp = c->gpr[NM_ESP];
-    const ic_entry *e = icache_fetch_entry(c);
-    uint32_t flin = c->fetch_lin;
-    const uint32_t cs_limit = c->seg[NM_CS].limit;
-    const uint32_t cs_base = c->seg[NM_CS].base;
-    const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
-    /* The listener as it is now: nm_cpu_set_hooks flushes the TLB, so while
-     * fetch_lin is unchanged these are still c->hooks (else run_hooks reads
-     * them again), and so are CS and the fetch page. */
-    const nm_cpu_hooks h = c->hooks;
-    /* model_only: an insn hook that does not read ea, and no code reports
-     * (the cost models) */
-    const bool code_mem = !model_only && h.mem && !h.mem_ignores_code;
-    /* The deadline moves only when an event is scheduled: by a device
-     * (I/O: NM_SYNC_CHECK; MMIO: fast_exit) or between instructions
-     * (post_insn); read again after those. */
-    uint64_t deadline = clk->deadline;
-    /* The first instruction gets the full check (INTR may be pending). */
-    c->fast_exit = NM_FAST_EXIT;
-    c->hook_resync = true;
-    for (;;) {
-        const nm_insn *i = &e->insn;
-        const uint32_t eip = c->eip;
-        const unsigned len = i->len;
-        c->insn_eip = eip;
-        c->insn_esp = c->gpr[NM_ESP];
-        if (unlikely((uint64_t)eip + (len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
-        const uint32_t next = eip + len;
-        c->eip = next & eip_mask;
-        c->cur_insn = i;
-        i->fn(c, i);
-        c->instructions++;
-        c->steps++;
-        if (likely(c->fetch_lin == flin)) {
-            /* run_hooks with the listener held here */
-            uint32_t cost = 1;
-            if (code_mem) {
-                uint32_t lin = cs_base + eip;
-                h.mem(h.opaque, lin, c->fetch_phys | (lin & 0xfff), len, NM_MEM_CODE);
-            }
-            if ((i->opflags & NM_OPF_BRANCH) && h.branch) {
-                bool cond = i->op == NM_OP_JCC || i->op == NM_OP_LOOP || i->op == NM_OP_LOOPE ||
-                            i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
-                h.branch(h.opaque, eip, c->eip, !cond || c->eip != eip + len);
-            }
-            if (model_only || h.insn) {
-                nm_insn *hi = (nm_insn *)i;
-                if (!model_only)
-                    hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
-                cost = h.insn(h.opaque, c, hi);
-            }
-            clk->cycles += cost;
-        } else if (c->have_hooks) {
-            run_hooks(c, i);
-        } else {
-            clk->cycles += 1;
-        }
-        /* TF, RF, INTR, the interrupt shadow and data breakpoints change
-         * only through an instruction with NM_SYNC_CHECK or a slow memory
-         * path (fast_exit): as in run_fast, only then (or while one of them
-         * is still pending) are they looked at. */
-        if (unlikely(c->fast_exit | (i->sync & NM_SYNC_CHECK))) {
-            c->fast_exit = 0;
-            if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
-                (uint32_t)c->inhibit_irq | c->dr_hit) {
-                post_insn(c, 0);
-                if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
-                if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
-                    c->fast_exit = NM_FAST_EXIT;
-            }
-            deadline = clk->deadline;
-        }
-        if (unlikely(!(clk->cycles < deadline && !m->stop_requested && c->steps < limit))) return;
-        const ic_entry *n = e->seq;
-        if (likely(n && c->eip == next && n->tag == e->tag + ((uint64_t)len << 1) &&
-                   c->fetch_lin == flin)) {
-            e = n;
-            continue;
-        }
-        if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
-        c->insn_eip = c->eip;
-        c->insn_esp = c->gpr[NM_ESP];
-        e = icache_fetch_entry(c);
-        flin = c->fetch_lin;
-    }
-}
-
 static void __attribute__((noinline)) run_hooked_model(nm_cpu *c, uint64_t limit)
 {
-    run_hooked_loop(c, limit, true);
+    nm_cpu_hooked_loop(c, limit, true, NULL);
 }
 static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
 {
-    run_hooked_loop(c, limit, false);
+    nm_cpu_hooked_loop(c, limit, false, NULL);
 }
 
 uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
@@ -737,7 +640,7 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
         if (c->have_hooks) {
             if (c->hooks.insn && c->hooks.insn_ignores_ea &&
                 !(c->hooks.mem && !c->hooks.mem_ignores_code))
-                run_hooked_model(c, limit);
+                (c->hooks.run ? c->hooks.run : run_hooked_model)(c, limit);
             else
                 run_hooked(c, limit);
             continue;

@@ -118,6 +118,10 @@ typedef struct nm_cpu_hooks {
     /* The insn hook does not read insn->ea: the run loop may leave it
      * unset (the cost models). */
     bool insn_ignores_ea;
+    /* Optional, with insn_ignores_ea and no code reports: the run loop with
+     * a listener instantiated with this insn hook inlined
+     * (cpu/hooked_loop.h); the CPU runs it instead of its own. */
+    void (*run)(nm_cpu *cpu, uint64_t limit);
 } nm_cpu_hooks;
 
 #define NM_MEM_WRITE  1u

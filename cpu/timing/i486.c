@@ -78,6 +78,7 @@ unit", p. 3-10: "Single I/O
 #include <glib.h>
 #include <string.h>
 
+#include "cpu/hooked_loop.h"
 #include "cpu/timing/cache.h"
 #include "cpu/timing/membus.h"
 #include "cpu/timing/timing.h"
@@ -1628,7 +1629,8 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     return fast_tail(s, c, i, st, phys + len);
 }
 
-static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+static inline __attribute__((always_inline)) uint32_t i486_insn_inline(void *opaque, nm_cpu *c,
+                                                                       const nm_insn *i)
 {
     i486_state *s = opaque;
     const i486_static *st = (const i486_static *)(const void *)i->model_data;
@@ -1672,6 +1674,18 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         s->code_ready = c->clock->cycles;
     }
     return fast_tail(s, c, i, st, next);
+}
+
+static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    return i486_insn_inline(opaque, c, i);
+}
+
+/* The CPU's run loop with this model as its only listener, the insn hook
+ * inlined (nm_cpu_hooks.run). */
+static void i486_run(nm_cpu *c, uint64_t limit)
+{
+    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline);
 }
 
 /* Bus-master DMA: the 486 snoops its cache when another master drives the
@@ -1762,7 +1776,8 @@ const nm_cost_model_class nm_cost_model_486 = {
               .io = i486_io,
               .branch = i486_branch,
               .mem_ignores_code = true,
-              .insn_ignores_ea = true},
+              .insn_ignores_ea = true,
+              .run = i486_run},
     .report = i486_report,
     .snoop = i486_snoop,
 };

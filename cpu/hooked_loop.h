@@ -1,0 +1,120 @@
+/* The run loop with a listener (cpu.c's run_hooked and run_hooked_model),
+ * as an inline function: a cost model instantiates it with its own insn
+ * hook (nm_cpu_hooks.run), which the compiler then inlines.  Internal to
+ * the CPU and its cost models. */
+#ifndef NICEMU_CPU_HOOKED_LOOP_H
+#define NICEMU_CPU_HOOKED_LOOP_H
+
+#include "cpu/core.h"
+
+/* cpu.c: the end of an instruction for the reported paths (traps, the
+ * interrupt shadow, INTR), and the hooks of one instruction when the
+ * listener changed under the loop. */
+void cpu_post_insn(nm_cpu *c, uint32_t tf);
+void cpu_run_hooks(nm_cpu *c, const nm_insn *i);
+
+/* A listener set, no trace, TF, RF and instruction breakpoints clear: the
+ * steps of step_reported, following the decoded-instruction cache from an
+ * instruction to its sequential successor as run_fast does.  Leaves on the
+ * same conditions as run_fast (the listener removed or replaced flushes
+ * the TLB, which resets fetch_lin).
+ *
+ * model_only: the listener is a cost model alone (an insn hook that does
+ * not read ea, no code reports).  insn: NULL, or the listener's own insn
+ * hook named at compile time, so that a cost model's instance of the loop
+ * (nm_cpu_hooks.run) has its insn hook inlined. */
+static inline __attribute__((always_inline)) void
+nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
+                   uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i))
+{
+    nm_clock *const clk = c->clock;
+    nm_machine *const m = c->m;
+    c->insn_eip = c->eip; /* the fetch may fault */
+    c->insn_esp = c->gpr[NM_ESP];
+    const ic_entry *e = icache_fetch_entry(c);
+    uint32_t flin = c->fetch_lin;
+    const uint32_t cs_limit = c->seg[NM_CS].limit;
+    const uint32_t cs_base = c->seg[NM_CS].base;
+    const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
+    /* The listener as it is now: nm_cpu_set_hooks flushes the TLB, so while
+     * fetch_lin is unchanged these are still c->hooks (else run_hooks reads
+     * them again), and so are CS and the fetch page. */
+    const nm_cpu_hooks h = c->hooks;
+    /* model_only: an insn hook that does not read ea, and no code reports
+     * (the cost models) */
+    const bool code_mem = !model_only && h.mem && !h.mem_ignores_code;
+    /* The deadline moves only when an event is scheduled: by a device
+     * (I/O: NM_SYNC_CHECK; MMIO: fast_exit) or between instructions
+     * (post_insn); read again after those. */
+    uint64_t deadline = clk->deadline;
+    /* The first instruction gets the full check (INTR may be pending). */
+    c->fast_exit = NM_FAST_EXIT;
+    c->hook_resync = true;
+    for (;;) {
+        const nm_insn *i = &e->insn;
+        const uint32_t eip = c->eip;
+        const unsigned len = i->len;
+        c->insn_eip = eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        if (unlikely((uint64_t)eip + (len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
+        const uint32_t next = eip + len;
+        c->eip = next & eip_mask;
+        c->cur_insn = i;
+        i->fn(c, i);
+        c->instructions++;
+        c->steps++;
+        if (likely(c->fetch_lin == flin)) {
+            /* run_hooks with the listener held here */
+            uint32_t cost = 1;
+            if (code_mem) {
+                uint32_t lin = cs_base + eip;
+                h.mem(h.opaque, lin, c->fetch_phys | (lin & 0xfff), len, NM_MEM_CODE);
+            }
+            if ((i->opflags & NM_OPF_BRANCH) && h.branch) {
+                bool cond = i->op == NM_OP_JCC || i->op == NM_OP_LOOP || i->op == NM_OP_LOOPE ||
+                            i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
+                h.branch(h.opaque, eip, c->eip, !cond || c->eip != eip + len);
+            }
+            if (model_only || h.insn) {
+                nm_insn *hi = (nm_insn *)i;
+                if (!model_only)
+                    hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
+                cost = insn ? insn(h.opaque, c, hi) : h.insn(h.opaque, c, hi);
+            }
+            clk->cycles += cost;
+        } else if (c->have_hooks) {
+            cpu_run_hooks(c, i);
+        } else {
+            clk->cycles += 1;
+        }
+        /* TF, RF, INTR, the interrupt shadow and data breakpoints change
+         * only through an instruction with NM_SYNC_CHECK or a slow memory
+         * path (fast_exit): as in run_fast, only then (or while one of them
+         * is still pending) are they looked at. */
+        if (unlikely(c->fast_exit | (i->sync & NM_SYNC_CHECK))) {
+            c->fast_exit = 0;
+            if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
+                (uint32_t)c->inhibit_irq | c->dr_hit) {
+                cpu_post_insn(c, 0);
+                if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
+                if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
+                    c->fast_exit = NM_FAST_EXIT;
+            }
+            deadline = clk->deadline;
+        }
+        if (unlikely(!(clk->cycles < deadline && !m->stop_requested && c->steps < limit))) return;
+        const ic_entry *n = e->seq;
+        if (likely(n && c->eip == next && n->tag == e->tag + ((uint64_t)len << 1) &&
+                   c->fetch_lin == flin)) {
+            e = n;
+            continue;
+        }
+        if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
+        c->insn_eip = c->eip;
+        c->insn_esp = c->gpr[NM_ESP];
+        e = icache_fetch_entry(c);
+        flin = c->fetch_lin;
+    }
+}
+
+#endif
