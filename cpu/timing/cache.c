@@ -21,6 +21,7 @@ struct nm_cache {
      * ranks and PLRU bits both stay), so a read hit there is counted and
      * nothing else. */
     uint32_t *set_mru;
+    uint8_t *set_mru_way; /* [set]: its way */
 };
 
 static bool pow2(uint32_t v)
@@ -47,6 +48,7 @@ nm_cache *nm_cache_new(const nm_cache_config *cfg)
     c->rank = g_new0(uint8_t, (gsize)sets * cfg->ways);
     c->plru = g_new0(uint8_t, sets);
     c->set_mru = g_new0(uint32_t, sets);
+    c->set_mru_way = g_new0(uint8_t, sets);
     nm_cache_invalidate_all(c);
     c->h.stats.flushes = 0;
     return c;
@@ -60,6 +62,7 @@ void nm_cache_free(nm_cache *c)
     g_free(c->rank);
     g_free(c->plru);
     g_free(c->set_mru);
+    g_free(c->set_mru_way);
     g_free(c);
 }
 
@@ -81,6 +84,7 @@ void nm_cache_reset_stats(nm_cache *c)
 static void touch(nm_cache *c, uint32_t set, uint32_t way)
 {
     c->h.mru = c->set_mru[set] = c->tag[set * c->cfg.ways + way];
+    c->set_mru_way[set] = (uint8_t)way;
     if (c->cfg.replacement == NM_CACHE_PLRU) {
         /* B0 (bit 0): 1 after L0/L1; B1 (bit 1): 1 after L0, 0 after L1;
          * B2 (bit 2): 1 after L2, 0 after L3: the bits a use of each way
@@ -155,8 +159,14 @@ unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *
 {
     uint32_t line = phys & ~(c->cfg.line_size - 1);
     uint32_t set = (phys >> c->line_shift) & c->set_mask;
-    if (!write && c->set_mru[set] == (line | TAG_VALID)) { /* what touch would leave */
-        c->h.stats.read_hits++;
+    if (c->set_mru[set] == (line | TAG_VALID)) { /* what touch would leave */
+        if (write) {
+            c->h.stats.write_hits++;
+            if (c->cfg.write_policy == NM_CACHE_WRITE_BACK)
+                c->dirty[set * c->cfg.ways + c->set_mru_way[set]] = 1;
+        } else {
+            c->h.stats.read_hits++;
+        }
         c->h.mru = line | TAG_VALID;
         return NM_CACHE_HIT;
     }
