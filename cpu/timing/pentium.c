@@ -332,6 +332,16 @@ typedef struct p5 {
     uint32_t tlb_cr3;
     bool tlb_paging, tlb_pse;
     uint32_t part_tlb;
+    /* The code line last read as a hit in the line the code cache used
+     * last (read_line_mru), in cacheable RAM with the caches on, through
+     * the code TLB's last entry with paging on: (linear line | 1, 0: none)
+     * and its physical page.  While it is set, an instruction within that
+     * line finds exactly that again (p5_insn's fast path counts the hits
+     * and nothing else); it is cleared by whatever may change one of those
+     * (settle_code_at sets it again or clears it; a non-plain instruction,
+     * a snoop, an MMIO access clear it). */
+    uint32_t cm_lin, cm_page;
+    bool cm_paging;
     nm_p5_stats st;
 } p5;
 
@@ -794,22 +804,26 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
 /* A read of one line.  Returns the stall.  Inline: the line the cache hit
  * last, in cacheable RAM with the caches on (straight-line code, the
  * stack), which read_line_slow would find so too and count as a hit. */
+static inline __attribute__((always_inline)) bool mru_hit(const p5 *s, const nm_cache *cache,
+                                                          uint32_t phys)
+{
+    const nm_cache_head *h = (const nm_cache_head *)(const void *)cache;
+    if (((phys & h->line_mask) | 1u) == h->mru && !(s->cpu->cr0 & NM_CR0_CD)) {
+        const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
+        return r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u);
+    }
+    return false;
+}
 static inline __attribute__((always_inline)) bool read_line_mru(p5 *s, nm_cache *cache,
                                                                 uint32_t phys, bool code)
 {
-    nm_cache_head *h = (nm_cache_head *)(void *)cache;
-    if (((phys & h->line_mask) | 1u) == h->mru && !(s->cpu->cr0 & NM_CR0_CD)) {
-        const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
-        if (r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u)) {
-            h->stats.read_hits++;
-            if (code)
-                s->st.code_hits++;
-            else
-                s->st.data_hits++;
-            return true;
-        }
-    }
-    return false;
+    if (!mru_hit(s, cache, phys)) return false;
+    ((nm_cache_head *)(void *)cache)->stats.read_hits++;
+    if (code)
+        s->st.code_hits++;
+    else
+        s->st.data_hits++;
+    return true;
 }
 
 static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
@@ -822,7 +836,10 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
 {
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
-    if (mmio) return 0; /* the bus model charges MMIO */
+    if (mmio) {
+        s->cm_lin = 0; /* a device ran: the memory map may have changed */
+        return 0;      /* the bus model charges MMIO */
+    }
     bool cd = (s->cpu->cr0 & NM_CR0_CD) != 0;
     if (cacheable && (!cd || nm_cache_probe(cache, phys))) {
         uint32_t victim;
@@ -888,7 +905,10 @@ static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
 {
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
-    if (mmio) return 0;
+    if (mmio) {
+        s->cm_lin = 0; /* a device ran: the memory map may have changed */
+        return 0;
+    }
     if (cacheable && (nm_cache_access(s->data, phys, true, NULL) & NM_CACHE_HIT)) {
         s->st.data_hits++;
         return 0;
@@ -982,7 +1002,9 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
                uint32_t stall, bool *code_miss)
 {
     uint32_t first = phys & ~31u, last = (phys + size - 1) & ~31u;
-    if (s->cpu->paging && walk) stall += tlb_access(s, lin, size, true, t0 + stall);
+    const bool paging = s->cpu->paging;
+    if (paging && walk) stall += tlb_access(s, lin, size, true, t0 + stall);
+    s->cm_lin = 0;
     for (uint32_t line = first;; line += 32) {
         /* (a hit in the line last used: no miss, no wait) */
         if (!read_line_mru(s, s->code, line, true)) {
@@ -993,6 +1015,13 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
             if (s->st.code_misses != before) *code_miss = true;
         }
         if (line == last) break;
+    }
+    /* The next read of this line would be read_line_mru's hit: the memo. */
+    if (first == last && walk && (!paging || s->code_tlb.mru == ((lin & 0xfffff000u) | 1u)) &&
+        mru_hit(s, s->code, first)) {
+        s->cm_lin = (lin & ~31u) | 1u;
+        s->cm_page = phys & 0xfffff000u;
+        s->cm_paging = paging;
     }
     return stall;
 }
@@ -1241,12 +1270,14 @@ _Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
  * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
  * and I/O-drain clocks are booked where they are charged). */
 static inline __attribute__((always_inline)) void account(p5 *s, unsigned sf, uint32_t row,
-                                                          uint32_t stall)
+                                                          uint32_t stall, const bool plain)
 {
     nm_p5_stats *t = &s->st;
-    if (sf & PS_IO)
+    /* (a PS_PLAIN instruction is neither: I/O is not plain, the INT rows
+     * are F_SPECIAL ones worked out each time) */
+    if (!plain && (sf & PS_IO))
         t->c_io += row;
-    else if (sf & PS_INT_ROW)
+    else if (!plain && (sf & PS_INT_ROW))
         t->c_int += row;
     else
         t->c_table += row;
@@ -1329,81 +1360,17 @@ static const p5_static *static_of(const nm_insn *ci)
     return st;
 }
 
-/* The insn hook.  `plain`: the instruction is PS_PLAIN and nothing ran
- * between it and the last one (p5_insn): the tests whose outcome that
- * fixes are left out of this instance. */
+/* The issue of an instruction whose memory, decode and branch outcome
+ * are settled: U/V pairing, AGI, prefixes and their shadow, the counters.
+ * `plain` as for p5_insn_body; p5_insn's fast path calls it with the
+ * outcome of a code-cache hit and nothing else (no stall, no data, no
+ * branch). */
 static inline __attribute__((always_inline)) uint32_t
-p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool plain)
+p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc d, uint32_t stall,
+         bool code_miss, bool has_data, uint32_t first_data, bool mispredict, const bool plain,
+         bool is_string, bool is_rep)
 {
-    /* The instruction's code bytes, logged as the run loop's code report
-     * would have been, just before this call (with mem_ignores_code it
-     * makes none). */
-    uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
-    /* With no data access logged, the code is the only one: settled below
-     * without the log (as run_log would settle a log of that one). */
-    const bool code_alone = s->nlog == 0;
-    if (!code_alone)
-        log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
-    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-    bool is_string = !plain && (sf & PS_STRING) != 0;
-    bool is_rep = !plain && (sf & PS_REP) != 0;
-    bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
-
-    p5_desc d;
-    memcpy(&d, st->d8, sizeof st->d8);
-    d.clocks = st->clocks;
-    if (!plain && (sf & PS_SPECIAL)) {
-        /* The mode before (the previous instruction's) and now (the model
-         * changes nothing in the CPU: the same all through this call). */
-        nm_x86_mode after = nm_x86_mode_now(c);
-        d.clocks = special_clocks(s, c, i, &d, &s->mode, &after, rep_cont);
-    }
-    /* Memory: the logged accesses, spread over a string's iterations. */
-    unsigned per_iter = 0, stride = 1;
-    if (is_rep) {
-        per_iter = rep_of(i->op).per;
-        stride = string_accesses(i->op);
-    }
-    bool code_miss = false, has_data = false;
-    uint32_t first_data = 0;
-    uint64_t t0 = c->clock->cycles + s->pending;
-    uint32_t stall;
-    if (code_alone) {
-        /* the instruction's code alone: run_log's loop for its one access */
-        stall = s->pending + settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len,
-                                            true, t0, 0, &code_miss);
-    } else {
-        stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
-    }
-    s->pending = 0;
-    /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
-    if (!plain && (sf & PS_LOCKED)) {
-        uint64_t now = c->clock->cycles + stall;
-        uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
-                                : s->board.dram_single;
-        uint64_t done = nm_membus_use(&s->bus, now, 2 * one);
-        stall += (uint32_t)(done - now);
-        s->st.mem_stall_cycles += done - now;
-        s->st.c_locked += done - now;
-        s->st.locked++;
-    }
-    /* I/O waits for the write buffers to drain [DB]. */
-    if (!plain && (sf & PS_IO)) {
-        uint64_t now = c->clock->cycles + stall;
-        uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
-        stall += (uint32_t)(empty - now);
-        s->st.c_io_drain += empty - now;
-    }
-
-    /* Branch prediction. */
-    bool mispredict = false;
-    if (s->br_seen && (sf & PS_BTB))
-        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
-    s->br_seen = false;
-
     bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
-
-    unsigned pfx = st->pfx;
     bool v_ok =
         plain ? (sf & PS_V_OK) != 0 : (d.pair == P_UV || d.pair == P_PV) && pfx == 0 && !d.dispimm;
     bool pair = s->u_open && v_ok && !depends(&s->u, &d);
@@ -1512,19 +1479,96 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
         s->mode_stale = false;
         c->hook_resync = false;
         tlb_after(s, i);
+        s->cm_lin = 0; /* CR0, paging, the TLBs or the memory map may have changed */
     } else {
         s->mode.next_eip = c->eip;
     }
-    account(s, sf, d.clocks, stall);
+    account(s, sf, d.clocks, stall, plain);
     /* a REP string once, however many steps (any other instruction retires) */
     s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
     return cost;
 }
 
-static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+/* The insn hook.  `plain`: the instruction is PS_PLAIN and nothing ran
+ * between it and the last one (p5_insn): the tests whose outcome that
+ * fixes are left out of this instance. */
+static inline __attribute__((always_inline)) uint32_t
+p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool plain)
 {
-    p5 *s = opaque;
+    /* The instruction's code bytes, logged as the run loop's code report
+     * would have been, just before this call (with mem_ignores_code it
+     * makes none). */
+    uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+    /* With no data access logged, the code is the only one: settled below
+     * without the log (as run_log would settle a log of that one). */
+    const bool code_alone = s->nlog == 0;
+    if (!code_alone)
+        log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    bool is_string = !plain && (sf & PS_STRING) != 0;
+    bool is_rep = !plain && (sf & PS_REP) != 0;
+    bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
+
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
+    d.clocks = st->clocks;
+    if (!plain && (sf & PS_SPECIAL)) {
+        /* The mode before (the previous instruction's) and now (the model
+         * changes nothing in the CPU: the same all through this call). */
+        nm_x86_mode after = nm_x86_mode_now(c);
+        d.clocks = special_clocks(s, c, i, &d, &s->mode, &after, rep_cont);
+    }
+    /* Memory: the logged accesses, spread over a string's iterations. */
+    unsigned per_iter = 0, stride = 1;
+    if (is_rep) {
+        per_iter = rep_of(i->op).per;
+        stride = string_accesses(i->op);
+    }
+    bool code_miss = false, has_data = false;
+    uint32_t first_data = 0;
+    uint64_t t0 = c->clock->cycles + s->pending;
+    uint32_t stall;
+    if (code_alone) {
+        /* the instruction's code alone: run_log's loop for its one access */
+        stall = s->pending + settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len,
+                                            true, t0, 0, &code_miss);
+    } else {
+        stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+    }
+    s->pending = 0;
+    /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
+    if (!plain && (sf & PS_LOCKED)) {
+        uint64_t now = c->clock->cycles + stall;
+        uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
+                                : s->board.dram_single;
+        uint64_t done = nm_membus_use(&s->bus, now, 2 * one);
+        stall += (uint32_t)(done - now);
+        s->st.mem_stall_cycles += done - now;
+        s->st.c_locked += done - now;
+        s->st.locked++;
+    }
+    /* I/O waits for the write buffers to drain [DB]. */
+    if (!plain && (sf & PS_IO)) {
+        uint64_t now = c->clock->cycles + stall;
+        uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
+        stall += (uint32_t)(empty - now);
+        s->st.c_io_drain += empty - now;
+    }
+
+    /* Branch prediction. */
+    bool mispredict = false;
+    if (s->br_seen && (sf & PS_BTB))
+        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    s->br_seen = false;
+
+    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
+                    plain, is_string, is_rep);
+}
+
+/* Everything p5_insn's fast path leaves to the general one. */
+static __attribute__((noinline)) uint32_t p5_insn_slow(p5 *s, nm_cpu *c, const nm_insn *i)
+{
     const p5_static *st = static_of(i);
     /* EIP or CS not where the last instruction left them: something ran in
      * between (an interrupt, an exception, a reset) and may have changed
@@ -1537,6 +1581,38 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
                c->insn_eip == s->mode.next_eip && c->seg[NM_CS].selector == s->mode.cs))
         return p5_insn_body(s, c, i, st, true);
     return p5_insn_body(s, c, i, st, false);
+}
+
+/* The insn hook.  Its fast path: a plain instruction after nothing else
+ * (p5_insn_slow's test), no memory access, branch or pending clock logged,
+ * its code within the line the last one read (cm_lin): p5_insn_body's
+ * outcome for it is the code hits counted and the issue with no stall,
+ * which is all this does. */
+static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    p5 *s = opaque;
+    const p5_static *st = (const p5_static *)(const void *)i->model_data;
+    const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+    if (likely(i->model_tag == NM_INSN_TAG_PENTIUM && (st->flags_hi & (PS_PLAIN >> 8)) &&
+               ((code_lin & ~31u) | 1u) == s->cm_lin && (code_lin & 31u) + i->len <= 32u &&
+               c->fetch_phys == s->cm_page && !s->nlog && !s->pending && !s->br_seen &&
+               !s->mode_stale && !c->hook_resync && c->insn_eip == s->mode.next_eip &&
+               c->seg[NM_CS].selector == s->mode.cs)) {
+        /* settle_code_at's hits: the code TLB's last entry, the code
+         * cache's last line */
+        if (s->cm_paging) {
+            s->code_tlb.stats.hits++;
+            s->st.tlb_code_hits++;
+        }
+        ((nm_cache_head *)(void *)s->code)->stats.read_hits++;
+        s->st.code_hits++;
+        const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+        p5_desc d;
+        memcpy(&d, st->d8, sizeof st->d8);
+        d.clocks = st->clocks;
+        return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false, false);
+    }
+    return p5_insn_slow(s, c, i);
 }
 
 /* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
@@ -1552,6 +1628,7 @@ static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
 {
     p5 *s = opaque;
     if (!len) return;
+    s->cm_lin = 0; /* the code line may go */
     uint64_t end = (uint64_t)phys + len;
     for (uint64_t a = phys & ~(uint64_t)31; a < end; a += 32) {
         uint32_t line = (uint32_t)a;
