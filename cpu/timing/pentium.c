@@ -256,6 +256,7 @@ static const p5_row rows[NM_OP_COUNT] = {
 #define P5_WRITE_BUFFERS 2     /* one per pipe [DB] */
 #define LOG_CAP          4096u /* > 2 accesses x 1024 REP iterations per step */
 #define BTB_SETS         64
+#define P5_L1_SETS       128 /* 8 KB, 2 ways, 32-byte lines */
 #define BTB_WAYS         4
 
 /* -------------------------------------------------------------- state */
@@ -301,10 +302,20 @@ typedef struct p5 {
 
     /* this instruction (filled by mem / branch) */
     p5_access *log;
-    unsigned nlog;
-    bool br_seen, br_taken;
+    /* What the other hooks noted since the last insn hook: nothing for
+     * most instructions, which p5_insn sees in one test (`any`). */
+    union {
+        struct {
+            uint32_t pending; /* clocks of events between instructions (interrupt delivery,
+                                 log overflow) */
+            uint16_t nlog;    /* accesses in the log (LOG_CAP at most) */
+            bool br_seen;
+            bool mode_stale; /* an interrupt or exception came since: p5_insn makes it again */
+        };
+        uint64_t any;
+    } ev;
+    bool br_taken;
     uint32_t br_to;
-    uint32_t pending; /* clocks of events between instructions (interrupt delivery, log overflow) */
     /* The causes of the stalls not yet charged (pending and this
      * instruction's), folded into st.c_* when the bill is settled. */
     uint32_t part_code, part_data, part_wbuf, part_mis, part_int;
@@ -323,7 +334,6 @@ typedef struct p5 {
     bool rep_active;          /* a REP string stopped at its budget and restarts */
     uint32_t rep_eip;
     nm_x86_mode mode; /* mode after the last instruction */
-    bool mode_stale;  /* an interrupt or exception came since: p5_insn makes it again */
 
     p5_btb btb;
     /* The TLBs (tlb.h): code 32 entries; data 64 4 KB entries and 8 4 MB
@@ -332,15 +342,21 @@ typedef struct p5 {
     uint32_t tlb_cr3;
     bool tlb_paging, tlb_pse;
     uint32_t part_tlb;
-    /* The code line last read as a hit in the line the code cache used
-     * last (read_line_mru), in cacheable RAM with the caches on, through
-     * the code TLB's last entry with paging on: (linear line | 1, 0: none)
-     * and its physical page.  While it is set, an instruction within that
-     * line finds exactly that again (p5_insn's fast path counts the hits
-     * and nothing else); it is cleared by whatever may change one of those
-     * (settle_code_at sets it again or clears it; a non-plain instruction,
-     * a snoop, an MMIO access clear it). */
-    uint32_t cm_lin, cm_page;
+    /* Per set of the code cache, its most recently used line | 1 (0: not
+     * known): a read of that line is a hit that changes nothing but the
+     * counters (cache.h, nm_cache_head.mru).  Kept by read_line_slow (the
+     * only reads of the code cache), cleared where lines go (snoops,
+     * WBINVD). */
+    uint32_t cmirror[P5_L1_SETS];
+    /* The code page memo: the linear page the last code access was in and
+     * its physical page, while the code TLB's last entry is that page
+     * (with paging on), the page is cacheable RAM and the caches are on.
+     * An instruction within one line of that page, the line most recently
+     * used in its set (cmirror), is then a code TLB hit and a code cache
+     * hit that change nothing but the counters (p5_insn's fast path).  Set
+     * by settle_code_at, cleared (cm_lpage 1) by whatever may change one
+     * of those: a non-plain instruction, a snoop, an MMIO access. */
+    uint32_t cm_lpage, cm_page;
     bool cm_paging;
     nm_p5_stats st;
 } p5;
@@ -698,7 +714,7 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     case NM_OP_INT: return int_n[nm_xfer_class(before, after)];
     case NM_OP_INT3:
     case NM_OP_ICEBP: return int_3[nm_xfer_class(before, after)];
-    case NM_OP_INTO: return s->br_seen && s->br_taken ? int_3[nm_xfer_class(before, after)] : 4;
+    case NM_OP_INTO: return s->ev.br_seen && s->br_taken ? int_3[nm_xfer_class(before, after)] : 4;
     case NM_OP_LOOP: return s->br_taken ? 6 : 5;
     case NM_OP_LOOPE:
     case NM_OP_LOOPNE: return s->br_taken ? 8 : 7;
@@ -740,6 +756,7 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     case NM_OP_WBINVD: {
         uint32_t dirty = nm_cache_writeback_invalidate(s->data);
         nm_cache_invalidate_all(s->code);
+        memset(s->cmirror, 0, sizeof s->cmirror);
         uint64_t now = s->cpu->clock->cycles;
         uint32_t wb = s->board.l2 ? s->board.l2_fill : s->board.dram_fill;
         for (uint32_t k = 0; k < dirty; k++)
@@ -814,6 +831,14 @@ static inline __attribute__((always_inline)) bool mru_hit(const p5 *s, const nm_
     }
     return false;
 }
+/* The page of `phys` is cacheable RAM and the caches are on (read_line_mru's
+ * conditions but the line's). */
+static inline __attribute__((always_inline)) bool page_cached(const p5 *s, uint32_t phys)
+{
+    if (s->cpu->cr0 & NM_CR0_CD) return false;
+    const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
+    return r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u);
+}
 static inline __attribute__((always_inline)) bool read_line_mru(p5 *s, nm_cache *cache,
                                                                 uint32_t phys, bool code)
 {
@@ -837,13 +862,15 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
     if (mmio) {
-        s->cm_lin = 0; /* a device ran: the memory map may have changed */
-        return 0;      /* the bus model charges MMIO */
+        s->cm_lpage = 1; /* a device ran: the memory map may have changed */
+        return 0;        /* the bus model charges MMIO */
     }
     bool cd = (s->cpu->cr0 & NM_CR0_CD) != 0;
     if (cacheable && (!cd || nm_cache_probe(cache, phys))) {
         uint32_t victim;
         unsigned r = nm_cache_access(cache, phys, false, &victim);
+        /* a hit or a fill: now the most recent of its set */
+        if (code) s->cmirror[(phys >> 5) & (P5_L1_SETS - 1)] = (phys & ~31u) | 1u;
         if (r & NM_CACHE_HIT) {
             if (code)
                 s->st.code_hits++;
@@ -906,7 +933,7 @@ static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
     if (mmio) {
-        s->cm_lin = 0; /* a device ran: the memory map may have changed */
+        s->cm_lpage = 1; /* a device ran: the memory map may have changed */
         return 0;
     }
     if (cacheable && (nm_cache_access(s->data, phys, true, NULL) & NM_CACHE_HIT)) {
@@ -1004,10 +1031,13 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
     uint32_t first = phys & ~31u, last = (phys + size - 1) & ~31u;
     const bool paging = s->cpu->paging;
     if (paging && walk) stall += tlb_access(s, lin, size, true, t0 + stall);
-    s->cm_lin = 0;
     for (uint32_t line = first;; line += 32) {
-        /* (a hit in the line last used: no miss, no wait) */
-        if (!read_line_mru(s, s->code, line, true)) {
+        /* (a hit in the line most recent in its set: no miss, no wait, no
+         * change but the counters) */
+        if (s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] == (line | 1u) && page_cached(s, line)) {
+            ((nm_cache_head *)(void *)s->code)->stats.read_hits++;
+            s->st.code_hits++;
+        } else {
             uint64_t before = s->st.code_misses;
             uint32_t w = read_line_slow(s, s->code, line, t0 + stall, true);
             stall += w;
@@ -1016,12 +1046,14 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
         }
         if (line == last) break;
     }
-    /* The next read of this line would be read_line_mru's hit: the memo. */
-    if (first == last && walk && (!paging || s->code_tlb.mru == ((lin & 0xfffff000u) | 1u)) &&
-        mru_hit(s, s->code, first)) {
-        s->cm_lin = (lin & ~31u) | 1u;
+    /* The code page memo (p5.cm_lpage) */
+    if (walk && (!paging || s->code_tlb.mru == ((lin & 0xfffff000u) | 1u)) &&
+        page_cached(s, phys)) {
+        s->cm_lpage = lin & 0xfffff000u;
         s->cm_page = phys & 0xfffff000u;
         s->cm_paging = paging;
+    } else {
+        s->cm_lpage = 1;
     }
     return stall;
 }
@@ -1040,7 +1072,7 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
 {
     uint32_t stall = 0;
     unsigned data_idx = 0;
-    for (unsigned k = 0; k < s->nlog; k++) {
+    for (unsigned k = 0; k < s->ev.nlog; k++) {
         const p5_access *a = &s->log[k];
         if (a->flags & NM_MEM_CODE) {
             stall = settle_code(s, a, t0, stall, code_miss);
@@ -1082,7 +1114,7 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
             if (line == last) break;
         }
     }
-    s->nlog = 0;
+    s->ev.nlog = 0;
     return stall;
 }
 
@@ -1152,8 +1184,8 @@ static void log_overflow(p5 *s);
 static inline void log_access(p5 *s, uint32_t linear, uint32_t physical, unsigned size,
                               unsigned flags)
 {
-    if (unlikely(s->nlog == LOG_CAP)) log_overflow(s);
-    s->log[s->nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
+    if (unlikely(s->ev.nlog == LOG_CAP)) log_overflow(s);
+    s->log[s->ev.nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
 }
 
 static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned size, unsigned flags)
@@ -1173,7 +1205,7 @@ static void log_overflow(p5 *s)
 {
     bool cm = false, hd = false;
     uint32_t fd = 0;
-    s->pending += run_log(s, s->cpu->clock->cycles + s->pending, 0, 1, &cm, &hd, &fd);
+    s->ev.pending += run_log(s, s->cpu->clock->cycles + s->ev.pending, 0, 1, &cm, &hd, &fd);
     s->st.log_overflows++;
 }
 
@@ -1181,7 +1213,7 @@ static void p5_branch(void *opaque, uint32_t from_eip, uint32_t to_eip, bool tak
 {
     (void)from_eip;
     p5 *s = opaque;
-    s->br_seen = true;
+    s->ev.br_seen = true;
     s->br_taken = taken;
     s->br_to = to_eip;
 }
@@ -1199,9 +1231,9 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
                    : c->vm86 ? NM_XFER_FROM_V86
                    : c->cpl  ? NM_XFER_PRIV
                              : NM_XFER_SAME;
-    s->pending += int_n[cls];
+    s->ev.pending += int_n[cls];
     s->part_int += int_n[cls];
-    s->mode_stale = true; /* the mode may change (p5_insn) */
+    s->ev.mode_stale = true; /* the mode may change (p5_insn) */
     /* The pipeline is flushed. */
     s->u_open = false;
     s->last_agi_wr = 0;
@@ -1476,10 +1508,10 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
     /* (a plain instruction after nothing else changes neither: p5_insn) */
     if (!plain) {
         s->mode = nm_x86_mode_now(c);
-        s->mode_stale = false;
+        s->ev.mode_stale = false;
         c->hook_resync = false;
         tlb_after(s, i);
-        s->cm_lin = 0; /* CR0, paging, the TLBs or the memory map may have changed */
+        s->cm_lpage = 1; /* CR0, paging, the TLBs or the memory map may have changed */
     } else {
         s->mode.next_eip = c->eip;
     }
@@ -1502,7 +1534,7 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
     uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
     /* With no data access logged, the code is the only one: settled below
      * without the log (as run_log would settle a log of that one). */
-    const bool code_alone = s->nlog == 0;
+    const bool code_alone = s->ev.nlog == 0;
     if (!code_alone)
         log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
     const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
@@ -1527,16 +1559,17 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
     }
     bool code_miss = false, has_data = false;
     uint32_t first_data = 0;
-    uint64_t t0 = c->clock->cycles + s->pending;
+    uint64_t t0 = c->clock->cycles + s->ev.pending;
     uint32_t stall;
     if (code_alone) {
         /* the instruction's code alone: run_log's loop for its one access */
-        stall = s->pending + settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len,
-                                            true, t0, 0, &code_miss);
+        stall = s->ev.pending + settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff),
+                                               i->len, true, t0, 0, &code_miss);
     } else {
-        stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+        stall =
+            s->ev.pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
     }
-    s->pending = 0;
+    s->ev.pending = 0;
     /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
     if (!plain && (sf & PS_LOCKED)) {
         uint64_t now = c->clock->cycles + stall;
@@ -1558,9 +1591,9 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
 
     /* Branch prediction. */
     bool mispredict = false;
-    if (s->br_seen && (sf & PS_BTB))
+    if (s->ev.br_seen && (sf & PS_BTB))
         mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
-    s->br_seen = false;
+    s->ev.br_seen = false;
 
     return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
                     plain, is_string, is_rep);
@@ -1577,40 +1610,82 @@ static __attribute__((noinline)) uint32_t p5_insn_slow(p5 *s, nm_cpu *c, const n
      * with an instruction that has NM_SYNC_CHECK (decode.c: the others
      * change registers, flags and memory only): else s->mode but its EIP,
      * and the TLBs' view, are already what they would be made. */
-    if (likely((st->flags_hi & (PS_PLAIN >> 8)) && !s->mode_stale && !c->hook_resync &&
+    if (likely((st->flags_hi & (PS_PLAIN >> 8)) && !s->ev.mode_stale && !c->hook_resync &&
                c->insn_eip == s->mode.next_eip && c->seg[NM_CS].selector == s->mode.cs))
         return p5_insn_body(s, c, i, st, true);
     return p5_insn_body(s, c, i, st, false);
 }
 
+/* Whether the instruction's code lies within one line of the code page
+ * memo (p5.cm_lpage), the most recent line of its set (p5.cmirror): then
+ * settle_code_at would count the code TLB's and the code cache's hits and
+ * charge nothing (p5_code_memo counts them).  The set index (address bits
+ * 5-11) is within the page offset: the linear address gives it. */
+static inline __attribute__((always_inline)) bool in_code_memo(const p5 *s, const nm_cpu *c,
+                                                               const nm_insn *i, uint32_t code_lin)
+{
+    return (code_lin & 0xfffff000u) == s->cm_lpage && (code_lin & 31u) + i->len <= 32u &&
+           c->fetch_phys == s->cm_page &&
+           s->cmirror[(code_lin >> 5) & (P5_L1_SETS - 1)] ==
+               (c->fetch_phys | (code_lin & 0xfe0u) | 1u);
+}
+static inline __attribute__((always_inline)) void p5_code_memo(p5 *s)
+{
+    if (s->cm_paging) {
+        s->code_tlb.stats.hits++;
+        s->st.tlb_code_hits++;
+    }
+    ((nm_cache_head *)(void *)s->code)->stats.read_hits++;
+    s->st.code_hits++;
+}
+
+/* A plain instruction after nothing else (p5_insn_slow's test) with no
+ * memory access or pending clock logged: p5_insn_body's plain case with
+ * its code alone and no pending clocks. */
+static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const nm_insn *i)
+{
+    const p5_static *st = (const p5_static *)(const void *)i->model_data;
+    const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    bool code_miss = false;
+    uint32_t stall = 0;
+    if (in_code_memo(s, c, i, code_lin))
+        p5_code_memo(s);
+    else
+        stall = settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, true,
+                               c->clock->cycles, 0, &code_miss);
+    bool mispredict = false;
+    if (s->ev.br_seen && (sf & PS_BTB))
+        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    s->ev.br_seen = false;
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
+    d.clocks = st->clocks;
+    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, false, 0, mispredict, true, false,
+                    false);
+}
+
 /* The insn hook.  Its fast path: a plain instruction after nothing else
  * (p5_insn_slow's test), no memory access, branch or pending clock logged,
- * its code within the line the last one read (cm_lin): p5_insn_body's
- * outcome for it is the code hits counted and the issue with no stall,
- * which is all this does. */
+ * its code within the code line memo: p5_insn_body's outcome for it is the
+ * code hits counted and the issue with no stall, which is all this does. */
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     p5 *s = opaque;
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
-    const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
     if (likely(i->model_tag == NM_INSN_TAG_PENTIUM && (st->flags_hi & (PS_PLAIN >> 8)) &&
-               ((code_lin & ~31u) | 1u) == s->cm_lin && (code_lin & 31u) + i->len <= 32u &&
-               c->fetch_phys == s->cm_page && !s->nlog && !s->pending && !s->br_seen &&
-               !s->mode_stale && !c->hook_resync && c->insn_eip == s->mode.next_eip &&
+               !c->hook_resync && c->insn_eip == s->mode.next_eip &&
                c->seg[NM_CS].selector == s->mode.cs)) {
-        /* settle_code_at's hits: the code TLB's last entry, the code
-         * cache's last line */
-        if (s->cm_paging) {
-            s->code_tlb.stats.hits++;
-            s->st.tlb_code_hits++;
+        const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+        if (likely(!s->ev.any && in_code_memo(s, c, i, code_lin))) {
+            p5_code_memo(s);
+            const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+            p5_desc d;
+            memcpy(&d, st->d8, sizeof st->d8);
+            d.clocks = st->clocks;
+            return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false, false);
         }
-        ((nm_cache_head *)(void *)s->code)->stats.read_hits++;
-        s->st.code_hits++;
-        const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-        p5_desc d;
-        memcpy(&d, st->d8, sizeof st->d8);
-        d.clocks = st->clocks;
-        return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false, false);
+        if (!s->ev.nlog && !s->ev.pending && !s->ev.mode_stale) return p5_insn_plain(s, c, i);
     }
     return p5_insn_slow(s, c, i);
 }
@@ -1628,7 +1703,7 @@ static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
 {
     p5 *s = opaque;
     if (!len) return;
-    s->cm_lin = 0; /* the code line may go */
+    s->cm_lpage = 1; /* the code line may go */
     uint64_t end = (uint64_t)phys + len;
     for (uint64_t a = phys & ~(uint64_t)31; a < end; a += 32) {
         uint32_t line = (uint32_t)a;
@@ -1636,6 +1711,7 @@ static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         if (write) {
             if (nm_cache_probe(s->code, line)) {
                 nm_cache_invalidate_line(s->code, line);
+                s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] = 0;
                 s->st.snoop_invalidations++;
             }
             if (nm_cache_probe(s->data, line)) {
