@@ -348,6 +348,10 @@ typedef struct p5 {
      * only reads of the code cache), cleared where lines go (snoops,
      * WBINVD). */
     uint32_t cmirror[P5_L1_SETS];
+    /* The same for the data cache, | 2 when the line is known to be dirty
+     * (a write hit there changes nothing but the counters too); kept by
+     * read_line_slow and write_one, cleared by snoops and WBINVD. */
+    uint32_t dmirror[P5_L1_SETS];
     /* The code page memo: the linear page the last code access was in and
      * its physical page, while the code TLB's last entry is that page
      * (with paging on), the page is cacheable RAM and the caches are on.
@@ -755,6 +759,7 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     }
     case NM_OP_WBINVD: {
         uint32_t dirty = nm_cache_writeback_invalidate(s->data);
+        memset(s->dmirror, 0, sizeof s->dmirror);
         nm_cache_invalidate_all(s->code);
         memset(s->cmirror, 0, sizeof s->cmirror);
         uint64_t now = s->cpu->clock->cycles;
@@ -831,13 +836,16 @@ static inline __attribute__((always_inline)) bool mru_hit(const p5 *s, const nm_
     }
     return false;
 }
-/* The page of `phys` is cacheable RAM and the caches are on (read_line_mru's
- * conditions but the line's). */
-static inline __attribute__((always_inline)) bool page_cached(const p5 *s, uint32_t phys)
+/* The page of `phys` is cacheable RAM (cacheable_region), and also the
+ * caches are on (read_line_mru's conditions but the line's). */
+static inline __attribute__((always_inline)) bool page_cacheable(const p5 *s, uint32_t phys)
 {
-    if (s->cpu->cr0 & NM_CR0_CD) return false;
     const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
     return r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u);
+}
+static inline __attribute__((always_inline)) bool page_cached(const p5 *s, uint32_t phys)
+{
+    return !(s->cpu->cr0 & NM_CR0_CD) && page_cacheable(s, phys);
 }
 static inline __attribute__((always_inline)) bool read_line_mru(p5 *s, nm_cache *cache,
                                                                 uint32_t phys, bool code)
@@ -851,10 +859,17 @@ static inline __attribute__((always_inline)) bool read_line_mru(p5 *s, nm_cache 
     return true;
 }
 
-static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+/* A data read of one line (the data cache's most recent line of its set
+ * includes its most recent line: read_line_mru's case). */
+static inline uint32_t read_line(p5 *s, uint32_t phys, uint64_t now)
 {
-    if (read_line_mru(s, cache, phys, code)) return 0;
-    return read_line_slow(s, cache, phys, now, code);
+    if ((s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] | 2u) == ((phys & ~31u) | 3u) &&
+        page_cached(s, phys)) {
+        ((nm_cache_head *)(void *)s->data)->stats.read_hits++;
+        s->st.data_hits++;
+        return 0;
+    }
+    return read_line_slow(s, s->data, phys, now, false);
 }
 
 static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
@@ -869,8 +884,13 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
     if (cacheable && (!cd || nm_cache_probe(cache, phys))) {
         uint32_t victim;
         unsigned r = nm_cache_access(cache, phys, false, &victim);
-        /* a hit or a fill: now the most recent of its set */
-        if (code) s->cmirror[(phys >> 5) & (P5_L1_SETS - 1)] = (phys & ~31u) | 1u;
+        /* a hit or a fill: now the most recent of its set (a dirty one
+         * hit stays known as dirty) */
+        uint32_t set = (phys >> 5) & (P5_L1_SETS - 1), tag = (phys & ~31u) | 1u;
+        if (code)
+            s->cmirror[set] = tag;
+        else if ((s->dmirror[set] & ~2u) != tag)
+            s->dmirror[set] = tag;
         if (r & NM_CACHE_HIT) {
             if (code)
                 s->st.code_hits++;
@@ -917,6 +937,15 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
 static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now);
 static uint32_t write_line(p5 *s, uint32_t phys, unsigned bytes, uint64_t now)
 {
+    /* A hit in the data cache's most recent line of its set, known dirty:
+     * write_one's hit changes nothing but the counters, and a part across
+     * a qword finds the line present (no second bus cycle). */
+    if (s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] == ((phys & ~31u) | 3u) &&
+        page_cacheable(s, phys)) {
+        ((nm_cache_head *)(void *)s->data)->stats.write_hits++;
+        s->st.data_hits++;
+        return 0;
+    }
     uint32_t stall = write_one(s, phys, now);
     if ((phys & 7) + bytes > 8) {
         bool mmio;
@@ -937,6 +966,8 @@ static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
         return 0;
     }
     if (cacheable && (nm_cache_access(s->data, phys, true, NULL) & NM_CACHE_HIT)) {
+        /* the most recent of its set now, and dirty (write-back) */
+        s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] = (phys & ~31u) | 3u;
         s->st.data_hits++;
         return 0;
     }
@@ -968,7 +999,7 @@ static uint32_t tlb_walk(p5 *s, nm_tlb *t, uint32_t lin, uint64_t now)
     uint32_t w = 0;
     for (unsigned k = 0; k < n; k++) {
         s->st.tlb_walk_reads++;
-        w += 1 + read_line(s, s->data, addr[k], now + w + 1, false);
+        w += 1 + read_line(s, addr[k], now + w + 1);
     }
     nm_tlb_fill(t, lin, big);
     return w;
@@ -1106,7 +1137,7 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
                 w = write_line(s, addr, part, now);
                 s->part_wbuf += w;
             } else {
-                w = read_line(s, s->data, addr, now, false);
+                w = read_line(s, addr, now);
                 s->part_data += w;
             }
             stall += w;
@@ -1639,21 +1670,25 @@ static inline __attribute__((always_inline)) void p5_code_memo(p5 *s)
     s->st.code_hits++;
 }
 
-/* A plain instruction after nothing else (p5_insn_slow's test) with no
- * memory access or pending clock logged: p5_insn_body's plain case with
- * its code alone and no pending clocks. */
+/* A plain instruction after nothing else (p5_insn_slow's test), its log
+ * not full: p5_insn_body's plain case, the code access settled after the
+ * logged ones (where p5_insn_body logs it) without going through the log. */
 static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const nm_insn *i)
 {
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
     const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
     const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-    bool code_miss = false;
-    uint32_t stall = 0;
+    bool code_miss = false, has_data = false;
+    uint32_t first_data = 0, stall = 0;
+    const uint64_t t0 = c->clock->cycles + s->ev.pending;
+    if (s->ev.nlog) stall = run_log(s, t0, 0, 1, &code_miss, &has_data, &first_data);
     if (in_code_memo(s, c, i, code_lin))
         p5_code_memo(s);
     else
-        stall = settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, true,
-                               c->clock->cycles, 0, &code_miss);
+        stall = settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, true, t0,
+                               stall, &code_miss);
+    stall += s->ev.pending;
+    s->ev.pending = 0;
     bool mispredict = false;
     if (s->ev.br_seen && (sf & PS_BTB))
         mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
@@ -1661,8 +1696,8 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
     p5_desc d;
     memcpy(&d, st->d8, sizeof st->d8);
     d.clocks = st->clocks;
-    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, false, 0, mispredict, true, false,
-                    false);
+    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
+                    true, false, false);
 }
 
 /* The insn hook.  Its fast path: a plain instruction after nothing else
@@ -1685,7 +1720,8 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
             d.clocks = st->clocks;
             return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false, false);
         }
-        if (!s->ev.nlog && !s->ev.pending && !s->ev.mode_stale) return p5_insn_plain(s, c, i);
+        /* (a full log: p5_insn_body's log overflow when it logs the code) */
+        if (!s->ev.mode_stale && s->ev.nlog < LOG_CAP) return p5_insn_plain(s, c, i);
     }
     return p5_insn_slow(s, c, i);
 }
@@ -1716,10 +1752,12 @@ static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
             }
             if (nm_cache_probe(s->data, line)) {
                 dirty = nm_cache_invalidate_line(s->data, line);
+                s->dmirror[(line >> 5) & (P5_L1_SETS - 1)] = 0;
                 s->st.snoop_invalidations++;
             }
         } else {
             dirty = nm_cache_clean_line(s->data, line);
+            s->dmirror[(line >> 5) & (P5_L1_SETS - 1)] = 0; /* no longer dirty */
         }
         if (dirty) {
             /* HITM#: the write-back goes to memory (DRAM: the L2 line is
