@@ -304,7 +304,7 @@ typedef struct p5 {
     p5_access *log;
     /* What the other hooks noted since the last insn hook: nothing for
      * most instructions, which p5_insn sees in one test (`any`). */
-    union {
+    union p5_ev {
         struct {
             uint32_t pending; /* clocks of events between instructions (interrupt delivery,
                                  log overflow) */
@@ -362,6 +362,10 @@ typedef struct p5 {
      * of those: a non-plain instruction, a snoop, an MMIO access. */
     uint32_t cm_lpage, cm_page;
     bool cm_paging;
+    /* Counted later (p5_fold): the code hits of the code page memo
+     * (code_hits, the code cache's read hits and, with cm_paging, the code
+     * TLB's), and of those the fast path's instructions (instructions). */
+    uint64_t lazy_code, lazy_fast;
     nm_p5_stats st;
 } p5;
 
@@ -1053,6 +1057,21 @@ static void tlb_after(p5 *s, const nm_insn *i)
     }
 }
 
+/* Adds the lazy counts (p5.lazy_code) to the counters they stand for:
+ * before cm_paging changes and before the counters are read. */
+static void p5_fold(p5 *s)
+{
+    uint64_t n = s->lazy_code + s->lazy_fast;
+    s->st.instructions += s->lazy_fast;
+    s->st.code_hits += n;
+    ((nm_cache_head *)(void *)s->code)->stats.read_hits += n;
+    if (s->cm_paging) {
+        s->code_tlb.stats.hits += n;
+        s->st.tlb_code_hits += n;
+    }
+    s->lazy_code = s->lazy_fast = 0;
+}
+
 /* One logged code access, settled `stall` clocks after t0 (its TLB lookup,
  * then its lines from the code cache); returns the new stall. */
 static inline __attribute__((always_inline)) uint32_t
@@ -1082,7 +1101,10 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
         page_cached(s, phys)) {
         s->cm_lpage = lin & 0xfffff000u;
         s->cm_page = phys & 0xfffff000u;
-        s->cm_paging = paging;
+        if (s->cm_paging != paging) {
+            p5_fold(s);
+            s->cm_paging = paging;
+        }
     } else {
         s->cm_lpage = 1;
     }
@@ -1154,7 +1176,8 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
 /* Looks up and updates the BTB for a near branch at linear `at`; returns
  * true when the prediction was wrong.  Entries are allocated only by taken
  * branches, in state 3 ("strongly taken") [MA, P1 branch prediction]. */
-static bool btb_branch(p5 *s, uint32_t at, bool taken, uint32_t to)
+static inline __attribute__((always_inline)) bool btb_branch(p5 *s, uint32_t at, bool taken,
+                                                             uint32_t to)
 {
     p5_btb *b = &s->btb;
     unsigned set = at & (BTB_SETS - 1);
@@ -1321,11 +1344,14 @@ static bool depends(const p5_desc *u, const p5_desc *v)
     0x4000u /* alone in U may take a V partner: UV or PU, not disp+imm, no branch                  \
              */
 typedef struct p5_static {
-    uint8_t d8[8];              /* p5_desc up to its clocks: the row's pair class, operands() */
-    uint8_t clocks;             /* the row's */
-    uint8_t pfx;                /* prefix_bytes */
-    uint8_t flags_lo, flags_hi; /* PS_* (bytes: model_data is not aligned) */
+    /* PS_* (bytes: model_data is not aligned); flags_hi first, next to
+     * nm_insn.model_tag: p5_insn tests the tag and PS_PLAIN together */
+    uint8_t flags_hi, flags_lo;
+    uint8_t d8[8];  /* p5_desc up to its clocks: the row's pair class, operands() */
+    uint8_t clocks; /* the row's */
+    uint8_t pfx;    /* prefix_bytes */
 } p5_static;
+_Static_assert(offsetof(nm_insn, model_data) == offsetof(nm_insn, model_tag) + 1, "p5_insn");
 _Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
 
@@ -1431,7 +1457,7 @@ static const p5_static *static_of(const nm_insn *ci)
 static inline __attribute__((always_inline)) uint32_t
 p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc d, uint32_t stall,
          bool code_miss, bool has_data, uint32_t first_data, bool mispredict, const bool plain,
-         bool is_string, bool is_rep)
+         bool is_string, bool is_rep, const bool lazy)
 {
     bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
     bool v_ok =
@@ -1548,7 +1574,7 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
     }
     account(s, sf, d.clocks, stall, plain);
     /* a REP string once, however many steps (any other instruction retires) */
-    s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
+    if (!lazy) s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
     return cost;
 }
@@ -1627,7 +1653,7 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
     s->ev.br_seen = false;
 
     return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
-                    plain, is_string, is_rep);
+                    plain, is_string, is_rep, false);
 }
 
 /* Everything p5_insn's fast path leaves to the general one. */
@@ -1662,12 +1688,7 @@ static inline __attribute__((always_inline)) bool in_code_memo(const p5 *s, cons
 }
 static inline __attribute__((always_inline)) void p5_code_memo(p5 *s)
 {
-    if (s->cm_paging) {
-        s->code_tlb.stats.hits++;
-        s->st.tlb_code_hits++;
-    }
-    ((nm_cache_head *)(void *)s->code)->stats.read_hits++;
-    s->st.code_hits++;
+    s->lazy_code++;
 }
 
 /* A plain instruction after nothing else (p5_insn_slow's test), its log
@@ -1697,7 +1718,24 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
     memcpy(&d, st->d8, sizeof st->d8);
     d.clocks = st->clocks;
     return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
-                    true, false, false);
+                    true, false, false, false);
+}
+
+/* The fast path's case (p5_insn) with a branch outcome noted. */
+static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const nm_insn *i)
+{
+    const p5_static *st = (const p5_static *)(const void *)i->model_data;
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    s->lazy_fast++; /* the code hits, the instruction */
+    bool mispredict = false;
+    if (sf & PS_BTB)
+        mispredict = btb_branch(s, c->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    s->ev.br_seen = false;
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
+    d.clocks = st->clocks;
+    return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, mispredict, true, false, false,
+                    true);
 }
 
 /* The insn hook.  Its fast path: a plain instruction after nothing else
@@ -1708,18 +1746,29 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     p5 *s = opaque;
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
-    if (likely(i->model_tag == NM_INSN_TAG_PENTIUM && (st->flags_hi & (PS_PLAIN >> 8)) &&
-               !c->hook_resync && c->insn_eip == s->mode.next_eip &&
+    /* the tag and PS_PLAIN (p5_static.flags_hi) in one test */
+    static const uint8_t tag_mask[2] = {0xff, PS_PLAIN >> 8};
+    static const uint8_t tag_plain[2] = {NM_INSN_TAG_PENTIUM, PS_PLAIN >> 8};
+    uint16_t tp, mask, want;
+    memcpy(&tp, &i->model_tag, 2);
+    memcpy(&mask, tag_mask, 2);
+    memcpy(&want, tag_plain, 2);
+    if (likely((tp & mask) == want && !c->hook_resync && c->insn_eip == s->mode.next_eip &&
                c->seg[NM_CS].selector == s->mode.cs)) {
         const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
         if (likely(!s->ev.any && in_code_memo(s, c, i, code_lin))) {
-            p5_code_memo(s);
+            s->lazy_fast++; /* the code hits, the instruction */
             const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
             p5_desc d;
             memcpy(&d, st->d8, sizeof st->d8);
             d.clocks = st->clocks;
-            return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false, false);
+            return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false, false,
+                            true);
         }
+        /* nothing noted but a branch outcome */
+        static const union p5_ev br_only = {.br_seen = true};
+        if (s->ev.any == br_only.any && in_code_memo(s, c, i, code_lin))
+            return p5_insn_branch(s, c, i);
         /* (a full log: p5_insn_body's log overflow when it logs the code) */
         if (!s->ev.mode_stale && s->ev.nlog < LOG_CAP) return p5_insn_plain(s, c, i);
     }
@@ -1842,11 +1891,14 @@ static void p5_destroy(void *state)
 
 const nm_p5_stats *nm_pentium_stats(const void *state)
 {
-    return &((const p5 *)state)->st;
+    p5 *s = (p5 *)state; /* the instance create made: its lazy counts go in */
+    p5_fold(s);
+    return &s->st;
 }
 
 static void p5_report(void *state, nm_report *r)
 {
+    p5_fold(state);
     const p5 *s = state;
     const nm_p5_stats *t = &s->st;
     nm_report_u64(r, "instructions", t->instructions);
