@@ -288,7 +288,9 @@ typedef struct p5_desc {
     uint32_t clocks; /* table clocks, cache hits assumed */
 } p5_desc;
 _Static_assert(offsetof(p5_desc, clocks) == 8, "p5_static.d8");
-enum { ST_NONE = 0, ST_PUSH, ST_CALL, ST_POP };
+/* As bits: 1 / 2 what a U instruction exempts (a PUSH, a POP), 4 / 8 what
+ * a V instruction is exempted as (PUSH or CALL, POP): depends() ANDs them. */
+enum { ST_NONE = 0, ST_PUSH = 1 | 4, ST_CALL = 4, ST_POP = 2 | 8 };
 
 typedef struct p5 {
     nm_cpu *cpu;
@@ -326,12 +328,12 @@ typedef struct p5 {
     uint32_t u_exec; /* its execution clocks (no decode or mispredict clocks) */
     bool u_agi;      /* it already paid an AGI stall */
     bool u_has_data;
-    uint32_t u_data;          /* its first data address (bank conflicts) */
-    uint32_t last_agi_wr;     /* registers written by the previous issue group */
-    uint32_t before_u_agi_wr; /* ... by the group before the open U */
-    uint32_t shadow;          /* prefix clocks the last multi-clock group can hide */
-    unsigned shadow_groups;   /* for this many more groups */
-    bool rep_active;          /* a REP string stopped at its budget and restarts */
+    uint32_t u_data;         /* its first data address (bank conflicts) */
+    uint8_t last_agi_wr;     /* registers written by the previous issue group */
+    uint8_t before_u_agi_wr; /* ... by the group before the open U */
+    uint32_t shadow;         /* prefix clocks the last multi-clock group can hide */
+    unsigned shadow_groups;  /* for this many more groups */
+    bool rep_active;         /* a REP string stopped at its budget and restarts */
     uint32_t rep_eip;
     nm_x86_mode mode; /* mode after the last instruction */
 
@@ -1070,6 +1072,7 @@ static void p5_fold(p5 *s)
         s->st.tlb_code_hits += n;
     }
     s->lazy_code = s->lazy_fast = 0;
+    s->st.pairs = s->st.v_issues;
 }
 
 /* One logged code access, settled `stall` clocks after t0 (its TLB lookup,
@@ -1306,8 +1309,7 @@ static bool depends(const p5_desc *u, const p5_desc *v)
 {
     uint32_t uw = u->wr, vr = v->rd, vw = v->wr;
     /* PUSH+PUSH, PUSH+CALL and POP+POP pair despite ESP [MA 4.1 rule 6]. */
-    bool exempt = (u->stack == ST_PUSH && (v->stack == ST_PUSH || v->stack == ST_CALL)) ||
-                  (u->stack == ST_POP && v->stack == ST_POP);
+    bool exempt = ((u->stack & 3u) & (v->stack >> 2)) != 0; /* PUSH+PUSH/CALL, POP+POP */
     if (exempt) {
         uint32_t esp = 1u << NM_ESP;
         uw &= ~esp;
@@ -1488,17 +1490,18 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
             s->st.mispredict_cycles += mp;
             s->st.c_mispredict += mp;
         }
-        if (agi) s->st.agi_stalls++;
+        if (agi) {
+            s->st.agi_stalls++;
+            s->st.c_agi++;
+        }
         /* The V instruction's row, less what the pair overlaps (the
          * smaller of the two rows), plus the lockstep of two RMWs. */
         s->st.c_pair_saved += d.clocks < s->u.clocks ? d.clocks : s->u.clocks;
         if (d.rmw && s->u.rmw) s->st.c_rmw_pair += 2;
-        s->st.c_agi += agi;
         s->st.c_bank += bank;
         s->last_agi_wr = s->u.agi_wr | d.agi_wr;
         s->u_open = false;
-        s->st.v_issues++;
-        s->st.pairs++;
+        s->st.v_issues++; /* (and pairs: p5_fold) */
     } else {
         /* U pipe (alone, or waiting for a V partner). */
         if (s->shadow_groups)
@@ -1512,9 +1515,13 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
             pen -= hid;
             s->st.prefix_shadowed += hid;
             s->st.prefix_cycles += pen;
+            s->st.c_prefix += pen;
         }
         uint32_t agi = (d.addr & s->last_agi_wr) ? 1 : 0;
-        if (agi) s->st.agi_stalls++;
+        if (agi) {
+            s->st.agi_stalls++;
+            s->st.c_agi++;
+        }
         exec = d.clocks + agi + stall;
         cost = exec + pen;
         if (mispredict) {
@@ -1524,8 +1531,6 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
             s->st.mispredict_cycles += mp;
             s->st.c_mispredict += mp;
         }
-        s->st.c_agi += agi;
-        s->st.c_prefix += pen;
         s->before_u_agi_wr = s->last_agi_wr;
         s->last_agi_wr = d.agi_wr;
         /* Opens a V slot: pairable in U, not a branch, boundaries known
@@ -1537,7 +1542,7 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
         s->u_exec = exec;
         s->u_agi = agi != 0;
         s->u_has_data = has_data;
-        s->u_data = first_data;
+        if (has_data) s->u_data = first_data; /* (read only with u_has_data) */
         s->st.u_issues++;
     }
     /* A group of N clocks hides N-1 prefix clocks of the groups that follow
@@ -1691,6 +1696,37 @@ static inline __attribute__((always_inline)) void p5_code_memo(p5 *s)
     s->lazy_code++;
 }
 
+/* The log holds one data access (not a code one) that run_log would find
+ * a hit in the data TLB's last entry (with paging on), aligned, within one
+ * line, in the data cache's most recent line of its set (dmirror; a write
+ * to a line known dirty) in cacheable RAM: its counters, and the log
+ * emptied, as run_log would; else false and nothing done. */
+static inline __attribute__((always_inline)) bool data_alone(p5 *s)
+{
+    const p5_access *a = &s->log[0];
+    const uint32_t phys = a->phys, size = a->size ? a->size : 1;
+    if ((phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) || (size == 4 && (phys & 3)))
+        return false;
+    const bool tlb = s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK);
+    if (tlb && s->data_tlb.mru != ((a->lin & 0xfffff000u) | 1u)) return false;
+    const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
+    nm_cache_head *h = (nm_cache_head *)(void *)s->data;
+    if (a->flags & NM_MEM_WRITE) {
+        if (m != line || !page_cacheable(s, phys)) return false;
+        h->stats.write_hits++;
+    } else {
+        if ((m | 2u) != line || !page_cached(s, phys)) return false;
+        h->stats.read_hits++;
+    }
+    s->st.data_hits++;
+    if (tlb) {
+        s->data_tlb.stats.hits++;
+        s->st.tlb_data_hits++;
+    }
+    s->ev.nlog = 0;
+    return true;
+}
+
 /* A plain instruction after nothing else (p5_insn_slow's test), its log
  * not full: p5_insn_body's plain case, the code access settled after the
  * logged ones (where p5_insn_body logs it) without going through the log. */
@@ -1702,7 +1738,12 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
     bool code_miss = false, has_data = false;
     uint32_t first_data = 0, stall = 0;
     const uint64_t t0 = c->clock->cycles + s->ev.pending;
-    if (s->ev.nlog) stall = run_log(s, t0, 0, 1, &code_miss, &has_data, &first_data);
+    if (s->ev.nlog == 1 && data_alone(s)) {
+        has_data = true;
+        first_data = s->log[0].phys;
+    } else if (s->ev.nlog) {
+        stall = run_log(s, t0, 0, 1, &code_miss, &has_data, &first_data);
+    }
     if (in_code_memo(s, c, i, code_lin))
         p5_code_memo(s);
     else
