@@ -1686,7 +1686,7 @@ static __attribute__((noinline)) uint32_t p5_insn_slow(p5 *s, nm_cpu *c, const n
 static inline __attribute__((always_inline)) bool in_code_memo(const p5 *s, const nm_cpu *c,
                                                                const nm_insn *i, uint32_t code_lin)
 {
-    return (code_lin & 0xfffff000u) == s->cm_lpage && (code_lin & 31u) + i->len <= 32u &&
+    return (code_lin & 0xfffff000u) == s->cm_lpage && ((code_lin + i->len - 1u) ^ code_lin) < 32u &&
            c->fetch_phys == s->cm_page &&
            s->cmirror[(code_lin >> 5) & (P5_L1_SETS - 1)] ==
                (c->fetch_phys | (code_lin & 0xfe0u) | 1u);
