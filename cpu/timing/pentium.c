@@ -1916,6 +1916,7 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->tlb_pse = (cpu->cr4 & NM_CR4_PSE) != 0;
     s->log = g_new(p5_access, LOG_CAP);
     s->mode = nm_x86_mode_now(cpu);
+    s->cm_lpage = 1; /* no code page memo yet */
     return s;
 }
 
