@@ -829,21 +829,10 @@ static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
 
 static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code);
 
-/* A read of one line.  Returns the stall.  Inline: the line the cache hit
- * last, in cacheable RAM with the caches on (straight-line code, the
- * stack), which read_line_slow would find so too and count as a hit. */
-static inline __attribute__((always_inline)) bool mru_hit(const p5 *s, const nm_cache *cache,
-                                                          uint32_t phys)
-{
-    const nm_cache_head *h = (const nm_cache_head *)(const void *)cache;
-    if (((phys & h->line_mask) | 1u) == h->mru && !(s->cpu->cr0 & NM_CR0_CD)) {
-        const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
-        return r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u);
-    }
-    return false;
-}
-/* The page of `phys` is cacheable RAM (cacheable_region), and also the
- * caches are on (read_line_mru's conditions but the line's). */
+/* The page of `phys` is cacheable RAM (cacheable_region's test), and also
+ * the caches are on: with these a read of the line a cache's mirror holds
+ * (p5.cmirror, p5.dmirror) is a hit that read_line_slow would count and
+ * nothing else. */
 static inline __attribute__((always_inline)) bool page_cacheable(const p5 *s, uint32_t phys)
 {
     const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
@@ -853,20 +842,10 @@ static inline __attribute__((always_inline)) bool page_cached(const p5 *s, uint3
 {
     return !(s->cpu->cr0 & NM_CR0_CD) && page_cacheable(s, phys);
 }
-static inline __attribute__((always_inline)) bool read_line_mru(p5 *s, nm_cache *cache,
-                                                                uint32_t phys, bool code)
-{
-    if (!mru_hit(s, cache, phys)) return false;
-    ((nm_cache_head *)(void *)cache)->stats.read_hits++;
-    if (code)
-        s->st.code_hits++;
-    else
-        s->st.data_hits++;
-    return true;
-}
 
-/* A data read of one line (the data cache's most recent line of its set
- * includes its most recent line: read_line_mru's case). */
+/* A data read of one line; returns the stall.  Inline: the data cache's
+ * most recent line of its set (which includes the line it used last:
+ * straight-line data, the stack). */
 static inline uint32_t read_line(p5 *s, uint32_t phys, uint64_t now)
 {
     if ((s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] | 2u) == ((phys & ~31u) | 3u) &&
@@ -1781,7 +1760,7 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
 
 /* The insn hook.  Its fast path: a plain instruction after nothing else
  * (p5_insn_slow's test), no memory access, branch or pending clock logged,
- * its code within the code line memo: p5_insn_body's outcome for it is the
+ * its code within the code page memo: p5_insn_body's outcome for it is the
  * code hits counted and the issue with no stall, which is all this does. */
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
