@@ -256,8 +256,8 @@ static const p5_row rows[NM_OP_COUNT] = {
 #define P5_WRITE_BUFFERS 2     /* one per pipe [DB] */
 #define LOG_CAP          4096u /* > 2 accesses x 1024 REP iterations per step */
 #define BTB_SETS         64
-#define P5_L1_SETS       128 /* 8 KB, 2 ways, 32-byte lines */
 #define BTB_WAYS         4
+#define P5_L1_SETS       128 /* 8 KB, 2 ways, 32-byte lines (p5_create): address bits 5-11 */
 
 /* -------------------------------------------------------------- state */
 
@@ -1848,7 +1848,8 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->model = model;
     s->mem = cpu->mem;
     /* 8 KB, 2-way, 32-byte lines, LRU; code read-only, data write-back
-     * without write allocation [DB]. */
+     * without write allocation [DB].  (The mirrors, p5.cmirror/dmirror,
+     * index their P5_L1_SETS sets by address bits 5-11.) */
     static const nm_cache_config code_cfg = {"code", 8192,        2, 32, NM_CACHE_WRITE_THROUGH,
                                              false,  NM_CACHE_LRU};
     static const nm_cache_config data_cfg = {"data", 8192,        2, 32, NM_CACHE_WRITE_BACK,
