@@ -257,6 +257,7 @@ static const p5_row rows[NM_OP_COUNT] = {
 #define LOG_CAP          4096u /* > 2 accesses x 1024 REP iterations per step */
 #define BTB_SETS         64
 #define BTB_WAYS         4
+#define P5_L1_SETS       128 /* 8 KB, 2 ways, 32-byte lines (p5_create): address bits 5-11 */
 
 /* -------------------------------------------------------------- state */
 
@@ -287,7 +288,9 @@ typedef struct p5_desc {
     uint32_t clocks; /* table clocks, cache hits assumed */
 } p5_desc;
 _Static_assert(offsetof(p5_desc, clocks) == 8, "p5_static.d8");
-enum { ST_NONE = 0, ST_PUSH, ST_CALL, ST_POP };
+/* As bits: 1 / 2 what a U instruction exempts (a PUSH, a POP), 4 / 8 what
+ * a V instruction is exempted as (PUSH or CALL, POP): depends() ANDs them. */
+enum { ST_NONE = 0, ST_PUSH = 1 | 4, ST_CALL = 4, ST_POP = 2 | 8 };
 
 typedef struct p5 {
     nm_cpu *cpu;
@@ -301,10 +304,20 @@ typedef struct p5 {
 
     /* this instruction (filled by mem / branch) */
     p5_access *log;
-    unsigned nlog;
-    bool br_seen, br_taken;
+    /* What the other hooks noted since the last insn hook: nothing for
+     * most instructions, which p5_insn sees in one test (`any`). */
+    union p5_ev {
+        struct {
+            uint32_t pending; /* clocks of events between instructions (interrupt delivery,
+                                 log overflow) */
+            uint16_t nlog;    /* accesses in the log (LOG_CAP at most) */
+            bool br_seen;
+            bool mode_stale; /* an interrupt or exception came since: p5_insn makes it again */
+        };
+        uint64_t any;
+    } ev;
+    bool br_taken;
     uint32_t br_to;
-    uint32_t pending; /* clocks of events between instructions (interrupt delivery, log overflow) */
     /* The causes of the stalls not yet charged (pending and this
      * instruction's), folded into st.c_* when the bill is settled. */
     uint32_t part_code, part_data, part_wbuf, part_mis, part_int;
@@ -315,15 +328,14 @@ typedef struct p5 {
     uint32_t u_exec; /* its execution clocks (no decode or mispredict clocks) */
     bool u_agi;      /* it already paid an AGI stall */
     bool u_has_data;
-    uint32_t u_data;          /* its first data address (bank conflicts) */
-    uint32_t last_agi_wr;     /* registers written by the previous issue group */
-    uint32_t before_u_agi_wr; /* ... by the group before the open U */
-    uint32_t shadow;          /* prefix clocks the last multi-clock group can hide */
-    unsigned shadow_groups;   /* for this many more groups */
-    bool rep_active;          /* a REP string stopped at its budget and restarts */
+    uint32_t u_data;         /* its first data address (bank conflicts) */
+    uint8_t last_agi_wr;     /* registers written by the previous issue group */
+    uint8_t before_u_agi_wr; /* ... by the group before the open U */
+    uint32_t shadow;         /* prefix clocks the last multi-clock group can hide */
+    unsigned shadow_groups;  /* for this many more groups */
+    bool rep_active;         /* a REP string stopped at its budget and restarts */
     uint32_t rep_eip;
     nm_x86_mode mode; /* mode after the last instruction */
-    bool mode_stale;  /* an interrupt or exception came since: p5_insn makes it again */
 
     p5_btb btb;
     /* The TLBs (tlb.h): code 32 entries; data 64 4 KB entries and 8 4 MB
@@ -332,6 +344,30 @@ typedef struct p5 {
     uint32_t tlb_cr3;
     bool tlb_paging, tlb_pse;
     uint32_t part_tlb;
+    /* Per set of the code cache, its most recently used line | 1 (0: not
+     * known): a read of that line is a hit that changes nothing but the
+     * counters (cache.h, nm_cache_head.mru).  Kept by read_line_slow (the
+     * only reads of the code cache), cleared where lines go (snoops,
+     * WBINVD). */
+    uint32_t cmirror[P5_L1_SETS];
+    /* The same for the data cache, | 2 when the line is known to be dirty
+     * (a write hit there changes nothing but the counters too); kept by
+     * read_line_slow and write_one, cleared by snoops and WBINVD. */
+    uint32_t dmirror[P5_L1_SETS];
+    /* The code page memo: the linear page the last code access was in and
+     * its physical page, while the code TLB's last entry is that page
+     * (with paging on), the page is cacheable RAM and the caches are on.
+     * An instruction within one line of that page, the line most recently
+     * used in its set (cmirror), is then a code TLB hit and a code cache
+     * hit that change nothing but the counters (p5_insn's fast path).  Set
+     * by settle_code_at, cleared (cm_lpage 1) by whatever may change one
+     * of those: a non-plain instruction, a snoop, an MMIO access. */
+    uint32_t cm_lpage, cm_page;
+    bool cm_paging;
+    /* Counted later (p5_fold): the code hits of the code page memo
+     * (code_hits, the code cache's read hits and, with cm_paging, the code
+     * TLB's), and of those the fast path's instructions (instructions). */
+    uint64_t lazy_code, lazy_fast;
     nm_p5_stats st;
 } p5;
 
@@ -688,7 +724,7 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     case NM_OP_INT: return int_n[nm_xfer_class(before, after)];
     case NM_OP_INT3:
     case NM_OP_ICEBP: return int_3[nm_xfer_class(before, after)];
-    case NM_OP_INTO: return s->br_seen && s->br_taken ? int_3[nm_xfer_class(before, after)] : 4;
+    case NM_OP_INTO: return s->ev.br_seen && s->br_taken ? int_3[nm_xfer_class(before, after)] : 4;
     case NM_OP_LOOP: return s->br_taken ? 6 : 5;
     case NM_OP_LOOPE:
     case NM_OP_LOOPNE: return s->br_taken ? 8 : 7;
@@ -729,7 +765,9 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
     }
     case NM_OP_WBINVD: {
         uint32_t dirty = nm_cache_writeback_invalidate(s->data);
+        memset(s->dmirror, 0, sizeof s->dmirror);
         nm_cache_invalidate_all(s->code);
+        memset(s->cmirror, 0, sizeof s->cmirror);
         uint64_t now = s->cpu->clock->cycles;
         uint32_t wb = s->board.l2 ? s->board.l2_fill : s->board.dram_fill;
         for (uint32_t k = 0; k < dirty; k++)
@@ -791,42 +829,53 @@ static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
 
 static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code);
 
-/* A read of one line.  Returns the stall.  Inline: the line the cache hit
- * last, in cacheable RAM with the caches on (straight-line code, the
- * stack), which read_line_slow would find so too and count as a hit. */
-static inline __attribute__((always_inline)) bool read_line_mru(p5 *s, nm_cache *cache,
-                                                                uint32_t phys, bool code)
+/* The page of `phys` is cacheable RAM (cacheable_region's test), and also
+ * the caches are on: with these a read of the line a cache's mirror holds
+ * (p5.cmirror, p5.dmirror) is a hit that read_line_slow would count and
+ * nothing else. */
+static inline __attribute__((always_inline)) bool page_cacheable(const p5 *s, uint32_t phys)
 {
-    nm_cache_head *h = (nm_cache_head *)(void *)cache;
-    if (((phys & h->line_mask) | 1u) == h->mru && !(s->cpu->cr0 & NM_CR0_CD)) {
-        const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
-        if (r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u)) {
-            h->stats.read_hits++;
-            if (code)
-                s->st.code_hits++;
-            else
-                s->st.data_hits++;
-            return true;
-        }
-    }
-    return false;
+    const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
+    return r && r->kind != NM_REGION_MMIO && (phys < 0xa0000u || phys >= 0xc0000u);
+}
+static inline __attribute__((always_inline)) bool page_cached(const p5 *s, uint32_t phys)
+{
+    return !(s->cpu->cr0 & NM_CR0_CD) && page_cacheable(s, phys);
 }
 
-static inline uint32_t read_line(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
+/* A data read of one line; returns the stall.  Inline: the data cache's
+ * most recent line of its set (which includes the line it used last:
+ * straight-line data, the stack). */
+static inline uint32_t read_line(p5 *s, uint32_t phys, uint64_t now)
 {
-    if (read_line_mru(s, cache, phys, code)) return 0;
-    return read_line_slow(s, cache, phys, now, code);
+    if ((s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] | 2u) == ((phys & ~31u) | 3u) &&
+        page_cached(s, phys)) {
+        ((nm_cache_head *)(void *)s->data)->stats.read_hits++;
+        s->st.data_hits++;
+        return 0;
+    }
+    return read_line_slow(s, s->data, phys, now, false);
 }
 
 static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
 {
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
-    if (mmio) return 0; /* the bus model charges MMIO */
+    if (mmio) {
+        s->cm_lpage = 1; /* a device ran: the memory map may have changed */
+        return 0;        /* the bus model charges MMIO */
+    }
     bool cd = (s->cpu->cr0 & NM_CR0_CD) != 0;
     if (cacheable && (!cd || nm_cache_probe(cache, phys))) {
         uint32_t victim;
         unsigned r = nm_cache_access(cache, phys, false, &victim);
+        /* a hit or a fill: now the most recent of its set (a dirty one
+         * hit stays known as dirty) */
+        uint32_t set = (phys >> 5) & (P5_L1_SETS - 1), tag = (phys & ~31u) | 1u;
+        if (code)
+            s->cmirror[set] = tag;
+        else if ((s->dmirror[set] & ~2u) != tag)
+            s->dmirror[set] = tag;
         if (r & NM_CACHE_HIT) {
             if (code)
                 s->st.code_hits++;
@@ -873,6 +922,15 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
 static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now);
 static uint32_t write_line(p5 *s, uint32_t phys, unsigned bytes, uint64_t now)
 {
+    /* A hit in the data cache's most recent line of its set, known dirty:
+     * write_one's hit changes nothing but the counters, and a part across
+     * a qword finds the line present (no second bus cycle). */
+    if (s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] == ((phys & ~31u) | 3u) &&
+        page_cacheable(s, phys)) {
+        ((nm_cache_head *)(void *)s->data)->stats.write_hits++;
+        s->st.data_hits++;
+        return 0;
+    }
     uint32_t stall = write_one(s, phys, now);
     if ((phys & 7) + bytes > 8) {
         bool mmio;
@@ -888,8 +946,13 @@ static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
 {
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
-    if (mmio) return 0;
+    if (mmio) {
+        s->cm_lpage = 1; /* a device ran: the memory map may have changed */
+        return 0;
+    }
     if (cacheable && (nm_cache_access(s->data, phys, true, NULL) & NM_CACHE_HIT)) {
+        /* the most recent of its set now, and dirty (write-back) */
+        s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] = (phys & ~31u) | 3u;
         s->st.data_hits++;
         return 0;
     }
@@ -921,7 +984,7 @@ static uint32_t tlb_walk(p5 *s, nm_tlb *t, uint32_t lin, uint64_t now)
     uint32_t w = 0;
     for (unsigned k = 0; k < n; k++) {
         s->st.tlb_walk_reads++;
-        w += 1 + read_line(s, s->data, addr[k], now + w + 1, false);
+        w += 1 + read_line(s, addr[k], now + w + 1);
     }
     nm_tlb_fill(t, lin, big);
     return w;
@@ -975,6 +1038,22 @@ static void tlb_after(p5 *s, const nm_insn *i)
     }
 }
 
+/* Adds the lazy counts (p5.lazy_code) to the counters they stand for:
+ * before cm_paging changes and before the counters are read. */
+static void p5_fold(p5 *s)
+{
+    uint64_t n = s->lazy_code + s->lazy_fast;
+    s->st.instructions += s->lazy_fast;
+    s->st.code_hits += n;
+    ((nm_cache_head *)(void *)s->code)->stats.read_hits += n;
+    if (s->cm_paging) {
+        s->code_tlb.stats.hits += n;
+        s->st.tlb_code_hits += n;
+    }
+    s->lazy_code = s->lazy_fast = 0;
+    s->st.pairs = s->st.v_issues;
+}
+
 /* One logged code access, settled `stall` clocks after t0 (its TLB lookup,
  * then its lines from the code cache); returns the new stall. */
 static inline __attribute__((always_inline)) uint32_t
@@ -982,10 +1061,15 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
                uint32_t stall, bool *code_miss)
 {
     uint32_t first = phys & ~31u, last = (phys + size - 1) & ~31u;
-    if (s->cpu->paging && walk) stall += tlb_access(s, lin, size, true, t0 + stall);
+    const bool paging = s->cpu->paging;
+    if (paging && walk) stall += tlb_access(s, lin, size, true, t0 + stall);
     for (uint32_t line = first;; line += 32) {
-        /* (a hit in the line last used: no miss, no wait) */
-        if (!read_line_mru(s, s->code, line, true)) {
+        /* (a hit in the line most recent in its set: no miss, no wait, no
+         * change but the counters) */
+        if (s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] == (line | 1u) && page_cached(s, line)) {
+            ((nm_cache_head *)(void *)s->code)->stats.read_hits++;
+            s->st.code_hits++;
+        } else {
             uint64_t before = s->st.code_misses;
             uint32_t w = read_line_slow(s, s->code, line, t0 + stall, true);
             stall += w;
@@ -993,6 +1077,18 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
             if (s->st.code_misses != before) *code_miss = true;
         }
         if (line == last) break;
+    }
+    /* The code page memo (p5.cm_lpage) */
+    if (walk && (!paging || s->code_tlb.mru == ((lin & 0xfffff000u) | 1u)) &&
+        page_cached(s, phys)) {
+        s->cm_lpage = lin & 0xfffff000u;
+        s->cm_page = phys & 0xfffff000u;
+        if (s->cm_paging != paging) {
+            p5_fold(s);
+            s->cm_paging = paging;
+        }
+    } else {
+        s->cm_lpage = 1;
     }
     return stall;
 }
@@ -1011,7 +1107,7 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
 {
     uint32_t stall = 0;
     unsigned data_idx = 0;
-    for (unsigned k = 0; k < s->nlog; k++) {
+    for (unsigned k = 0; k < s->ev.nlog; k++) {
         const p5_access *a = &s->log[k];
         if (a->flags & NM_MEM_CODE) {
             stall = settle_code(s, a, t0, stall, code_miss);
@@ -1045,7 +1141,7 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
                 w = write_line(s, addr, part, now);
                 s->part_wbuf += w;
             } else {
-                w = read_line(s, s->data, addr, now, false);
+                w = read_line(s, addr, now);
                 s->part_data += w;
             }
             stall += w;
@@ -1053,7 +1149,7 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
             if (line == last) break;
         }
     }
-    s->nlog = 0;
+    s->ev.nlog = 0;
     return stall;
 }
 
@@ -1062,7 +1158,8 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
 /* Looks up and updates the BTB for a near branch at linear `at`; returns
  * true when the prediction was wrong.  Entries are allocated only by taken
  * branches, in state 3 ("strongly taken") [MA, P1 branch prediction]. */
-static bool btb_branch(p5 *s, uint32_t at, bool taken, uint32_t to)
+static inline __attribute__((always_inline)) bool btb_branch(p5 *s, uint32_t at, bool taken,
+                                                             uint32_t to)
 {
     p5_btb *b = &s->btb;
     unsigned set = at & (BTB_SETS - 1);
@@ -1123,8 +1220,8 @@ static void log_overflow(p5 *s);
 static inline void log_access(p5 *s, uint32_t linear, uint32_t physical, unsigned size,
                               unsigned flags)
 {
-    if (unlikely(s->nlog == LOG_CAP)) log_overflow(s);
-    s->log[s->nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
+    if (unlikely(s->ev.nlog == LOG_CAP)) log_overflow(s);
+    s->log[s->ev.nlog++] = (p5_access){physical, linear, (uint8_t)size, (uint8_t)flags};
 }
 
 static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned size, unsigned flags)
@@ -1144,7 +1241,7 @@ static void log_overflow(p5 *s)
 {
     bool cm = false, hd = false;
     uint32_t fd = 0;
-    s->pending += run_log(s, s->cpu->clock->cycles + s->pending, 0, 1, &cm, &hd, &fd);
+    s->ev.pending += run_log(s, s->cpu->clock->cycles + s->ev.pending, 0, 1, &cm, &hd, &fd);
     s->st.log_overflows++;
 }
 
@@ -1152,7 +1249,7 @@ static void p5_branch(void *opaque, uint32_t from_eip, uint32_t to_eip, bool tak
 {
     (void)from_eip;
     p5 *s = opaque;
-    s->br_seen = true;
+    s->ev.br_seen = true;
     s->br_taken = taken;
     s->br_to = to_eip;
 }
@@ -1170,9 +1267,9 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
                    : c->vm86 ? NM_XFER_FROM_V86
                    : c->cpl  ? NM_XFER_PRIV
                              : NM_XFER_SAME;
-    s->pending += int_n[cls];
+    s->ev.pending += int_n[cls];
     s->part_int += int_n[cls];
-    s->mode_stale = true; /* the mode may change (p5_insn) */
+    s->ev.mode_stale = true; /* the mode may change (p5_insn) */
     /* The pipeline is flushed. */
     s->u_open = false;
     s->last_agi_wr = 0;
@@ -1191,8 +1288,7 @@ static bool depends(const p5_desc *u, const p5_desc *v)
 {
     uint32_t uw = u->wr, vr = v->rd, vw = v->wr;
     /* PUSH+PUSH, PUSH+CALL and POP+POP pair despite ESP [MA 4.1 rule 6]. */
-    bool exempt = (u->stack == ST_PUSH && (v->stack == ST_PUSH || v->stack == ST_CALL)) ||
-                  (u->stack == ST_POP && v->stack == ST_POP);
+    bool exempt = ((u->stack & 3u) & (v->stack >> 2)) != 0; /* PUSH+PUSH/CALL, POP+POP */
     if (exempt) {
         uint32_t esp = 1u << NM_ESP;
         uw &= ~esp;
@@ -1229,11 +1325,14 @@ static bool depends(const p5_desc *u, const p5_desc *v)
     0x4000u /* alone in U may take a V partner: UV or PU, not disp+imm, no branch                  \
              */
 typedef struct p5_static {
-    uint8_t d8[8];              /* p5_desc up to its clocks: the row's pair class, operands() */
-    uint8_t clocks;             /* the row's */
-    uint8_t pfx;                /* prefix_bytes */
-    uint8_t flags_lo, flags_hi; /* PS_* (bytes: model_data is not aligned) */
+    /* PS_* (bytes: model_data is not aligned); flags_hi first, next to
+     * nm_insn.model_tag: p5_insn tests the tag and PS_PLAIN together */
+    uint8_t flags_hi, flags_lo;
+    uint8_t d8[8];  /* p5_desc up to its clocks: the row's pair class, operands() */
+    uint8_t clocks; /* the row's */
+    uint8_t pfx;    /* prefix_bytes */
 } p5_static;
+_Static_assert(offsetof(nm_insn, model_data) == offsetof(nm_insn, model_tag) + 1, "p5_insn");
 _Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
 
@@ -1241,12 +1340,14 @@ _Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
  * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
  * and I/O-drain clocks are booked where they are charged). */
 static inline __attribute__((always_inline)) void account(p5 *s, unsigned sf, uint32_t row,
-                                                          uint32_t stall)
+                                                          uint32_t stall, const bool plain)
 {
     nm_p5_stats *t = &s->st;
-    if (sf & PS_IO)
+    /* (a PS_PLAIN instruction is neither: I/O is not plain, the INT rows
+     * are F_SPECIAL ones worked out each time) */
+    if (!plain && (sf & PS_IO))
         t->c_io += row;
-    else if (sf & PS_INT_ROW)
+    else if (!plain && (sf & PS_INT_ROW))
         t->c_int += row;
     else
         t->c_table += row;
@@ -1329,81 +1430,17 @@ static const p5_static *static_of(const nm_insn *ci)
     return st;
 }
 
-/* The insn hook.  `plain`: the instruction is PS_PLAIN and nothing ran
- * between it and the last one (p5_insn): the tests whose outcome that
- * fixes are left out of this instance. */
+/* The issue of an instruction whose memory, decode and branch outcome
+ * are settled: U/V pairing, AGI, prefixes and their shadow, the counters.
+ * `plain` as for p5_insn_body; p5_insn's fast path calls it with the
+ * outcome of a code-cache hit and nothing else (no stall, no data, no
+ * branch). */
 static inline __attribute__((always_inline)) uint32_t
-p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool plain)
+p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc d, uint32_t stall,
+         bool code_miss, bool has_data, uint32_t first_data, bool mispredict, const bool plain,
+         bool is_string, bool is_rep, const bool lazy)
 {
-    /* The instruction's code bytes, logged as the run loop's code report
-     * would have been, just before this call (with mem_ignores_code it
-     * makes none). */
-    uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
-    /* With no data access logged, the code is the only one: settled below
-     * without the log (as run_log would settle a log of that one). */
-    const bool code_alone = s->nlog == 0;
-    if (!code_alone)
-        log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
-    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-    bool is_string = !plain && (sf & PS_STRING) != 0;
-    bool is_rep = !plain && (sf & PS_REP) != 0;
-    bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
-
-    p5_desc d;
-    memcpy(&d, st->d8, sizeof st->d8);
-    d.clocks = st->clocks;
-    if (!plain && (sf & PS_SPECIAL)) {
-        /* The mode before (the previous instruction's) and now (the model
-         * changes nothing in the CPU: the same all through this call). */
-        nm_x86_mode after = nm_x86_mode_now(c);
-        d.clocks = special_clocks(s, c, i, &d, &s->mode, &after, rep_cont);
-    }
-    /* Memory: the logged accesses, spread over a string's iterations. */
-    unsigned per_iter = 0, stride = 1;
-    if (is_rep) {
-        per_iter = rep_of(i->op).per;
-        stride = string_accesses(i->op);
-    }
-    bool code_miss = false, has_data = false;
-    uint32_t first_data = 0;
-    uint64_t t0 = c->clock->cycles + s->pending;
-    uint32_t stall;
-    if (code_alone) {
-        /* the instruction's code alone: run_log's loop for its one access */
-        stall = s->pending + settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len,
-                                            true, t0, 0, &code_miss);
-    } else {
-        stall = s->pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
-    }
-    s->pending = 0;
-    /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
-    if (!plain && (sf & PS_LOCKED)) {
-        uint64_t now = c->clock->cycles + stall;
-        uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
-                                : s->board.dram_single;
-        uint64_t done = nm_membus_use(&s->bus, now, 2 * one);
-        stall += (uint32_t)(done - now);
-        s->st.mem_stall_cycles += done - now;
-        s->st.c_locked += done - now;
-        s->st.locked++;
-    }
-    /* I/O waits for the write buffers to drain [DB]. */
-    if (!plain && (sf & PS_IO)) {
-        uint64_t now = c->clock->cycles + stall;
-        uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
-        stall += (uint32_t)(empty - now);
-        s->st.c_io_drain += empty - now;
-    }
-
-    /* Branch prediction. */
-    bool mispredict = false;
-    if (s->br_seen && (sf & PS_BTB))
-        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
-    s->br_seen = false;
-
     bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
-
-    unsigned pfx = st->pfx;
     bool v_ok =
         plain ? (sf & PS_V_OK) != 0 : (d.pair == P_UV || d.pair == P_PV) && pfx == 0 && !d.dispimm;
     bool pair = s->u_open && v_ok && !depends(&s->u, &d);
@@ -1432,17 +1469,18 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
             s->st.mispredict_cycles += mp;
             s->st.c_mispredict += mp;
         }
-        if (agi) s->st.agi_stalls++;
+        if (agi) {
+            s->st.agi_stalls++;
+            s->st.c_agi++;
+        }
         /* The V instruction's row, less what the pair overlaps (the
          * smaller of the two rows), plus the lockstep of two RMWs. */
         s->st.c_pair_saved += d.clocks < s->u.clocks ? d.clocks : s->u.clocks;
         if (d.rmw && s->u.rmw) s->st.c_rmw_pair += 2;
-        s->st.c_agi += agi;
         s->st.c_bank += bank;
         s->last_agi_wr = s->u.agi_wr | d.agi_wr;
         s->u_open = false;
-        s->st.v_issues++;
-        s->st.pairs++;
+        s->st.v_issues++; /* (and pairs: p5_fold) */
     } else {
         /* U pipe (alone, or waiting for a V partner). */
         if (s->shadow_groups)
@@ -1456,9 +1494,13 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
             pen -= hid;
             s->st.prefix_shadowed += hid;
             s->st.prefix_cycles += pen;
+            s->st.c_prefix += pen;
         }
         uint32_t agi = (d.addr & s->last_agi_wr) ? 1 : 0;
-        if (agi) s->st.agi_stalls++;
+        if (agi) {
+            s->st.agi_stalls++;
+            s->st.c_agi++;
+        }
         exec = d.clocks + agi + stall;
         cost = exec + pen;
         if (mispredict) {
@@ -1468,8 +1510,6 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
             s->st.mispredict_cycles += mp;
             s->st.c_mispredict += mp;
         }
-        s->st.c_agi += agi;
-        s->st.c_prefix += pen;
         s->before_u_agi_wr = s->last_agi_wr;
         s->last_agi_wr = d.agi_wr;
         /* Opens a V slot: pairable in U, not a branch, boundaries known
@@ -1481,7 +1521,7 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
         s->u_exec = exec;
         s->u_agi = agi != 0;
         s->u_has_data = has_data;
-        s->u_data = first_data;
+        if (has_data) s->u_data = first_data; /* (read only with u_has_data) */
         s->st.u_issues++;
     }
     /* A group of N clocks hides N-1 prefix clocks of the groups that follow
@@ -1509,22 +1549,100 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
     /* (a plain instruction after nothing else changes neither: p5_insn) */
     if (!plain) {
         s->mode = nm_x86_mode_now(c);
-        s->mode_stale = false;
+        s->ev.mode_stale = false;
         c->hook_resync = false;
         tlb_after(s, i);
+        s->cm_lpage = 1; /* CR0, paging, the TLBs or the memory map may have changed */
     } else {
         s->mode.next_eip = c->eip;
     }
-    account(s, sf, d.clocks, stall);
+    account(s, sf, d.clocks, stall, plain);
     /* a REP string once, however many steps (any other instruction retires) */
-    s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
+    if (!lazy) s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
     return cost;
 }
 
-static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+/* The insn hook.  `plain`: the instruction is PS_PLAIN and nothing ran
+ * between it and the last one (p5_insn): the tests whose outcome that
+ * fixes are left out of this instance. */
+static inline __attribute__((always_inline)) uint32_t
+p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool plain)
 {
-    p5 *s = opaque;
+    /* The instruction's code bytes, logged as the run loop's code report
+     * would have been, just before this call (with mem_ignores_code it
+     * makes none). */
+    uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+    /* With no data access logged, the code is the only one: settled below
+     * without the log (as run_log would settle a log of that one). */
+    const bool code_alone = s->ev.nlog == 0;
+    if (!code_alone)
+        log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    bool is_string = !plain && (sf & PS_STRING) != 0;
+    bool is_rep = !plain && (sf & PS_REP) != 0;
+    bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
+
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
+    d.clocks = st->clocks;
+    if (!plain && (sf & PS_SPECIAL)) {
+        /* The mode before (the previous instruction's) and now (the model
+         * changes nothing in the CPU: the same all through this call). */
+        nm_x86_mode after = nm_x86_mode_now(c);
+        d.clocks = special_clocks(s, c, i, &d, &s->mode, &after, rep_cont);
+    }
+    /* Memory: the logged accesses, spread over a string's iterations. */
+    unsigned per_iter = 0, stride = 1;
+    if (is_rep) {
+        per_iter = rep_of(i->op).per;
+        stride = string_accesses(i->op);
+    }
+    bool code_miss = false, has_data = false;
+    uint32_t first_data = 0;
+    uint64_t t0 = c->clock->cycles + s->ev.pending;
+    uint32_t stall;
+    if (code_alone) {
+        /* the instruction's code alone: run_log's loop for its one access */
+        stall = s->ev.pending + settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff),
+                                               i->len, true, t0, 0, &code_miss);
+    } else {
+        stall =
+            s->ev.pending + run_log(s, t0, per_iter, stride, &code_miss, &has_data, &first_data);
+    }
+    s->ev.pending = 0;
+    /* Locked cycles (LOCK, XCHG with memory) run on the bus [DB]. */
+    if (!plain && (sf & PS_LOCKED)) {
+        uint64_t now = c->clock->cycles + stall;
+        uint32_t one = has_data ? nm_board_single_read(&s->board, first_data, s->cpu->clock->cycles)
+                                : s->board.dram_single;
+        uint64_t done = nm_membus_use(&s->bus, now, 2 * one);
+        stall += (uint32_t)(done - now);
+        s->st.mem_stall_cycles += done - now;
+        s->st.c_locked += done - now;
+        s->st.locked++;
+    }
+    /* I/O waits for the write buffers to drain [DB]. */
+    if (!plain && (sf & PS_IO)) {
+        uint64_t now = c->clock->cycles + stall;
+        uint64_t empty = nm_wbuf_empty_at(&s->wbuf, now);
+        stall += (uint32_t)(empty - now);
+        s->st.c_io_drain += empty - now;
+    }
+
+    /* Branch prediction. */
+    bool mispredict = false;
+    if (s->ev.br_seen && (sf & PS_BTB))
+        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    s->ev.br_seen = false;
+
+    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
+                    plain, is_string, is_rep, false);
+}
+
+/* Everything p5_insn's fast path leaves to the general one. */
+static __attribute__((noinline)) uint32_t p5_insn_slow(p5 *s, nm_cpu *c, const nm_insn *i)
+{
     const p5_static *st = static_of(i);
     /* EIP or CS not where the last instruction left them: something ran in
      * between (an interrupt, an exception, a reset) and may have changed
@@ -1533,10 +1651,148 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
      * with an instruction that has NM_SYNC_CHECK (decode.c: the others
      * change registers, flags and memory only): else s->mode but its EIP,
      * and the TLBs' view, are already what they would be made. */
-    if (likely((st->flags_hi & (PS_PLAIN >> 8)) && !s->mode_stale && !c->hook_resync &&
+    if (likely((st->flags_hi & (PS_PLAIN >> 8)) && !s->ev.mode_stale && !c->hook_resync &&
                c->insn_eip == s->mode.next_eip && c->seg[NM_CS].selector == s->mode.cs))
         return p5_insn_body(s, c, i, st, true);
     return p5_insn_body(s, c, i, st, false);
+}
+
+/* Whether the instruction's code lies within one line of the code page
+ * memo (p5.cm_lpage), the most recent line of its set (p5.cmirror): then
+ * settle_code_at would count the code TLB's and the code cache's hits and
+ * charge nothing (p5_code_memo counts them).  The set index (address bits
+ * 5-11) is within the page offset: the linear address gives it. */
+static inline __attribute__((always_inline)) bool in_code_memo(const p5 *s, const nm_cpu *c,
+                                                               const nm_insn *i, uint32_t code_lin)
+{
+    return (code_lin & 0xfffff000u) == s->cm_lpage && ((code_lin + i->len - 1u) ^ code_lin) < 32u &&
+           c->fetch_phys == s->cm_page &&
+           s->cmirror[(code_lin >> 5) & (P5_L1_SETS - 1)] ==
+               (c->fetch_phys | (code_lin & 0xfe0u) | 1u);
+}
+static inline __attribute__((always_inline)) void p5_code_memo(p5 *s)
+{
+    s->lazy_code++;
+}
+
+/* The log holds one data access (not a code one) that run_log would find
+ * a hit in the data TLB's last entry (with paging on), aligned, within one
+ * line, in the data cache's most recent line of its set (dmirror; a write
+ * to a line known dirty) in cacheable RAM: its counters, and the log
+ * emptied, as run_log would; else false and nothing done. */
+static inline __attribute__((always_inline)) bool data_alone(p5 *s)
+{
+    const p5_access *a = &s->log[0];
+    const uint32_t phys = a->phys, size = a->size ? a->size : 1;
+    if ((phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) || (size == 4 && (phys & 3)))
+        return false;
+    const bool tlb = s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK);
+    if (tlb && s->data_tlb.mru != ((a->lin & 0xfffff000u) | 1u)) return false;
+    const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
+    nm_cache_head *h = (nm_cache_head *)(void *)s->data;
+    if (a->flags & NM_MEM_WRITE) {
+        if (m != line || !page_cacheable(s, phys)) return false;
+        h->stats.write_hits++;
+    } else {
+        if ((m | 2u) != line || !page_cached(s, phys)) return false;
+        h->stats.read_hits++;
+    }
+    s->st.data_hits++;
+    if (tlb) {
+        s->data_tlb.stats.hits++;
+        s->st.tlb_data_hits++;
+    }
+    s->ev.nlog = 0;
+    return true;
+}
+
+/* A plain instruction after nothing else (p5_insn_slow's test), its log
+ * not full: p5_insn_body's plain case, the code access settled after the
+ * logged ones (where p5_insn_body logs it) without going through the log. */
+static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const nm_insn *i)
+{
+    const p5_static *st = (const p5_static *)(const void *)i->model_data;
+    const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    bool code_miss = false, has_data = false;
+    uint32_t first_data = 0, stall = 0;
+    const uint64_t t0 = c->clock->cycles + s->ev.pending;
+    if (s->ev.nlog == 1 && data_alone(s)) {
+        has_data = true;
+        first_data = s->log[0].phys;
+    } else if (s->ev.nlog) {
+        stall = run_log(s, t0, 0, 1, &code_miss, &has_data, &first_data);
+    }
+    if (in_code_memo(s, c, i, code_lin))
+        p5_code_memo(s);
+    else
+        stall = settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, true, t0,
+                               stall, &code_miss);
+    stall += s->ev.pending;
+    s->ev.pending = 0;
+    bool mispredict = false;
+    if (s->ev.br_seen && (sf & PS_BTB))
+        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    s->ev.br_seen = false;
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
+    d.clocks = st->clocks;
+    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
+                    true, false, false, false);
+}
+
+/* The fast path's case (p5_insn) with a branch outcome noted. */
+static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const nm_insn *i)
+{
+    const p5_static *st = (const p5_static *)(const void *)i->model_data;
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    s->lazy_fast++; /* the code hits, the instruction */
+    bool mispredict = false;
+    if (sf & PS_BTB)
+        mispredict = btb_branch(s, c->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    s->ev.br_seen = false;
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
+    d.clocks = st->clocks;
+    return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, mispredict, true, false, false,
+                    true);
+}
+
+/* The insn hook.  Its fast path: a plain instruction after nothing else
+ * (p5_insn_slow's test), no memory access, branch or pending clock logged,
+ * its code within the code page memo: p5_insn_body's outcome for it is the
+ * code hits counted and the issue with no stall, which is all this does. */
+static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    p5 *s = opaque;
+    const p5_static *st = (const p5_static *)(const void *)i->model_data;
+    /* the tag and PS_PLAIN (p5_static.flags_hi) in one test */
+    static const uint8_t tag_mask[2] = {0xff, PS_PLAIN >> 8};
+    static const uint8_t tag_plain[2] = {NM_INSN_TAG_PENTIUM, PS_PLAIN >> 8};
+    uint16_t tp, mask, want;
+    memcpy(&tp, &i->model_tag, 2);
+    memcpy(&mask, tag_mask, 2);
+    memcpy(&want, tag_plain, 2);
+    if (likely((tp & mask) == want && !c->hook_resync && c->insn_eip == s->mode.next_eip &&
+               c->seg[NM_CS].selector == s->mode.cs)) {
+        const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
+        if (likely(!s->ev.any && in_code_memo(s, c, i, code_lin))) {
+            s->lazy_fast++; /* the code hits, the instruction */
+            const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+            p5_desc d;
+            memcpy(&d, st->d8, sizeof st->d8);
+            d.clocks = st->clocks;
+            return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false, false,
+                            true);
+        }
+        /* nothing noted but a branch outcome */
+        static const union p5_ev br_only = {.br_seen = true};
+        if (s->ev.any == br_only.any && in_code_memo(s, c, i, code_lin))
+            return p5_insn_branch(s, c, i);
+        /* (a full log: p5_insn_body's log overflow when it logs the code) */
+        if (!s->ev.mode_stale && s->ev.nlog < LOG_CAP) return p5_insn_plain(s, c, i);
+    }
+    return p5_insn_slow(s, c, i);
 }
 
 /* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
@@ -1552,6 +1808,7 @@ static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
 {
     p5 *s = opaque;
     if (!len) return;
+    s->cm_lpage = 1; /* the code line may go */
     uint64_t end = (uint64_t)phys + len;
     for (uint64_t a = phys & ~(uint64_t)31; a < end; a += 32) {
         uint32_t line = (uint32_t)a;
@@ -1559,14 +1816,17 @@ static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         if (write) {
             if (nm_cache_probe(s->code, line)) {
                 nm_cache_invalidate_line(s->code, line);
+                s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] = 0;
                 s->st.snoop_invalidations++;
             }
             if (nm_cache_probe(s->data, line)) {
                 dirty = nm_cache_invalidate_line(s->data, line);
+                s->dmirror[(line >> 5) & (P5_L1_SETS - 1)] = 0;
                 s->st.snoop_invalidations++;
             }
         } else {
             dirty = nm_cache_clean_line(s->data, line);
+            s->dmirror[(line >> 5) & (P5_L1_SETS - 1)] = 0; /* no longer dirty */
         }
         if (dirty) {
             /* HITM#: the write-back goes to memory (DRAM: the L2 line is
@@ -1588,7 +1848,8 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->model = model;
     s->mem = cpu->mem;
     /* 8 KB, 2-way, 32-byte lines, LRU; code read-only, data write-back
-     * without write allocation [DB]. */
+     * without write allocation [DB].  (The mirrors, p5.cmirror/dmirror,
+     * index their P5_L1_SETS sets by address bits 5-11.) */
     static const nm_cache_config code_cfg = {"code", 8192,        2, 32, NM_CACHE_WRITE_THROUGH,
                                              false,  NM_CACHE_LRU};
     static const nm_cache_config data_cfg = {"data", 8192,        2, 32, NM_CACHE_WRITE_BACK,
@@ -1635,6 +1896,7 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->tlb_pse = (cpu->cr4 & NM_CR4_PSE) != 0;
     s->log = g_new(p5_access, LOG_CAP);
     s->mode = nm_x86_mode_now(cpu);
+    s->cm_lpage = 1; /* no code page memo yet */
     return s;
 }
 
@@ -1651,11 +1913,14 @@ static void p5_destroy(void *state)
 
 const nm_p5_stats *nm_pentium_stats(const void *state)
 {
-    return &((const p5 *)state)->st;
+    p5 *s = (p5 *)state; /* the instance create made: its lazy counts go in */
+    p5_fold(s);
+    return &s->st;
 }
 
 static void p5_report(void *state, nm_report *r)
 {
+    p5_fold(state);
     const p5 *s = state;
     const nm_p5_stats *t = &s->st;
     nm_report_u64(r, "instructions", t->instructions);
