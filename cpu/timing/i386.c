@@ -21,6 +21,7 @@
  * so MMIO data cycles add nothing here. */
 #include <glib.h>
 
+#include "cpu/hooked_loop.h"
 #include "cpu/timing/cache.h"
 #include "cpu/timing/timing.h"
 #include "cpu/timing/x86cost.h"
@@ -550,7 +551,8 @@ static unsigned cost_of(i386_state *s, const nm_cpu *c, const nm_insn *i, const 
     }
 }
 
-static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+static inline __attribute__((always_inline)) uint32_t i386_insn_inline(void *opaque, nm_cpu *c,
+                                                                       const nm_insn *i)
 {
     i386_state *s = opaque;
     nm_x86_mode now = nm_x86_mode_now(c);
@@ -636,6 +638,18 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     return clocks;
 }
 
+static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    return i386_insn_inline(opaque, c, i);
+}
+
+/* The CPU's run loop with this model as its only listener, the insn hook
+ * inlined (nm_cpu_hooks.run). */
+static void i386_run(nm_cpu *c, uint64_t limit)
+{
+    nm_cpu_hooked_loop(c, limit, true, i386_insn_inline);
+}
+
 static void i386_report(void *opaque, nm_report *r)
 {
     i386_state *s = opaque;
@@ -668,6 +682,7 @@ const nm_cost_model_class nm_cost_model_386 = {
               .mem = i386_mem,
               .branch = i386_branch,
               .mem_ignores_code = true,
-              .insn_ignores_ea = true},
+              .insn_ignores_ea = true,
+              .run = i386_run},
     .report = i386_report,
 };

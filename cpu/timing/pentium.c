@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "cpu/cpu_internal.h"
+#include "cpu/hooked_loop.h"
 #include "cpu/timing/cache.h"
 #include "cpu/timing/membus.h"
 #include "cpu/timing/timing.h"
@@ -1762,7 +1763,8 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
  * (p5_insn_slow's test), no memory access, branch or pending clock logged,
  * its code within the code page memo: p5_insn_body's outcome for it is the
  * code hits counted and the issue with no stall, which is all this does. */
-static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+static inline __attribute__((always_inline)) uint32_t p5_insn_inline(void *opaque, nm_cpu *c,
+                                                                     const nm_insn *i)
 {
     p5 *s = opaque;
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
@@ -1793,6 +1795,18 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
         if (!s->ev.mode_stale && s->ev.nlog < LOG_CAP) return p5_insn_plain(s, c, i);
     }
     return p5_insn_slow(s, c, i);
+}
+
+static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
+{
+    return p5_insn_inline(opaque, c, i);
+}
+
+/* The CPU's run loop with this model as its only listener, the insn hook
+ * inlined (nm_cpu_hooks.run). */
+static void p5_run(nm_cpu *c, uint64_t limit)
+{
+    nm_cpu_hooked_loop(c, limit, true, p5_insn_inline);
 }
 
 /* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
@@ -2002,6 +2016,7 @@ const nm_cost_model_class nm_cost_model_pentium = {
             /* p5_insn logs the instruction's code bytes itself */
             .mem_ignores_code = true,
             .insn_ignores_ea = true,
+            .run = p5_run,
         },
     .report = p5_report,
     .snoop = p5_snoop,
