@@ -48,6 +48,9 @@ nm_cache *nm_cache_new(const nm_cache_config *cfg)
     c->rank = g_new0(uint8_t, (gsize)sets * cfg->ways);
     c->plru = g_new0(uint8_t, sets);
     c->set_mru = g_new0(uint32_t, sets);
+    c->h.set_mru = c->set_mru;
+    c->h.line_shift = c->line_shift;
+    c->h.set_mask = c->set_mask;
     c->set_mru_way = g_new0(uint8_t, sets);
     nm_cache_invalidate_all(c);
     c->h.stats.flushes = 0;
@@ -198,7 +201,7 @@ bool nm_cache_probe(const nm_cache *c, uint32_t phys)
     return find_way(c, set, line | TAG_VALID) >= 0;
 }
 
-bool nm_cache_read_if_present(nm_cache *c, uint32_t phys)
+bool nm_cache_read_if_present_slow(nm_cache *c, uint32_t phys)
 {
     if (((phys & c->h.line_mask) | 1u) == c->h.mru) {
         c->h.stats.read_hits++;

@@ -67,6 +67,11 @@ typedef struct nm_cache_head {
      * straight-line code and stack accesses read one line many times. */
     uint32_t mru;
     uint32_t line_mask; /* ~(line_size - 1) */
+    /* Per set, the line its way used last, | 1 (0: none): using it again
+     * changes no replacement state either, so a read hit there is counted
+     * and nothing else.  Set = (phys >> line_shift) & set_mask. */
+    const uint32_t *set_mru;
+    uint32_t line_shift, set_mask;
     nm_cache_stats stats;
 } nm_cache_head;
 
@@ -86,17 +91,38 @@ unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *
 static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
 {
     nm_cache_head *h = (nm_cache_head *)(void *)c;
-    if (!write && ((phys & h->line_mask) | 1u) == h->mru) {
-        h->stats.read_hits++;
-        return NM_CACHE_HIT;
+    if (!write) {
+        /* the line last used, or the one its set used last */
+        uint32_t tag = (phys & h->line_mask) | 1u;
+        if (tag == h->mru || tag == h->set_mru[(phys >> h->line_shift) & h->set_mask]) {
+            h->stats.read_hits++;
+            h->mru = tag;
+            return NM_CACHE_HIT;
+        }
     }
     return nm_cache_access_slow(c, phys, write, victim);
+}
+/* A read hit on the line its set used last: counted, that line is the
+ * most recent (h->mru), nothing else changes; false when it is not that
+ * line (then the caller asks the cache). */
+static inline bool nm_cache_read_set_mru(nm_cache *c, uint32_t phys)
+{
+    nm_cache_head *h = (nm_cache_head *)(void *)c;
+    uint32_t tag = (phys & h->line_mask) | 1u;
+    if (tag != h->set_mru[(phys >> h->line_shift) & h->set_mask]) return false;
+    h->stats.read_hits++;
+    h->mru = tag;
+    return true;
 }
 /* Is the line present?  No state or counter changes. */
 bool nm_cache_probe(const nm_cache *c, uint32_t phys);
 /* nm_cache_probe, then, if the line is present, nm_cache_access of a read
  * (a hit): one lookup.  Nothing changes when it is absent. */
-bool nm_cache_read_if_present(nm_cache *c, uint32_t phys);
+bool nm_cache_read_if_present_slow(nm_cache *c, uint32_t phys);
+static inline bool nm_cache_read_if_present(nm_cache *c, uint32_t phys)
+{
+    return nm_cache_read_set_mru(c, phys) || nm_cache_read_if_present_slow(c, phys);
+}
 /* Fills a line without counting an access (prefetch, the other pipe's
  * line); returns NM_CACHE_* bits like nm_cache_access. */
 unsigned nm_cache_fill(nm_cache *c, uint32_t phys, uint32_t *victim);

@@ -488,7 +488,8 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
 }
 
 /* The record of the last fill of `line`, NULL if none is on record. */
-static const fill_rec *fill_of(const i486_state *s, uint32_t line)
+static inline __attribute__((always_inline)) const fill_rec *fill_of(const i486_state *s,
+                                                                     uint32_t line)
 {
     if (!(s->fill_lines & (1u << ((line / LINE) % 32)))) return NULL; /* not on record */
     /* The last fill of a line like it: the last of this line if it is one
@@ -840,7 +841,16 @@ static inline void prefetch_ahead(i486_state *s)
     uint32_t end = b + LINE == page_end ? b : b + LINE;
     while (unlikely((int32_t)(end - s->pq_last) > 0)) {
         uint32_t line = s->pq_last + LINE;
-        queue_line(s, line, s->code_ready, true);
+        if (s->pf_n == 0) {
+            /* queue_line's first case, without the call */
+            if (!nm_cache_read_if_present(s->cache, line)) {
+                s->pf_line[0] = line;
+                s->pf_at[0] = s->code_ready;
+                s->pf_n = 1;
+            }
+        } else {
+            queue_line(s, line, s->code_ready, true);
+        }
         s->pq_last = line;
     }
 }
