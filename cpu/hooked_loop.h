@@ -22,10 +22,13 @@ void cpu_run_hooks(nm_cpu *c, const nm_insn *i);
  * model_only: the listener is a cost model alone (an insn hook that does
  * not read ea, no code reports).  insn: NULL, or the listener's own insn
  * hook named at compile time, so that a cost model's instance of the loop
- * (nm_cpu_hooks.run) has its insn hook inlined. */
+ * (nm_cpu_hooks.run) has its insn hook inlined; it gets `seq` too: true
+ * when its last call returned in this loop and nothing has run since but
+ * this instruction (no interrupt or trap delivered, no resync: EIP, CS and
+ * cpu->hook_resync are as that call left them). */
 static inline __attribute__((always_inline)) void
 nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
-                   uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i))
+                   uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i, bool seq))
 {
     nm_clock *const clk = c->clock;
     nm_machine *const m = c->m;
@@ -50,6 +53,7 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
     /* The first instruction gets the full check (INTR may be pending). */
     c->fast_exit = NM_FAST_EXIT;
     c->hook_resync = true;
+    bool seq = false;
     for (;;) {
         const nm_insn *i = &e->insn;
         const uint32_t eip = c->eip;
@@ -79,11 +83,13 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
                 nm_insn *hi = (nm_insn *)i;
                 if (!model_only)
                     hi->ea = (i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) ? c->last_ea : 0;
-                cost = insn ? insn(h.opaque, c, hi) : h.insn(h.opaque, c, hi);
+                cost = insn ? insn(h.opaque, c, hi, seq) : h.insn(h.opaque, c, hi);
+                seq = true;
             }
             clk->cycles += cost;
         } else if (c->have_hooks) {
             cpu_run_hooks(c, i);
+            seq = false;
         } else {
             clk->cycles += 1;
         }
@@ -96,6 +102,7 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
             if ((c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) | (uint32_t)m->intr |
                 (uint32_t)c->inhibit_irq | c->dr_hit) {
                 cpu_post_insn(c, 0);
+                seq = false;
                 if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* step_reported */
                 if (c->inhibit_irq | (m->intr && (c->eflags & NM_FLAG_IF)) | (c->dr_hit != 0))
                     c->fast_exit = NM_FAST_EXIT;

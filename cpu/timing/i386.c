@@ -551,9 +551,10 @@ static unsigned cost_of(i386_state *s, const nm_cpu *c, const nm_insn *i, const 
     }
 }
 
-static inline __attribute__((always_inline)) uint32_t i386_insn_inline(void *opaque, nm_cpu *c,
-                                                                       const nm_insn *i)
+static inline __attribute__((always_inline)) uint32_t
+i386_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
 {
+    (void)seq; /* its tests are per instruction already */
     i386_state *s = opaque;
     nm_x86_mode now = nm_x86_mode_now(c);
     uint32_t clocks = 0;
@@ -640,7 +641,7 @@ static inline __attribute__((always_inline)) uint32_t i386_insn_inline(void *opa
 
 static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
-    return i386_insn_inline(opaque, c, i);
+    return i386_insn_inline(opaque, c, i, false);
 }
 
 /* The CPU's run loop with this model as its only listener, the insn hook

@@ -1639,14 +1639,17 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     return fast_tail(s, c, i, st, phys + len);
 }
 
-static inline __attribute__((always_inline)) uint32_t i486_insn_inline(void *opaque, nm_cpu *c,
-                                                                       const nm_insn *i)
+static inline __attribute__((always_inline)) uint32_t
+i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
 {
     i486_state *s = opaque;
     const i486_static *st = (const i486_static *)(const void *)i->model_data;
+    /* seq: the last instruction's call left EIP and CS in s->prev and
+     * hook_resync clear, and nothing has run since */
     if (unlikely(i->model_tag != NM_INSN_TAG_486 || !(st->flags & (ST_PLAIN | ST_NEAR_BRANCH)) ||
-                 (c->hook_resync | (s->misaligned != 0)) || c->insn_eip != s->prev.next_eip ||
-                 c->seg[NM_CS].selector != s->prev.cs))
+                 s->misaligned ||
+                 (!seq && (c->hook_resync || c->insn_eip != s->prev.next_eip ||
+                           c->seg[NM_CS].selector != s->prev.cs))))
         return i486_general(s, c, i);
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
     uint32_t next;
@@ -1688,7 +1691,7 @@ static inline __attribute__((always_inline)) uint32_t i486_insn_inline(void *opa
 
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
-    return i486_insn_inline(opaque, c, i);
+    return i486_insn_inline(opaque, c, i, false);
 }
 
 /* The CPU's run loop with this model as its only listener, the insn hook

@@ -1763,8 +1763,8 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
  * (p5_insn_slow's test), no memory access, branch or pending clock logged,
  * its code within the code page memo: p5_insn_body's outcome for it is the
  * code hits counted and the issue with no stall, which is all this does. */
-static inline __attribute__((always_inline)) uint32_t p5_insn_inline(void *opaque, nm_cpu *c,
-                                                                     const nm_insn *i)
+static inline __attribute__((always_inline)) uint32_t
+p5_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
 {
     p5 *s = opaque;
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
@@ -1775,8 +1775,10 @@ static inline __attribute__((always_inline)) uint32_t p5_insn_inline(void *opaqu
     memcpy(&tp, &i->model_tag, 2);
     memcpy(&mask, tag_mask, 2);
     memcpy(&want, tag_plain, 2);
-    if (likely((tp & mask) == want && !c->hook_resync && c->insn_eip == s->mode.next_eip &&
-               c->seg[NM_CS].selector == s->mode.cs)) {
+    /* seq: the last instruction's call left EIP and CS in s->mode and
+     * hook_resync clear, and nothing has run since */
+    if (likely((tp & mask) == want && (seq || (!c->hook_resync && c->insn_eip == s->mode.next_eip &&
+                                               c->seg[NM_CS].selector == s->mode.cs)))) {
         const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
         if (likely(!s->ev.any && in_code_memo(s, c, i, code_lin))) {
             s->lazy_fast++; /* the code hits, the instruction */
@@ -1799,7 +1801,7 @@ static inline __attribute__((always_inline)) uint32_t p5_insn_inline(void *opaqu
 
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
-    return p5_insn_inline(opaque, c, i);
+    return p5_insn_inline(opaque, c, i, false);
 }
 
 /* The CPU's run loop with this model as its only listener, the insn hook
