@@ -1533,6 +1533,17 @@ static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clock
     return clocks;
 }
 
+/* The +3 of each misaligned access of this instruction (i486_general's
+ * rule), booked; its clocks. */
+static uint32_t __attribute__((noinline)) misaligned_clocks(i486_state *s)
+{
+    uint32_t m = s->misaligned;
+    s->misaligned_count += m;
+    s->c_misaligned += 3 * m;
+    s->misaligned = 0;
+    return 3 * m;
+}
+
 /* The fast path's end for a near transfer taken: i486_general's steps for
  * it (the queue flushed after the prefetcher has asked for what follows
  * the branch; nothing made ready for the target). */
@@ -1541,6 +1552,7 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
 {
     uint32_t base = st->base_taken, pfx = st->pfx;
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
+    if (unlikely(s->misaligned)) clocks += misaligned_clocks(s);
     s->c_base += base;
     s->c_prefix += pfx;
     prefetch_ahead(s);
@@ -1573,6 +1585,7 @@ fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uin
     if (unlikely(s->taken)) return fast_taken(s, c, i, st);
     uint32_t base = st->base, pfx = st->pfx;
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
+    if (unlikely(s->misaligned)) clocks += misaligned_clocks(s);
     s->c_base += base;
     s->c_prefix += pfx;
     s->code_done = s->code_armed = false;
@@ -1608,9 +1621,12 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
         is_mmio(c, phys))
         return i486_general(s, c, i);
     if (c->paging) {
-        /* tlb_access: code on one page, a hit on the entry last used */
-        if (((lin ^ (lin + len - 1)) & 0xfffff000u) || ((lin & 0xfffff000u) | 1u) != s->tlb.mru)
+        /* tlb_access: code on one page, a hit on the entry its set used
+         * last (nm_tlb_lookup's first case) */
+        const uint32_t tag = (lin & 0xfffff000u) | 1u;
+        if (((lin ^ (lin + len - 1)) & 0xfffff000u) || nm_tlb_small_set_mru(&s->tlb, lin) != tag)
             return i486_general(s, c, i);
+        s->tlb.mru = tag;
         s->tlb.stats.hits++;
         s->tlb_code_hits++;
     }
@@ -1647,7 +1663,6 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     /* seq: the last instruction's call left EIP and CS in s->prev and
      * hook_resync clear, and nothing has run since */
     if (unlikely(i->model_tag != NM_INSN_TAG_486 || !(st->flags & (ST_PLAIN | ST_NEAR_BRANCH)) ||
-                 s->misaligned ||
                  (!seq && (c->hook_resync || c->insn_eip != s->prev.next_eip ||
                            c->seg[NM_CS].selector != s->prev.cs))))
         return i486_general(s, c, i);
@@ -1673,10 +1688,14 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
             s->fill_head != s->arm_head || *s->map_gen != s->arm_gen)
             return s->pq_valid ? i486_general(s, c, i) : fast_target(s, c, i, st);
         if (c->paging) {
-            /* tlb_access: code on one page, a hit on the entry last used
-             * (which changes nothing but the counts) */
-            if (((lin ^ (lin + len - 1)) & 0xfffff000u) || ((lin & 0xfffff000u) | 1u) != s->tlb.mru)
+            /* tlb_access: code on one page, a hit on the entry its set
+             * used last (nm_tlb_lookup's first case: it changes nothing
+             * but the counts and the last entry used) */
+            const uint32_t tag = (lin & 0xfffff000u) | 1u;
+            if (((lin ^ (lin + len - 1)) & 0xfffff000u) ||
+                nm_tlb_small_set_mru(&s->tlb, lin) != tag)
                 return i486_general(s, c, i);
+            s->tlb.mru = tag;
             s->tlb.stats.hits++;
             s->tlb_code_hits++;
         }

@@ -33,6 +33,7 @@ bool nm_tlb_init(nm_tlb *t, const nm_tlb_config *cfg)
  * clears it; L2 sets B2, L3 clears it. */
 static void touch(nm_tlb_part *p, uint32_t set, uint32_t way)
 {
+    p->set_mru[set] = p->tag[set][way];
     uint8_t b = p->plru[set];
     switch (way) {
     case 0: b |= 1u | 2u; break;
@@ -106,6 +107,7 @@ static void part_clear(nm_tlb_part *p)
 {
     memset(p->tag, 0, sizeof p->tag);
     memset(p->plru, 0, sizeof p->plru);
+    memset(p->set_mru, 0, sizeof p->set_mru);
 }
 
 void nm_tlb_flush(nm_tlb *t)
@@ -121,7 +123,11 @@ void nm_tlb_flush_page(nm_tlb *t, uint32_t lin)
     nm_tlb_part *parts[2] = {&t->small, &t->big};
     for (unsigned k = 0; k < 2; k++) {
         int w = find(parts[k], lin);
-        if (w >= 0) parts[k]->tag[set_of(parts[k], lin)][w] = 0;
+        if (w >= 0) {
+            uint32_t set = set_of(parts[k], lin);
+            if (parts[k]->set_mru[set] == parts[k]->tag[set][w]) parts[k]->set_mru[set] = 0;
+            parts[k]->tag[set][w] = 0;
+        }
     }
     t->mru = 0;
     t->stats.page_flushes++;

@@ -39,6 +39,9 @@ typedef struct nm_tlb_part {
     uint32_t sets, shift;                       /* set = (lin >> shift) & (sets - 1) */
     uint32_t tag[NM_TLB_MAX_SETS][NM_TLB_WAYS]; /* page base | 1 (valid), or 0 */
     uint8_t plru[NM_TLB_MAX_SETS];              /* B0 B1 B2 as in cache.h */
+    /* per set, the tag of the way used last (0: none): using it again
+     * changes no replacement bit, so a hit there is only counted */
+    uint32_t set_mru[NM_TLB_MAX_SETS];
 } nm_tlb_part;
 
 typedef struct nm_tlb_stats {
@@ -60,11 +63,19 @@ bool nm_tlb_init(nm_tlb *t, const nm_tlb_config *cfg);
 /* Looks up the page of linear address `lin`; a hit updates the
  * replacement state.  Counts a hit or a miss. */
 bool nm_tlb_lookup_slow(nm_tlb *t, uint32_t lin);
+/* The 4 KB part's tag used last in the set of `lin` (a hit on it changes
+ * nothing but the counters; the 4 KB part is looked up first). */
+static inline uint32_t nm_tlb_small_set_mru(const nm_tlb *t, uint32_t lin)
+{
+    return t->small.set_mru[(lin >> 12) & (t->small.sets - 1)];
+}
 static inline bool nm_tlb_lookup(nm_tlb *t, uint32_t lin)
 {
     /* The entry last used is the most recent of its set: a hit that
      * changes no replacement bit (code and stack stay on a page). */
-    if (((lin & 0xfffff000u) | 1u) == t->mru) {
+    uint32_t tag = (lin & 0xfffff000u) | 1u;
+    if (tag == t->mru || nm_tlb_small_set_mru(t, lin) == tag) {
+        t->mru = tag;
         t->stats.hits++;
         return true;
     }
