@@ -299,12 +299,14 @@ typedef struct i486_state {
     /* The same, made ready for the next instruction when one ends
      * (arm_next_insn): an instruction whose bytes start at arm_next and
      * end in line arm_line would pass code_fetch_slow's first test (the
-     * queue valid and holding the line, no prefetch of it pending, every
-     * dword of it in by then, the cache on), as long as no fill has
-     * started since (fill_head == arm_head) and the memory map is as it
-     * was (arm_gen: the line is RAM).  arm_line 1 (not a line): none. */
+     * queue valid and holding the line, no prefetch of it pending, the
+     * cache on) once every dword of the line is in (from arm_ready on), as
+     * long as no fill has started since (fill_head == arm_head) and the
+     * memory map is as it was (arm_gen: the line is RAM).  arm_line 1 (not
+     * a line): none. */
     uint32_t arm_next, arm_line, arm_gen;
     unsigned arm_head;
+    uint64_t arm_ready;      /* the line's dwords are all in from then on */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
@@ -689,21 +691,41 @@ static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
 static void __attribute__((noinline))
 code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
 
+/* code_fetch_slow's steps for an instruction whose line was made ready
+ * (arm_next_insn) but is still coming in at `now`: nothing to ask for (the
+ * line is queued, no prefetch of it pending), the instruction waits for the
+ * transfers carrying its dwords. */
+static uint64_t __attribute__((noinline))
+armed_wait(i486_state *s, uint32_t phys, uint32_t len, uint64_t now)
+{
+    const fill_rec *f = fill_of(s, s->arm_line);
+    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
+    s->ready_line = s->arm_line;
+    s->ready_head = s->fill_head;
+    s->ready_at = s->arm_ready;
+    if (in <= now) return now;
+    add_read_stall(s, (uint32_t)(in - now), true);
+    return in; /* now_of after the wait */
+}
+
 /* The instruction at `phys`, `len` bytes, is what the last one's end made
  * ready (arm_next_insn), and nothing has changed since: take it as
- * code_fetch_slow's first test would (the caller has done the TLB). */
+ * code_fetch_slow would (the caller has done the TLB): at once if the line
+ * is all in (its first test), else waiting for its dwords (armed_wait). */
 static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s, uint32_t lin,
                                                                    uint32_t phys, uint32_t len)
 {
     if (phys != s->arm_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
         s->fill_head != s->arm_head || *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
         return false;
+    uint64_t now = now_of(s);
+    if (unlikely(s->arm_ready > now)) now = armed_wait(s, phys, len, now);
     s->code_done = true;
     s->code_armed = true;
     s->code_lin = lin;
     s->code_len = len;
     s->code_phys = phys;
-    s->code_ready = now_of(s);
+    s->code_ready = now;
     return true;
 }
 
@@ -860,8 +882,9 @@ static inline void prefetch_ahead(i486_state *s)
  * an instruction in the line of the next byte whatever happens before it
  * but a fill starting or the memory map changing: the queue is valid and
  * holds the line, in the same 4 KB page as the one just fetched (so RAM),
- * no prefetch of it is pending, the cache is on, and every dword of it is
- * in by now.  What it learns of the line is code_fetch's ready_* too. */
+ * no prefetch of it is pending and the cache is on; the test is then only
+ * whether every dword of it is in (arm_ready: a fill of it may still be
+ * coming in).  What it learns of the line is code_fetch's ready_* too. */
 static void __attribute__((noinline)) arm_next_insn(i486_state *s)
 {
     uint32_t next = s->pq_next, line = next & ~(LINE - 1);
@@ -871,7 +894,6 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
         (s->pf_n >= 2 && s->pf_line[1] == line) || is_mmio(s->cpu, line))
         return;
     uint64_t all_in = fill_all_in(fill_of(s, line));
-    if (all_in > s->cpu->clock->cycles) return;
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
@@ -879,6 +901,55 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
     s->arm_line = line;
     s->arm_head = s->fill_head;
     s->arm_gen = *s->map_gen;
+    s->arm_ready = all_in;
+}
+
+/* The code of an instruction after the queue was flushed (a taken
+ * transfer), as code_fetch_slow fetches it when the code is in one line of
+ * RAM with the cache on: the pending prefetches that had the bus by now go
+ * on it, the others are dropped, the queue starts at the line (a cache
+ * lookup, a fill on a miss) and the instruction waits for its dwords.  With
+ * paging, only on a TLB hit on the entry its set used last (nm_tlb_lookup's
+ * first case).  Returns false, having changed nothing, in any other case
+ * (code_fetch then does it). */
+static bool __attribute__((noinline))
+target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
+{
+    const uint32_t first = phys & ~(LINE - 1);
+    if (s->code_done || s->pq_valid || (c->cr0 & NM_CR0_CD) ||
+        ((phys + len - 1) & ~(LINE - 1)) != first || is_mmio(c, phys))
+        return false;
+    if (c->paging) {
+        const uint32_t tag = (lin & 0xfffff000u) | 1u;
+        if (((lin ^ (lin + len - 1)) & 0xfffff000u) || nm_tlb_small_set_mru(&s->tlb, lin) != tag)
+            return false;
+        s->tlb.mru = tag;
+        s->tlb.stats.hits++;
+        s->tlb_code_hits++;
+    }
+    const uint64_t now = now_of(s);
+    s->queue_flushes++;
+    cancel_prefetch(s, now);
+    s->pq_valid = true;
+    /* queue_line on demand, nothing pending now */
+    if (!(nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT)) {
+        s->code_misses++;
+        start_fill(s, phys, now);
+    }
+    s->pq_last = first;
+    const fill_rec *f = fill_of(s, first);
+    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
+    if (in > now) add_read_stall(s, (uint32_t)(in - now), true);
+    s->ready_line = first;
+    s->ready_head = s->fill_head;
+    s->ready_at = fill_all_in(f);
+    s->code_done = true;
+    s->code_armed = false;
+    s->code_lin = lin;
+    s->code_len = len;
+    s->code_phys = phys;
+    s->code_ready = now_of(s);
+    return true;
 }
 
 /* The code of the instruction now executing, from a memory or I/O hook:
@@ -897,6 +968,7 @@ static void code_early(i486_state *s)
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     /* made ready: RAM, and no TLB to look at first */
     if (!s->code_done && !c->paging && code_fetch_armed(s, lin, phys, len)) return;
+    if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
     if (is_mmio(c, phys)) return;
     code_fetch(s, lin, phys, len);
 }
@@ -1533,6 +1605,21 @@ static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clock
     return clocks;
 }
 
+/* This instruction's cache and write-buffer stalls, booked by their parts
+ * and cleared (i486_plain's steps); their clocks. */
+static uint32_t __attribute__((noinline)) stall_clocks(i486_state *s)
+{
+    uint32_t st = s->stall;
+    s->c_tlb += s->tlb_stall;
+    s->c_code_fill += s->code_stall;
+    s->c_data_fill += s->data_stall;
+    s->c_wbuf += s->wb_stall;
+    s->c_io_drain += s->io_stall;
+    s->stall = 0;
+    s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
+    return st;
+}
+
 /* The +3 of each misaligned access of this instruction (i486_general's
  * rule), booked; its clocks. */
 static uint32_t __attribute__((noinline)) misaligned_clocks(i486_state *s)
@@ -1553,6 +1640,7 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     uint32_t base = st->base_taken, pfx = st->pfx;
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
     if (unlikely(s->misaligned)) clocks += misaligned_clocks(s);
+    if (unlikely(s->stall)) clocks += stall_clocks(s);
     s->c_base += base;
     s->c_prefix += pfx;
     prefetch_ahead(s);
@@ -1586,6 +1674,7 @@ fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uin
     uint32_t base = st->base, pfx = st->pfx;
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
     if (unlikely(s->misaligned)) clocks += misaligned_clocks(s);
+    if (unlikely(s->stall)) clocks += stall_clocks(s);
     s->c_base += base;
     s->c_prefix += pfx;
     s->code_done = s->code_armed = false;
@@ -1607,51 +1696,14 @@ fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uin
 }
 
 /* i486_insn's fast path for the first instruction after the queue was
- * flushed (a taken transfer): code_fetch_slow's steps for it when nothing
- * is pending and its code is in one line of RAM with the cache on (the
- * queue starts at its line: a cache lookup, then the line's fill record),
- * then fast_tail if it did not stall; anything else is i486_general's (the
- * fetch done here is then code_fetch's first case). */
+ * flushed (a taken transfer): target_fetch, then fast_tail; anything else
+ * is i486_general's. */
 static uint32_t __attribute__((noinline))
 fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
 {
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
-    const uint32_t phys = c->fetch_phys | (lin & 0xfff), first = phys & ~(LINE - 1);
-    if (s->pf_n || (c->cr0 & NM_CR0_CD) || ((phys + len - 1) & ~(LINE - 1)) != first ||
-        is_mmio(c, phys))
-        return i486_general(s, c, i);
-    if (c->paging) {
-        /* tlb_access: code on one page, a hit on the entry its set used
-         * last (nm_tlb_lookup's first case) */
-        const uint32_t tag = (lin & 0xfffff000u) | 1u;
-        if (((lin ^ (lin + len - 1)) & 0xfffff000u) || nm_tlb_small_set_mru(&s->tlb, lin) != tag)
-            return i486_general(s, c, i);
-        s->tlb.mru = tag;
-        s->tlb.stats.hits++;
-        s->tlb_code_hits++;
-    }
-    /* No data access yet: now_of is the clock. */
-    const uint64_t now = c->clock->cycles;
-    s->queue_flushes++;
-    s->pq_valid = true;
-    /* queue_line on demand, nothing pending */
-    if (!(nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT)) {
-        s->code_misses++;
-        start_fill(s, phys, now);
-    }
-    s->pq_last = first;
-    const fill_rec *f = fill_of(s, first);
-    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
-    if (in > now) add_read_stall(s, (uint32_t)(in - now), true);
-    s->ready_line = first;
-    s->ready_head = s->fill_head;
-    s->ready_at = fill_all_in(f);
-    s->code_done = true;
-    s->code_lin = lin;
-    s->code_len = len;
-    s->code_phys = phys;
-    s->code_ready = now + s->stall;
-    if (s->stall) return i486_general(s, c, i);
+    const uint32_t phys = c->fetch_phys | (lin & 0xfff);
+    if (!target_fetch(s, c, lin, phys, len)) return i486_general(s, c, i);
     return fast_tail(s, c, i, st, phys + len);
 }
 
@@ -1670,18 +1722,18 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     uint32_t next;
     if (s->code_done) {
         /* by a data hook, made ready, and the map unchanged since (so
-         * still RAM: i486_general looks again); no stall, the next byte
-         * in the line made ready or the one after */
+         * still RAM: i486_general looks again); the next byte in the line
+         * made ready or the one after */
         next = s->code_phys + len;
         if (!s->code_armed || s->code_lin != lin || s->code_len < len ||
-            *s->map_gen != s->arm_gen || s->stall || (next & ~(LINE - 1)) - s->arm_line > LINE)
+            *s->map_gen != s->arm_gen || (next & ~(LINE - 1)) - s->arm_line > LINE)
             return i486_general(s, c, i);
         s->code_len = len; /* code_fetch's first case */
     } else {
-        /* code_fetch_armed's test but CR0.CD's (only MOV CR0 changes it:
+        /* code_fetch_armed but CR0.CD's test (only MOV CR0 changes it:
          * an NM_SYNC_CHECK instruction, i486_general's, whose end makes
          * nothing ready with the cache off).  No data access yet, so no
-         * stall, and the clock is the instruction's start. */
+         * stall so far, and the clock is the instruction's start. */
         const uint32_t phys = c->fetch_phys | (lin & 0xfff);
         next = phys + len;
         if (phys != s->arm_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
@@ -1704,6 +1756,8 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         s->code_phys = phys;
         s->code_len = len;
         s->code_ready = c->clock->cycles;
+        if (unlikely(s->arm_ready > s->code_ready))
+            s->code_ready = armed_wait(s, phys, len, s->code_ready);
     }
     return fast_tail(s, c, i, st, next);
 }
