@@ -254,9 +254,13 @@ typedef struct fill_rec {
     uint32_t off[4];
 } fill_rec;
 
+/* nm_bus_to_core of the first bus clock counts, worked out once */
+#define BUS_CORE_N 64u
+
 typedef struct i486_state {
     nm_cpu *cpu;
     const nm_cpu_model *model;
+    uint32_t bus_core[BUS_CORE_N];
     nm_cache *cache;
     nm_membus bus;
     nm_wbuf wbuf;
@@ -371,6 +375,8 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->ready_at = UINT64_MAX; /* nothing learned yet */
     s->arm_line = 1;
     s->map_gen = &cpu->mem->map_gen;
+    for (unsigned k = 0; k < BUS_CORE_N; k++)
+        s->bus_core[k] = nm_bus_to_core(model, k);
     return s;
 }
 
@@ -455,8 +461,10 @@ static void fill_offsets(const i486_state *s, uint32_t cost, uint32_t off[4])
     (void)cost;
     unsigned first = s->board.last_first, burst = s->board.last_burst;
     uint32_t base = s->board.last_before;
-    for (unsigned k = 0; k < 4; k++)
-        off[k] = base + nm_bus_to_core(s->model, first + k * burst);
+    for (unsigned k = 0; k < 4; k++) {
+        unsigned bus = first + k * burst;
+        off[k] = base + (bus < BUS_CORE_N ? s->bus_core[bus] : nm_bus_to_core(s->model, bus));
+    }
 }
 
 /* A burst fill of the line holding `phys`, its dword first, asked for at
@@ -475,18 +483,19 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     }
     s->fill_slot[((phys & ~(LINE - 1)) / LINE) % 32] = s->fill_head;
     fill_rec *f = &s->fills[s->fill_head++ % NFILL];
+    /* the record this one replaces leaves the hash */
+    if (f->used) {
+        unsigned old = (f->line / LINE) % 32;
+        if (--s->fill_count[old] == 0) s->fill_lines &= ~(1u << old);
+    }
     f->line = phys & ~(LINE - 1);
     f->used = true;
     f->first = (uint8_t)((phys >> 2) & 3);
     f->start = done - cost;
     fill_offsets(s, cost, f->off);
-    s->fill_lines = 0;
-    memset(s->fill_count, 0, sizeof s->fill_count);
-    for (unsigned k = 0; k < NFILL; k++)
-        if (s->fills[k].used) {
-            s->fill_lines |= 1u << ((s->fills[k].line / LINE) % 32);
-            s->fill_count[(s->fills[k].line / LINE) % 32]++;
-        }
+    unsigned bit = (f->line / LINE) % 32;
+    s->fill_count[bit]++;
+    s->fill_lines |= 1u << bit;
 }
 
 /* The record of the last fill of `line`, NULL if none is on record. */
