@@ -603,7 +603,8 @@ static void tlb_walk(i486_state *s, uint32_t lin)
 }
 
 /* Every access with paging on looks up the TLB, for each page it touches. */
-static inline void tlb_access(i486_state *s, uint32_t lin, uint32_t size, bool code)
+static void __attribute__((noinline))
+tlb_access_slow(i486_state *s, uint32_t lin, uint32_t size, bool code)
 {
     uint32_t last = lin + (size ? size - 1 : 0);
     for (;;) {
@@ -619,6 +620,25 @@ static inline void tlb_access(i486_state *s, uint32_t lin, uint32_t size, bool c
         if (((lin ^ last) & 0xfffff000u) == 0) return;
         lin = last & 0xfffff000u;
     }
+}
+
+/* ... the common case inline: one page, a hit on the entry its set used
+ * last (nm_tlb_lookup's first case). */
+static inline __attribute__((always_inline)) void tlb_access(i486_state *s, uint32_t lin,
+                                                             uint32_t size, bool code)
+{
+    const uint32_t tag = (lin & 0xfffff000u) | 1u;
+    if (!((lin ^ (lin + (size ? size - 1 : 0))) & 0xfffff000u) &&
+        nm_tlb_small_set_mru(&s->tlb, lin) == tag) {
+        s->tlb.mru = tag;
+        s->tlb.stats.hits++;
+        if (code)
+            s->tlb_code_hits++;
+        else
+            s->tlb_data_hits++;
+        return;
+    }
+    tlb_access_slow(s, lin, size, code);
 }
 
 /* After an instruction: what flushes the TLB.  MOV CR3 (even with the
