@@ -995,8 +995,13 @@ static void code_early(i486_state *s)
     uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
     if (s->code_done && s->code_lin == lin) return;
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
-    /* made ready: RAM, and no TLB to look at first */
-    if (!s->code_done && !c->paging && code_fetch_armed(s, lin, phys, len)) return;
+    /* In the line made ready, the memory map as it was: RAM, so no
+     * is_mmio (code_fetch looks up the TLB, then takes it as made ready) */
+    if (!s->code_done && phys == s->arm_next && ((phys + len - 1) & ~(LINE - 1)) == s->arm_line &&
+        *s->map_gen == s->arm_gen) {
+        code_fetch(s, lin, phys, len);
+        return;
+    }
     if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
     if (is_mmio(c, phys)) return;
     code_fetch(s, lin, phys, len);
