@@ -993,7 +993,8 @@ static uint32_t tlb_walk(p5 *s, nm_tlb *t, uint32_t lin, uint64_t now)
 
 /* The TLB lookups of one access of `size` bytes at linear `lin` (each page
  * it touches); returns the walks' clocks. */
-static uint32_t tlb_access(p5 *s, uint32_t lin, uint32_t size, bool code, uint64_t now)
+static uint32_t __attribute__((noinline))
+tlb_access_slow(p5 *s, uint32_t lin, uint32_t size, bool code, uint64_t now)
 {
     nm_tlb *t = code ? &s->code_tlb : &s->data_tlb;
     uint32_t last = lin + (size ? size - 1 : 0), w = 0;
@@ -1015,6 +1016,27 @@ static uint32_t tlb_access(p5 *s, uint32_t lin, uint32_t size, bool code, uint64
     }
     s->part_tlb += w;
     return w;
+}
+
+/* ... the common case inline: one page, a hit on the 4 KB entry its set
+ * used last (nm_tlb_lookup's first case: nothing changes but the counts
+ * and the entry last used). */
+static inline __attribute__((always_inline)) uint32_t tlb_access(p5 *s, uint32_t lin, uint32_t size,
+                                                                 bool code, uint64_t now)
+{
+    nm_tlb *t = code ? &s->code_tlb : &s->data_tlb;
+    const uint32_t tag = (lin & 0xfffff000u) | 1u;
+    if (!((lin ^ (lin + (size ? size - 1 : 0))) & 0xfffff000u) &&
+        nm_tlb_small_set_mru(t, lin) == tag) {
+        t->mru = tag;
+        t->stats.hits++;
+        if (code)
+            s->st.tlb_code_hits++;
+        else
+            s->st.tlb_data_hits++;
+        return 0;
+    }
+    return tlb_access_slow(s, lin, size, code, now);
 }
 
 /* After an instruction: MOV CR3 (any value), another CR3 (a task switch),
