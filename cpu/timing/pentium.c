@@ -1699,7 +1699,8 @@ static inline __attribute__((always_inline)) void p5_code_memo(p5 *s)
 }
 
 /* The log holds one data access (not a code one) that run_log would find
- * a hit in the data TLB's last entry (with paging on), aligned, within one
+ * a hit in the data TLB's entry its set used last (with paging on:
+ * nm_tlb_lookup's first case), aligned, within one
  * line, in the data cache's most recent line of its set (dmirror; a write
  * to a line known dirty) in cacheable RAM: its counters, and the log
  * emptied, as run_log would; else false and nothing done. */
@@ -1710,7 +1711,8 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s)
     if ((phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) || (size == 4 && (phys & 3)))
         return false;
     const bool tlb = s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK);
-    if (tlb && s->data_tlb.mru != ((a->lin & 0xfffff000u) | 1u)) return false;
+    const uint32_t tag = (a->lin & 0xfffff000u) | 1u;
+    if (tlb && nm_tlb_small_set_mru(&s->data_tlb, a->lin) != tag) return false;
     const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
     nm_cache_head *h = (nm_cache_head *)(void *)s->data;
     if (a->flags & NM_MEM_WRITE) {
@@ -1722,6 +1724,7 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s)
     }
     s->st.data_hits++;
     if (tlb) {
+        s->data_tlb.mru = tag;
         s->data_tlb.stats.hits++;
         s->st.tlb_data_hits++;
     }
