@@ -544,7 +544,13 @@ static uint64_t dwords_in(const i486_state *s, uint32_t line, unsigned d0, unsig
     return fill_dwords_in(fill_of(s, line), d0, d1);
 }
 
-static void settle_prefetch(i486_state *s, uint64_t t, bool all);
+static void settle_prefetch_slow(i486_state *s, uint64_t t, bool all);
+/* settle_prefetch below; nothing to do (the common case) inline */
+static inline __attribute__((always_inline)) void settle_prefetch(i486_state *s, uint64_t t,
+                                                                  bool all)
+{
+    if (s->pf_n) settle_prefetch_slow(s, t, all);
+}
 
 /* A data read of `size` bytes at `phys` within one line: a hit waits only
  * for a fill of the line still coming in; a miss starts a fill and waits
@@ -661,7 +667,7 @@ static void tlb_after(i486_state *s, const nm_insn *i)
 
 /* The pending prefetches that would have had the bus by `t` (all of them
  * when `all`) go on it now, in order: a line filled meanwhile is a hit. */
-static void settle_prefetch(i486_state *s, uint64_t t, bool all)
+static void settle_prefetch_slow(i486_state *s, uint64_t t, bool all)
 {
     while (s->pf_n) {
         uint64_t start = s->pf_at[0] > s->bus.free_at ? s->pf_at[0] : s->bus.free_at;
