@@ -1761,13 +1761,23 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
     uint32_t next;
     if (s->code_done) {
-        /* by a data hook, made ready, and the map unchanged since (so
-         * still RAM: i486_general looks again); the next byte in the line
-         * made ready or the one after */
+        /* by a data hook: made ready, the map unchanged since (so still
+         * RAM: i486_general looks again) and the next byte in the line
+         * made ready or the one after; or fetched another way */
         next = s->code_phys + len;
-        if (!s->code_armed || s->code_lin != lin || s->code_len < len ||
-            *s->map_gen != s->arm_gen || (next & ~(LINE - 1)) - s->arm_line > LINE)
-            return i486_general(s, c, i);
+        if (s->code_lin != lin || s->code_len < len) return i486_general(s, c, i);
+        if (likely(s->code_armed)) {
+            if (*s->map_gen != s->arm_gen || (next & ~(LINE - 1)) - s->arm_line > LINE)
+                return i486_general(s, c, i);
+        } else {
+            /* fetched another way (after a flush, or waiting on the bus):
+             * i486_plain's MMIO test, the queue in use (not with the cache
+             * off), and nothing made ready kept (the instruction's end
+             * works it out again: fast_end) */
+            if (!s->pq_valid || is_mmio(c, c->fetch_phys | (lin & 0xfff)))
+                return i486_general(s, c, i);
+            s->arm_line = 1;
+        }
         s->code_len = len; /* code_fetch's first case */
     } else {
         /* code_fetch_armed but CR0.CD's test (only MOV CR0 changes it:
