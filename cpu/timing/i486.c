@@ -628,23 +628,29 @@ tlb_access_slow(i486_state *s, uint32_t lin, uint32_t size, bool code)
     }
 }
 
-/* ... the common case inline: one page, a hit on the entry its set used
- * last (nm_tlb_lookup's first case). */
+/* tlb_access's common case: an access on one page that hits the entry its
+ * set used last (nm_tlb_lookup's first case: nothing changes but the counts
+ * and the entry last used), counted; false, with nothing done, otherwise. */
+static inline __attribute__((always_inline)) bool tlb_quick_hit(i486_state *s, uint32_t lin,
+                                                                uint32_t size, bool code)
+{
+    const uint32_t tag = (lin & 0xfffff000u) | 1u;
+    if (((lin ^ (lin + (size ? size - 1 : 0))) & 0xfffff000u) ||
+        nm_tlb_small_set_mru(&s->tlb, lin) != tag)
+        return false;
+    s->tlb.mru = tag;
+    s->tlb.stats.hits++;
+    if (code)
+        s->tlb_code_hits++;
+    else
+        s->tlb_data_hits++;
+    return true;
+}
+
 static inline __attribute__((always_inline)) void tlb_access(i486_state *s, uint32_t lin,
                                                              uint32_t size, bool code)
 {
-    const uint32_t tag = (lin & 0xfffff000u) | 1u;
-    if (!((lin ^ (lin + (size ? size - 1 : 0))) & 0xfffff000u) &&
-        nm_tlb_small_set_mru(&s->tlb, lin) == tag) {
-        s->tlb.mru = tag;
-        s->tlb.stats.hits++;
-        if (code)
-            s->tlb_code_hits++;
-        else
-            s->tlb_data_hits++;
-        return;
-    }
-    tlb_access_slow(s, lin, size, code);
+    if (!tlb_quick_hit(s, lin, size, code)) tlb_access_slow(s, lin, size, code);
 }
 
 /* After an instruction: what flushes the TLB.  MOV CR3 (even with the
@@ -726,27 +732,39 @@ static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
 static void __attribute__((noinline))
 code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
 
-/* code_fetch_slow's steps for an instruction whose line was made ready
- * (arm_next_insn) but is still coming in at `now`: nothing to ask for (the
- * line is queued, no prefetch of it pending), the instruction waits for the
- * transfers carrying its dwords. */
+/* code_fetch_slow's steps once the line of an instruction within one line
+ * (`line`) is queued with nothing of it pending: the instruction waits for
+ * the transfers carrying its dwords, and what is learnt of the line is kept
+ * (ready_*).  Returns now_of after the wait. */
 static uint64_t __attribute__((noinline))
-armed_wait(i486_state *s, uint32_t phys, uint32_t len, uint64_t now)
+code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
 {
-    const fill_rec *f = fill_of(s, s->arm_line);
+    const fill_rec *f = fill_of(s, line);
     uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
-    s->ready_line = s->arm_line;
+    s->ready_line = line;
     s->ready_head = s->fill_head;
-    s->ready_at = s->arm_ready;
+    s->ready_at = fill_all_in(f);
     if (in <= now) return now;
     add_read_stall(s, (uint32_t)(in - now), true);
-    return in; /* now_of after the wait */
+    return in;
+}
+
+/* The code of this instruction is fetched: `len` bytes at `lin` / `phys`,
+ * all in at `ready`. */
+static inline __attribute__((always_inline)) void
+code_fetched(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len, uint64_t ready)
+{
+    s->code_done = true;
+    s->code_lin = lin;
+    s->code_len = len;
+    s->code_phys = phys;
+    s->code_ready = ready;
 }
 
 /* The instruction at `phys`, `len` bytes, is what the last one's end made
  * ready (arm_next_insn), and nothing has changed since: take it as
  * code_fetch_slow would (the caller has done the TLB): at once if the line
- * is all in (its first test), else waiting for its dwords (armed_wait). */
+ * is all in (its first test), else waiting for its dwords (code_wait). */
 static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s, uint32_t lin,
                                                                    uint32_t phys, uint32_t len)
 {
@@ -754,13 +772,10 @@ static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s
         s->fill_head != s->arm_head || *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
         return false;
     uint64_t now = now_of(s);
-    if (unlikely(s->arm_ready > now)) now = armed_wait(s, phys, len, now);
-    s->code_done = true;
+    /* still coming in: wait for its dwords (arm_next_insn checked the rest) */
+    if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
+    code_fetched(s, lin, phys, len, now);
     s->code_armed = true;
-    s->code_lin = lin;
-    s->code_len = len;
-    s->code_phys = phys;
-    s->code_ready = now;
     return true;
 }
 
@@ -786,11 +801,7 @@ static inline __attribute__((always_inline)) void code_fetch(i486_state *s, uint
         (s->pf_n < 1 || s->pf_line[0] != first) && (s->pf_n < 2 || s->pf_line[1] != first)) {
         uint64_t now = now_of(s);
         if (s->ready_at <= now) {
-            s->code_done = true;
-            s->code_lin = lin;
-            s->code_len = len;
-            s->code_phys = phys;
-            s->code_ready = now;
+            code_fetched(s, lin, phys, len, now);
             return;
         }
     }
@@ -815,11 +826,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
             s->ready_line = first;
             s->ready_head = s->fill_head;
             s->ready_at = all_in;
-            s->code_done = true;
-            s->code_lin = lin;
-            s->code_len = len;
-            s->code_phys = phys;
-            s->code_ready = now;
+            code_fetched(s, lin, phys, len, now);
             return;
         }
     }
@@ -875,11 +882,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
             s->ready_at = fill_all_in(f); /* all four dwords in */
         }
     }
-    s->code_done = true;
-    s->code_lin = lin;
-    s->code_len = len;
-    s->code_phys = phys;
-    s->code_ready = now_of(s);
+    code_fetched(s, lin, phys, len, now_of(s));
 }
 
 /* After an instruction has made its bus requests: the decoder moves past
@@ -954,14 +957,7 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
     if (s->code_done || s->pq_valid || (c->cr0 & NM_CR0_CD) ||
         ((phys + len - 1) & ~(LINE - 1)) != first || is_mmio(c, phys))
         return false;
-    if (c->paging) {
-        const uint32_t tag = (lin & 0xfffff000u) | 1u;
-        if (((lin ^ (lin + len - 1)) & 0xfffff000u) || nm_tlb_small_set_mru(&s->tlb, lin) != tag)
-            return false;
-        s->tlb.mru = tag;
-        s->tlb.stats.hits++;
-        s->tlb_code_hits++;
-    }
+    if (c->paging && !tlb_quick_hit(s, lin, len, true)) return false;
     const uint64_t now = now_of(s);
     s->queue_flushes++;
     cancel_prefetch(s, now);
@@ -972,18 +968,8 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
         start_fill(s, phys, now);
     }
     s->pq_last = first;
-    const fill_rec *f = fill_of(s, first);
-    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
-    if (in > now) add_read_stall(s, (uint32_t)(in - now), true);
-    s->ready_line = first;
-    s->ready_head = s->fill_head;
-    s->ready_at = fill_all_in(f);
-    s->code_done = true;
+    code_fetched(s, lin, phys, len, code_wait(s, first, phys, len, now));
     s->code_armed = false;
-    s->code_lin = lin;
-    s->code_len = len;
-    s->code_phys = phys;
-    s->code_ready = now_of(s);
     return true;
 }
 
@@ -1789,25 +1775,16 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         if (phys != s->arm_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
             s->fill_head != s->arm_head || *s->map_gen != s->arm_gen)
             return s->pq_valid ? i486_general(s, c, i) : fast_target(s, c, i, st);
-        if (c->paging) {
-            /* tlb_access: code on one page, a hit on the entry its set
-             * used last (nm_tlb_lookup's first case: it changes nothing
-             * but the counts and the last entry used) */
-            const uint32_t tag = (lin & 0xfffff000u) | 1u;
-            if (((lin ^ (lin + len - 1)) & 0xfffff000u) ||
-                nm_tlb_small_set_mru(&s->tlb, lin) != tag)
-                return i486_general(s, c, i);
-            s->tlb.mru = tag;
-            s->tlb.stats.hits++;
-            s->tlb_code_hits++;
-        }
+        /* tlb_access's common case only (a test without effect when it
+         * fails, so i486_general starts from the same state) */
+        if (c->paging && !tlb_quick_hit(s, lin, len, true)) return i486_general(s, c, i);
         /* what code_fetch_armed keeps that prefetch_ahead reads (the rest
          * is reset when the instruction ends) */
         s->code_phys = phys;
         s->code_len = len;
         s->code_ready = c->clock->cycles;
         if (unlikely(s->arm_ready > s->code_ready))
-            s->code_ready = armed_wait(s, phys, len, s->code_ready);
+            s->code_ready = code_wait(s, s->arm_line, phys, len, s->code_ready);
     }
     return fast_tail(s, c, i, st, next);
 }
