@@ -13,6 +13,27 @@
 void cpu_post_insn(nm_cpu *c, uint32_t tf);
 void cpu_run_hooks(nm_cpu *c, const nm_insn *i);
 
+/* The most instructions the loop runs between two looks at a stop asked
+ * for from outside the guest. */
+#define NM_HOOKED_CHUNK 65536u
+
+/* Instructions until the step limit, at most NM_HOOKED_CHUNK (c->steps <
+ * limit). */
+static inline uint64_t nm_cpu_hooked_budget(const nm_cpu *c, uint64_t limit)
+{
+    uint64_t s = limit - c->steps;
+    return s < NM_HOOKED_CHUNK ? s : NM_HOOKED_CHUNK;
+}
+
+/* Whether every instruction that starts in the page of EIP (up to 15
+ * bytes) ends within the CS limit.  (EIP less than the page offset: the
+ * base wraps, and the answer is no.) */
+static inline bool nm_cpu_hooked_page_ok(const nm_cpu *c, uint32_t cs_base, uint32_t cs_limit)
+{
+    uint32_t eip_base = c->eip - ((cs_base + c->eip) & 0xfffu);
+    return (uint64_t)eip_base + 0xfffu + 14u <= cs_limit;
+}
+
 /* A listener set, no trace, TF, RF and instruction breakpoints clear: the
  * steps of step_reported, following the decoded-instruction cache from an
  * instruction to its sequential successor as run_fast does.  Leaves on the
@@ -39,6 +60,10 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
     const uint32_t cs_limit = c->seg[NM_CS].limit;
     const uint32_t cs_base = c->seg[NM_CS].base;
     const uint32_t eip_mask = c->code32 ? 0xffffffffu : 0xffffu;
+    /* Whether every instruction starting in the fetch page ends within the
+     * CS limit (a flat segment: always but in the last page), so that
+     * their own test is not needed */
+    bool page_ok = nm_cpu_hooked_page_ok(c, cs_base, cs_limit);
     /* The listener as it is now: nm_cpu_set_hooks flushes the TLB, so while
      * fetch_lin is unchanged these are still c->hooks (else run_hooks reads
      * them again), and so are CS and the fetch page. */
@@ -50,6 +75,12 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
      * (I/O: NM_SYNC_CHECK; MMIO: fast_exit) or between instructions
      * (post_insn); read again after those. */
     uint64_t deadline = clk->deadline;
+    /* Instructions before the step limit or the next look at a stop asked
+     * for from outside the guest (a signal, the window closed): as in
+     * run_fast, every NM_HOOKED_CHUNK at most.  A stop asked for by a
+     * device (the exit port, a reset, a panic on the console, the snapshot
+     * point) comes from an I/O or MMIO access, looked at after it. */
+    uint64_t budget = nm_cpu_hooked_budget(c, limit);
     /* The first instruction gets the full check (INTR may be pending). */
     c->fast_exit = NM_FAST_EXIT;
     c->hook_resync = true;
@@ -60,7 +91,7 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
         const unsigned len = i->len;
         c->insn_eip = eip;
         c->insn_esp = c->gpr[NM_ESP];
-        if (unlikely((uint64_t)eip + (len - 1u) > cs_limit)) cpu_raise(c, NM_EXC_GP, 0);
+        if (unlikely(!page_ok) && (uint64_t)eip + (len - 1u) > cs_limit) cpu_raise(c, NM_EXC_GP, 0);
         const uint32_t next = eip + len;
         c->eip = next & eip_mask;
         c->cur_insn = i;
@@ -108,8 +139,13 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
                     c->fast_exit = NM_FAST_EXIT;
             }
             deadline = clk->deadline;
+            if (m->stop_requested || c->steps >= limit) return;
+            budget = nm_cpu_hooked_budget(c, limit) + 1; /* (the test below takes one) */
         }
-        if (unlikely(!(clk->cycles < deadline && !m->stop_requested && c->steps < limit))) return;
+        if (unlikely(clk->cycles >= deadline || --budget == 0)) {
+            if (!(clk->cycles < deadline && !m->stop_requested && c->steps < limit)) return;
+            budget = nm_cpu_hooked_budget(c, limit);
+        }
         const ic_entry *n = e->seq;
         if (likely(n && c->eip == next && n->tag == e->tag + ((uint64_t)len << 1) &&
                    c->fetch_lin == flin)) {
@@ -120,7 +156,10 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
         c->insn_eip = c->eip;
         c->insn_esp = c->gpr[NM_ESP];
         e = icache_fetch_entry(c);
-        flin = c->fetch_lin;
+        if (c->fetch_lin != flin) {
+            flin = c->fetch_lin;
+            page_ok = nm_cpu_hooked_page_ok(c, cs_base, cs_limit);
+        }
     }
 }
 
