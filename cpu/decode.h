@@ -91,7 +91,7 @@ struct nm_insn {
 #define NM_SYNC_CHECK 2u
 
 /* nm_insn.model_tag values: one per cost model (0: none yet). */
-enum { NM_INSN_TAG_NONE = 0, NM_INSN_TAG_486, NM_INSN_TAG_PENTIUM };
+enum { NM_INSN_TAG_NONE = 0, NM_INSN_TAG_486, NM_INSN_TAG_PENTIUM, NM_INSN_TAG_386 };
 
 /* Decodes the instruction at linear address `lin` (fetching through the
  * TLB, which may fault).  Raises #UD, #GP(0) (longer than 15 bytes) or #PF.

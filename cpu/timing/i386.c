@@ -216,6 +216,9 @@ typedef struct i386_state {
     uint32_t page_bytes, open_row; /* open_row UINT32_MAX: closed */
     unsigned ws_read, ws_write, ws_closed, ws_miss;
     uint64_t refresh_period, refresh_seen;
+    /* the clocks of refresh interval refresh_seen, [from, next): inside it
+     * no refresh has run since the last look (0, 0: not looked yet) */
+    uint64_t refresh_from, refresh_next;
     uint64_t page_hits, page_misses, rows_closed_at_access, refresh_row_closes;
     /* This instruction's data cycles in order, for the DRAM's occupancy. */
     uint8_t bus_log[BUS_LOG_CAP];
@@ -266,23 +269,43 @@ static void *i386_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     return s;
 }
 
-/* Wait states of one DRAM bus cycle at `phys`. */
-static uint32_t dram_waits(i386_state *s, uint32_t phys, bool write)
+/* The refresh interval the clock is in (refresh_period clocks each): one
+ * other than the last looked at means a refresh ran since, which closed
+ * the row. */
+static void __attribute__((noinline)) refresh_look(i386_state *s, uint64_t now)
+{
+    uint64_t k = now / s->refresh_period;
+    s->refresh_from = k * s->refresh_period;
+    s->refresh_next = s->refresh_from + s->refresh_period;
+    if (k != s->refresh_seen) {
+        s->refresh_seen = k;
+        if (s->open_row != UINT32_MAX) s->refresh_row_closes++;
+        s->open_row = UINT32_MAX;
+    }
+}
+
+static uint32_t dram_row_change(i386_state *s, uint32_t row);
+
+/* Wait states of one DRAM bus cycle at `phys` (a page hit inline). */
+static inline __attribute__((always_inline)) uint32_t dram_waits(i386_state *s, uint32_t phys,
+                                                                  bool write)
 {
     if (!s->page_bytes) return s->W;
     if (s->refresh_period) {
-        uint64_t k = s->cpu->clock->cycles / s->refresh_period;
-        if (k != s->refresh_seen) { /* a refresh ran since: the row is closed */
-            s->refresh_seen = k;
-            if (s->open_row != UINT32_MAX) s->refresh_row_closes++;
-            s->open_row = UINT32_MAX;
-        }
+        uint64_t now = s->cpu->clock->cycles;
+        if (now >= s->refresh_next || now < s->refresh_from) refresh_look(s, now);
     }
     uint32_t row = phys / s->page_bytes;
     if (row == s->open_row) {
         s->page_hits++;
         return write ? s->ws_write : s->ws_read;
     }
+    return dram_row_change(s, row);
+}
+
+/* dram_waits for a closed row or another one: it opens this one. */
+static uint32_t __attribute__((noinline)) dram_row_change(i386_state *s, uint32_t row)
+{
     uint32_t w = s->ws_miss;
     if (s->open_row == UINT32_MAX) {
         s->rows_closed_at_access++;
@@ -295,7 +318,7 @@ static uint32_t dram_waits(i386_state *s, uint32_t phys, bool write)
 }
 
 /* Wait states of one read (or code) bus cycle at `phys`. */
-static uint32_t read_waits(i386_state *s, uint32_t phys)
+static inline __attribute__((always_inline)) uint32_t read_waits(i386_state *s, uint32_t phys)
 {
     if (!s->l2) return dram_waits(s, phys, false);
     if (nm_cache_access(s->l2, phys, false, NULL) & NM_CACHE_HIT) {
@@ -459,8 +482,74 @@ static unsigned bitscan_clocks(const nm_cpu *c, const nm_insn *i)
     return 10 + 3 * n + (i->src == NM_OPK_MEM ? 0 : 0);
 }
 
+/* The instructions cost_of works out by a rule below; every other one
+ * costs its row alone (row_cost), which depends on the instruction only. */
+static bool has_rule(unsigned op)
+{
+    switch (op) {
+    case NM_OP_JCC:
+    case NM_OP_JMP:
+    case NM_OP_CALL:
+    case NM_OP_RET:
+    case NM_OP_LOOP:
+    case NM_OP_LOOPE:
+    case NM_OP_LOOPNE:
+    case NM_OP_JCXZ:
+    case NM_OP_JMP_FAR:
+    case NM_OP_CALL_FAR:
+    case NM_OP_RET_FAR:
+    case NM_OP_IRET:
+    case NM_OP_INT:
+    case NM_OP_ICEBP:
+    case NM_OP_INT3:
+    case NM_OP_INTO:
+    case NM_OP_IN:
+    case NM_OP_OUT:
+    case NM_OP_MOVS:
+    case NM_OP_CMPS:
+    case NM_OP_SCAS:
+    case NM_OP_LODS:
+    case NM_OP_STOS:
+    case NM_OP_INS:
+    case NM_OP_OUTS:
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_IMUL2:
+    case NM_OP_IMUL3:
+    case NM_OP_DIV:
+    case NM_OP_IDIV:
+    case NM_OP_BT:
+    case NM_OP_BTS:
+    case NM_OP_BTR:
+    case NM_OP_BTC:
+    case NM_OP_BSF:
+    case NM_OP_BSR:
+    case NM_OP_ENTER:
+    case NM_OP_MOV_TO_SREG:
+    case NM_OP_POP_SREG:
+    case NM_OP_LDS:
+    case NM_OP_LES:
+    case NM_OP_LFS:
+    case NM_OP_LGS:
+    case NM_OP_LSS:
+    case NM_OP_MOV_TO_CR:
+    case NM_OP_MOV_FROM_CR:
+    case NM_OP_MOV_TO_DR:
+    case NM_OP_MOV_FROM_DR: return true;
+    default: return false;
+    }
+}
+
+/* The table row's clocks (an instruction with no rule). */
+static unsigned row_cost(const nm_insn *i)
+{
+    unsigned v = table[i->op].c[nm_insn_form(i)];
+    return v ? v : 2;
+}
+
 static unsigned cost_of(i386_state *s, const nm_cpu *c, const nm_insn *i, const nm_x86_mode *now)
 {
+    if (!has_rule(i->op)) return row_cost(i);
     unsigned form = nm_insn_form(i);
     const nm_x86_mode *before = &s->prev;
     unsigned ioc = nm_io_class(before);
@@ -544,18 +633,83 @@ static unsigned cost_of(i386_state *s, const nm_cpu *c, const nm_insn *i, const 
     case NM_OP_MOV_FROM_CR: return 6;                    /* MOV r,CRn 6 */
     case NM_OP_MOV_TO_DR: return i->reg < 4 ? 22 : 16;   /* DR0-3 22; DR6/7 16 */
     case NM_OP_MOV_FROM_DR: return i->reg < 4 ? 22 : 14; /* DR0-3 22; DR6/7 14 */
-    default: {
-        unsigned v = table[i->op].c[form];
-        return v ? v : 2;
-    }
+    default: return row_cost(i); /* not reached: has_rule lists the cases */
     }
 }
 
-static inline __attribute__((always_inline)) uint32_t
-i386_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
+/* What the insn hook works out once per decoded instruction (nm_insn
+ * model_data, valid while model_tag is NM_INSN_TAG_386). */
+enum {
+    /* A pure instruction (decode.c: it changes only registers, arithmetic
+     * flags and memory, so not the mode) that is not a transfer or a
+     * string and costs its row alone: i386_plain's case. */
+    ST_PLAIN = 1,
+};
+typedef struct i386_static {
+    uint8_t base;  /* row_cost (ST_PLAIN) */
+    uint8_t m;     /* nm_components: the "+m" it adds after a taken transfer */
+    uint8_t flags; /* ST_* */
+} i386_static;
+_Static_assert(sizeof(i386_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
+_Static_assert(_Alignof(i386_static) == 1, "model_data has no alignment");
+
+static const i386_static *static_of(const nm_insn *ci)
 {
-    (void)seq; /* its tests are per instruction already */
-    i386_state *s = opaque;
+    nm_insn *i = (nm_insn *)ci; /* the cached instruction: model_data is ours */
+    i386_static *st = (i386_static *)(void *)i->model_data;
+    if (likely(i->model_tag == NM_INSN_TAG_386)) return st;
+    bool plain = !(i->sync & NM_SYNC_CHECK) && !(nm_op_flags(i->op) & (NM_OPF_BRANCH | NM_OPF_STRING)) &&
+                 !nm_loads_cs(i) && !has_rule(i->op);
+    *st = (i386_static){
+        .base = (uint8_t)(plain ? row_cost(i) : 0),
+        .m = (uint8_t)nm_components(i),
+        .flags = plain ? ST_PLAIN : 0,
+    };
+    i->model_tag = NM_INSN_TAG_386;
+    return st;
+}
+
+/* The code dwords of this instruction the prefetcher has not fetched yet
+ * and their wait states, and what the queue could not cover (both paths
+ * below): clocks to add. */
+static inline __attribute__((always_inline)) uint32_t
+prefetch_clocks(i386_state *s, const nm_cpu *c, const nm_insn *i, bool sequential, uint32_t base,
+                uint32_t bus)
+{
+    uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
+    uint32_t first = lin >> 2, last = (lin + i->len - 1) >> 2;
+    uint32_t dwords = last - first + 1;
+    bool first_known = sequential && s->have_dword && first == s->last_dword;
+    if (first_known) dwords--;
+    s->last_dword = last;
+    s->have_dword = true;
+    /* The wait states of the new code dwords (through the cache if any). */
+    uint32_t code_waits = s->W * dwords;
+    if (s->l2 || s->page_bytes) {
+        code_waits = 0;
+        uint32_t page = c->fetch_phys & ~0xfffu;
+        for (uint32_t d = first + (first_known ? 1 : 0); d <= last; d++)
+            code_waits += read_waits(s, page | ((d << 2) & 0xfff));
+    }
+    uint32_t idle = base > 2 * bus ? base - 2 * bus : 0;
+    if (!sequential) {
+        s->credit = 0;
+        return code_waits; /* the target: +m covers the 2-clock cycles */
+    }
+    uint32_t need = 2 * dwords + code_waits, have = s->credit + idle;
+    uint32_t cap = 4 * (2 + (s->page_bytes ? s->ws_read : s->W));
+    if (need <= have) {
+        s->credit = have - need > cap ? cap : have - need;
+        return 0;
+    }
+    s->prefetch_stall += need - have;
+    s->credit = 0;
+    return need - have;
+}
+
+static uint32_t __attribute__((noinline)) i386_general(i386_state *s, nm_cpu *c, const nm_insn *i)
+{
+    (void)static_of(i);
     nm_x86_mode now = nm_x86_mode_now(c);
     uint32_t clocks = 0;
     bool sequential = !s->m_pending;
@@ -583,36 +737,7 @@ i386_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     s->wait_clocks += s->data_waits;
 
     /* Prefetch: the dwords of this instruction not fetched yet. */
-    uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
-    uint32_t first = lin >> 2, last = (lin + i->len - 1) >> 2;
-    uint32_t dwords = last - first + 1;
-    bool first_known = sequential && s->have_dword && first == s->last_dword;
-    if (first_known) dwords--;
-    s->last_dword = last;
-    s->have_dword = true;
-    /* The wait states of the new code dwords (through the cache if any). */
-    uint32_t code_waits = s->W * dwords;
-    if (s->l2 || s->page_bytes) {
-        code_waits = 0;
-        uint32_t page = c->fetch_phys & ~0xfffu;
-        for (uint32_t d = first + (first_known ? 1 : 0); d <= last; d++)
-            code_waits += read_waits(s, page | ((d << 2) & 0xfff));
-    }
-    uint32_t idle = base > 2 * bus ? base - 2 * bus : 0;
-    if (!sequential) {
-        clocks += code_waits; /* the target: +m covers the 2-clock cycles */
-        s->credit = 0;
-    } else {
-        uint32_t need = 2 * dwords + code_waits, have = s->credit + idle;
-        uint32_t cap = 4 * (2 + (s->page_bytes ? s->ws_read : s->W));
-        if (need <= have) {
-            s->credit = have - need > cap ? cap : have - need;
-        } else {
-            clocks += need - have;
-            s->prefetch_stall += need - have;
-            s->credit = 0;
-        }
-    }
+    clocks += prefetch_clocks(s, c, i, sequential, base, bus);
 
     unsigned opf = nm_op_flags(i->op);
     bool xfer = (opf & NM_OPF_BRANCH) && s->taken;
@@ -637,6 +762,45 @@ i386_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     s->insns += (opf & NM_OPF_STRING) ? cpu_insn_retired(c, i) : 1;
     s->clocks += clocks;
     return clocks;
+}
+
+/* i386_general's steps for an ST_PLAIN instruction right after the last
+ * one (seq: no interrupt delivered in between, and the mode as the last
+ * one left it, which a pure instruction does not change). */
+static inline __attribute__((always_inline)) uint32_t
+i386_plain(i386_state *s, nm_cpu *c, const nm_insn *i, const i386_static *st)
+{
+    uint32_t clocks = 0;
+    bool sequential = !s->m_pending;
+    if (s->m_pending) {
+        clocks += st->m;
+        s->m_clocks += st->m;
+        s->m_pending = false;
+    }
+    uint32_t base = st->base;
+    uint32_t bus = s->data_cycles;
+    if (s->l2 && s->bus_n) clocks += bus_occupancy(s, s->clocks + clocks, base);
+    clocks += base + s->data_waits + 2 * s->walk_cycles + s->walk_waits;
+    s->wait_clocks += s->data_waits;
+    clocks += prefetch_clocks(s, c, i, sequential, base, bus);
+    s->rep_continues = false;
+    s->data_cycles = s->walk_cycles = s->data_waits = s->walk_waits = 0;
+    s->bus_n = 0;
+    s->bus_overflow = false;
+    s->prev.next_eip = c->eip;
+    s->insns++;
+    s->clocks += clocks;
+    return clocks;
+}
+
+static inline __attribute__((always_inline)) uint32_t
+i386_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
+{
+    i386_state *s = opaque;
+    const i386_static *st = (const i386_static *)(const void *)i->model_data;
+    if (unlikely(!seq || i->model_tag != NM_INSN_TAG_386 || !(st->flags & ST_PLAIN)))
+        return i386_general(s, c, i);
+    return i386_plain(s, c, i, st);
 }
 
 static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
