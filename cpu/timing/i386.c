@@ -288,7 +288,7 @@ static uint32_t dram_row_change(i386_state *s, uint32_t row);
 
 /* Wait states of one DRAM bus cycle at `phys` (a page hit inline). */
 static inline __attribute__((always_inline)) uint32_t dram_waits(i386_state *s, uint32_t phys,
-                                                                  bool write)
+                                                                 bool write)
 {
     if (!s->page_bytes) return s->W;
     if (s->refresh_period) {
@@ -633,7 +633,7 @@ static unsigned cost_of(i386_state *s, const nm_cpu *c, const nm_insn *i, const 
     case NM_OP_MOV_FROM_CR: return 6;                    /* MOV r,CRn 6 */
     case NM_OP_MOV_TO_DR: return i->reg < 4 ? 22 : 16;   /* DR0-3 22; DR6/7 16 */
     case NM_OP_MOV_FROM_DR: return i->reg < 4 ? 22 : 14; /* DR0-3 22; DR6/7 14 */
-    default: return row_cost(i); /* not reached: has_rule lists the cases */
+    default: return row_cost(i);                         /* not reached: has_rule lists the cases */
     }
 }
 
@@ -644,11 +644,15 @@ enum {
      * flags and memory, so not the mode) that is not a transfer or a
      * string and costs its row alone: i386_plain's case. */
     ST_PLAIN = 1,
+    /* A near JMP, CALL, RET, Jcc, LOOPcc or JCXZ (pure too): its clocks
+     * by the outcome, i386_plain's case with the taken-transfer steps. */
+    ST_NEAR_BRANCH = 2,
 };
 typedef struct i386_static {
-    uint8_t base;  /* row_cost (ST_PLAIN) */
-    uint8_t m;     /* nm_components: the "+m" it adds after a taken transfer */
-    uint8_t flags; /* ST_* */
+    uint8_t base;       /* row_cost (ST_PLAIN); not taken (ST_NEAR_BRANCH) */
+    uint8_t base_taken; /* taken (ST_NEAR_BRANCH) */
+    uint8_t m;          /* nm_components: the "+m" it adds after a taken transfer */
+    uint8_t flags;      /* ST_* */
 } i386_static;
 _Static_assert(sizeof(i386_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(i386_static) == 1, "model_data has no alignment");
@@ -658,12 +662,31 @@ static const i386_static *static_of(const nm_insn *ci)
     nm_insn *i = (nm_insn *)ci; /* the cached instruction: model_data is ours */
     i386_static *st = (i386_static *)(void *)i->model_data;
     if (likely(i->model_tag == NM_INSN_TAG_386)) return st;
-    bool plain = !(i->sync & NM_SYNC_CHECK) && !(nm_op_flags(i->op) & (NM_OPF_BRANCH | NM_OPF_STRING)) &&
-                 !nm_loads_cs(i) && !has_rule(i->op);
+    bool pure = !(i->sync & NM_SYNC_CHECK) && !nm_loads_cs(i);
+    unsigned opf = nm_op_flags(i->op);
+    bool plain = pure && !(opf & (NM_OPF_BRANCH | NM_OPF_STRING)) && !has_rule(i->op);
+    unsigned base = plain ? row_cost(i) : 0, base_taken = 0, f = plain ? ST_PLAIN : 0;
+    if (pure && (opf & NM_OPF_BRANCH) && !(opf & NM_OPF_STRING)) {
+        /* cost_of's rules for these, by the outcome */
+        unsigned form = nm_insn_form(i);
+        f = ST_NEAR_BRANCH;
+        switch (i->op) {
+        case NM_OP_JCC: base = 3, base_taken = 7; break;
+        case NM_OP_JMP:
+        case NM_OP_CALL: base = base_taken = form == NM_FORM_LOAD ? 10 : 7; break;
+        case NM_OP_RET: base = base_taken = 10; break;
+        case NM_OP_LOOP:
+        case NM_OP_LOOPE:
+        case NM_OP_LOOPNE: base = base_taken = 11; break;
+        case NM_OP_JCXZ: base = 5, base_taken = 9; break;
+        default: f = 0; break; /* (none other is pure) */
+        }
+    }
     *st = (i386_static){
-        .base = (uint8_t)(plain ? row_cost(i) : 0),
+        .base = (uint8_t)base,
+        .base_taken = (uint8_t)base_taken,
         .m = (uint8_t)nm_components(i),
-        .flags = plain ? ST_PLAIN : 0,
+        .flags = (uint8_t)f,
     };
     i->model_tag = NM_INSN_TAG_386;
     return st;
@@ -764,9 +787,10 @@ static uint32_t __attribute__((noinline)) i386_general(i386_state *s, nm_cpu *c,
     return clocks;
 }
 
-/* i386_general's steps for an ST_PLAIN instruction right after the last
- * one (seq: no interrupt delivered in between, and the mode as the last
- * one left it, which a pure instruction does not change). */
+/* i386_general's steps for an ST_PLAIN or ST_NEAR_BRANCH instruction
+ * right after the last one (seq: no interrupt delivered in between, and
+ * the mode as the last one left it, which a pure instruction does not
+ * change). */
 static inline __attribute__((always_inline)) uint32_t
 i386_plain(i386_state *s, nm_cpu *c, const nm_insn *i, const i386_static *st)
 {
@@ -777,12 +801,20 @@ i386_plain(i386_state *s, nm_cpu *c, const nm_insn *i, const i386_static *st)
         s->m_clocks += st->m;
         s->m_pending = false;
     }
-    uint32_t base = st->base;
+    /* (s->taken: only a branch's hook sets it) */
+    uint32_t base = s->taken ? st->base_taken : st->base;
     uint32_t bus = s->data_cycles;
     if (s->l2 && s->bus_n) clocks += bus_occupancy(s, s->clocks + clocks, base);
     clocks += base + s->data_waits + 2 * s->walk_cycles + s->walk_waits;
     s->wait_clocks += s->data_waits;
     clocks += prefetch_clocks(s, c, i, sequential, base, bus);
+    if (s->taken) {
+        /* a near transfer: "+m" on the next instruction, the queue empty */
+        s->taken_transfers++;
+        s->m_pending = true;
+        s->credit = 0;
+        s->taken = false;
+    }
     s->rep_continues = false;
     s->data_cycles = s->walk_cycles = s->data_waits = s->walk_waits = 0;
     s->bus_n = 0;
@@ -798,7 +830,8 @@ i386_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
 {
     i386_state *s = opaque;
     const i386_static *st = (const i386_static *)(const void *)i->model_data;
-    if (unlikely(!seq || i->model_tag != NM_INSN_TAG_386 || !(st->flags & ST_PLAIN)))
+    if (unlikely(!seq || i->model_tag != NM_INSN_TAG_386 ||
+                 !(st->flags & (ST_PLAIN | ST_NEAR_BRANCH))))
         return i386_general(s, c, i);
     return i386_plain(s, c, i, st);
 }
