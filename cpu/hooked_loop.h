@@ -34,6 +34,13 @@ static inline bool nm_cpu_hooked_page_ok(const nm_cpu *c, uint32_t cs_base, uint
     return (uint64_t)eip_base + 0xfffu + 14u <= cs_limit;
 }
 
+/* The branches whose outcome is a condition (the others are always taken,
+ * even to the next instruction): the branch hook's `taken`. */
+static const bool nm_cpu_conditional_op[NM_OP_COUNT] = {
+    [NM_OP_JCC] = true,    [NM_OP_LOOP] = true, [NM_OP_LOOPE] = true,
+    [NM_OP_LOOPNE] = true, [NM_OP_JCXZ] = true, [NM_OP_INTO] = true,
+};
+
 /* A listener set, no trace, TF, RF and instruction breakpoints clear: the
  * steps of step_reported, following the decoded-instruction cache from an
  * instruction to its sequential successor as run_fast does.  Leaves on the
@@ -46,10 +53,12 @@ static inline bool nm_cpu_hooked_page_ok(const nm_cpu *c, uint32_t cs_base, uint
  * (nm_cpu_hooks.run) has its insn hook inlined; it gets `seq` too: true
  * when its last call returned in this loop and nothing has run since but
  * this instruction (no interrupt or trap delivered, no resync: EIP, CS and
- * cpu->hook_resync are as that call left them). */
+ * cpu->hook_resync are as that call left them).  branch: NULL, or the
+ * listener's own branch hook named likewise. */
 static inline __attribute__((always_inline)) void
 nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
-                   uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i, bool seq))
+                   uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i, bool seq),
+                   void (*const branch)(void *opaque, uint32_t from, uint32_t to, bool taken))
 {
     nm_clock *const clk = c->clock;
     nm_machine *const m = c->m;
@@ -105,10 +114,9 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
                 uint32_t lin = cs_base + eip;
                 h.mem(h.opaque, lin, c->fetch_phys | (lin & 0xfff), len, NM_MEM_CODE);
             }
-            if ((i->opflags & NM_OPF_BRANCH) && h.branch) {
-                bool cond = i->op == NM_OP_JCC || i->op == NM_OP_LOOP || i->op == NM_OP_LOOPE ||
-                            i->op == NM_OP_LOOPNE || i->op == NM_OP_JCXZ || i->op == NM_OP_INTO;
-                h.branch(h.opaque, eip, c->eip, !cond || c->eip != eip + len);
+            if ((i->opflags & NM_OPF_BRANCH) && (branch || h.branch)) {
+                bool taken = !nm_cpu_conditional_op[i->op] || c->eip != eip + len;
+                (branch ? branch : h.branch)(h.opaque, eip, c->eip, taken);
             }
             if (model_only || h.insn) {
                 nm_insn *hi = (nm_insn *)i;

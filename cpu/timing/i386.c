@@ -841,11 +841,11 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     return i386_insn_inline(opaque, c, i, false);
 }
 
-/* The CPU's run loop with this model as its only listener, the insn hook
- * inlined (nm_cpu_hooks.run). */
+/* The CPU's run loop with this model as its only listener, the insn and
+ * branch hooks inlined (nm_cpu_hooks.run). */
 static void i386_run(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, i386_insn_inline);
+    nm_cpu_hooked_loop(c, limit, true, i386_insn_inline, i386_branch);
 }
 
 static void i386_report(void *opaque, nm_report *r)

@@ -1829,11 +1829,11 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     return p5_insn_inline(opaque, c, i, false);
 }
 
-/* The CPU's run loop with this model as its only listener, the insn hook
- * inlined (nm_cpu_hooks.run). */
+/* The CPU's run loop with this model as its only listener, the insn and
+ * branch hooks inlined (nm_cpu_hooks.run). */
 static void p5_run(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, p5_insn_inline);
+    nm_cpu_hooked_loop(c, limit, true, p5_insn_inline, p5_branch);
 }
 
 /* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
