@@ -647,6 +647,18 @@ static inline __attribute__((always_inline)) bool tlb_quick_hit(i486_state *s, u
     return true;
 }
 
+/* tlb_access of a code access on one page whose translation is in the
+ * TLB (a hit, as tlb_access_slow counts it); false, with nothing done,
+ * when it is not or the access crosses a page. */
+static bool __attribute__((noinline)) tlb_code_hit_slow(i486_state *s, uint32_t lin, uint32_t size)
+{
+    if (((lin ^ (lin + (size ? size - 1 : 0))) & 0xfffff000u) ||
+        !nm_tlb_lookup_if_present(&s->tlb, lin))
+        return false;
+    s->tlb_code_hits++;
+    return true;
+}
+
 static inline __attribute__((always_inline)) void tlb_access(i486_state *s, uint32_t lin,
                                                              uint32_t size, bool code)
 {
@@ -947,8 +959,7 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
  * RAM with the cache on: the pending prefetches that had the bus by now go
  * on it, the others are dropped, the queue starts at the line (a cache
  * lookup, a fill on a miss) and the instruction waits for its dwords.  With
- * paging, only on a TLB hit on the entry its set used last (nm_tlb_lookup's
- * first case).  Returns false, having changed nothing, in any other case
+ * paging, only on a TLB hit.  Returns false, having changed nothing, in any other case
  * (code_fetch then does it). */
 static bool __attribute__((noinline))
 target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
@@ -957,7 +968,8 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
     if (s->code_done || s->pq_valid || (c->cr0 & NM_CR0_CD) ||
         ((phys + len - 1) & ~(LINE - 1)) != first || is_mmio(c, phys))
         return false;
-    if (c->paging && !tlb_quick_hit(s, lin, len, true)) return false;
+    if (c->paging && !tlb_quick_hit(s, lin, len, true) && !tlb_code_hit_slow(s, lin, len))
+        return false;
     const uint64_t now = now_of(s);
     s->queue_flushes++;
     cancel_prefetch(s, now);
@@ -1775,9 +1787,10 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         if (phys != s->arm_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
             s->fill_head != s->arm_head || *s->map_gen != s->arm_gen)
             return s->pq_valid ? i486_general(s, c, i) : fast_target(s, c, i, st);
-        /* tlb_access's common case only (a test without effect when it
-         * fails, so i486_general starts from the same state) */
-        if (c->paging && !tlb_quick_hit(s, lin, len, true)) return i486_general(s, c, i);
+        /* tlb_access when it hits (a test without effect when it does
+         * not, so i486_general starts from the same state) */
+        if (c->paging && !tlb_quick_hit(s, lin, len, true) && !tlb_code_hit_slow(s, lin, len))
+            return i486_general(s, c, i);
         /* what code_fetch_armed keeps that prefetch_ahead reads (the rest
          * is reset when the instruction ends) */
         s->code_phys = phys;

@@ -73,6 +73,13 @@ static int find(const nm_tlb_part *p, uint32_t lin)
     return -1;
 }
 
+bool nm_tlb_lookup_if_present(nm_tlb *t, uint32_t lin)
+{
+    int w = find(&t->small, lin);
+    if (w < 0 && find(&t->big, lin) < 0) return false;
+    return nm_tlb_lookup_slow(t, lin);
+}
+
 bool nm_tlb_lookup_slow(nm_tlb *t, uint32_t lin)
 {
     int w = find(&t->small, lin);

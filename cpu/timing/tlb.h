@@ -82,6 +82,11 @@ static inline bool nm_tlb_lookup(nm_tlb *t, uint32_t lin)
     return nm_tlb_lookup_slow(t, lin);
 }
 
+/* nm_tlb_lookup of a page whose translation is present (a hit, counted,
+ * the replacement state updated); false, with nothing changed and
+ * nothing counted, when it is not. */
+bool nm_tlb_lookup_if_present(nm_tlb *t, uint32_t lin);
+
 /* After a miss's walk: enters the translation of `lin`, a 4 MB page when
  * `big` and the TLB has 4 MB entries (else a 4 KB entry for the 4 KB of it
  * that `lin` is in). */
