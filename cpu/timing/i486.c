@@ -1745,29 +1745,42 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     return fast_tail(s, c, i, st, phys + len);
 }
 
-/* i486_insn's fast path for an instruction that starts where the last
- * one's end made ready (the arm_* fields still hold) but ends in the next
- * line: code_fetch_slow's two-line case when it asks the bus for nothing
- * (the next line queued already, in the same 4 KB page, no prefetch of
- * either line pending; with paging, a TLB hit): the instruction waits for
- * the dwords it needs of both lines, then fast_tail.  Anything else is
- * i486_general's, with nothing changed. */
+/* i486_insn's fast path for an instruction that starts at the next byte
+ * of the queue (no flush) with every line it needs queued already (one,
+ * or two in the same 4 KB page), in RAM with the cache on, but that the
+ * last one's end could not make ready (a prefetch of its line pending, or
+ * its bytes run into the next line): code_fetch_slow's steps for it, which
+ * ask the bus for nothing but the pending prefetches of those lines
+ * (settled now) and wait for the dwords it needs; with paging, on a TLB
+ * hit.  Then fast_tail.  Anything else is i486_general's, with nothing
+ * changed. */
 static uint32_t __attribute__((noinline))
-fast_straddle(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t lin,
-              uint32_t phys)
+fast_queued(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t lin,
+            uint32_t phys)
 {
-    const uint32_t len = i->len, first = s->arm_line, second = first + LINE;
-    if ((int32_t)(second - s->pq_last) > 0 || ((first ^ second) & ~0xfffu) ||
-        (s->pf_n >= 1 && s->pf_line[0] - first < 2 * LINE) ||
-        (s->pf_n >= 2 && s->pf_line[1] - first < 2 * LINE))
+    const uint32_t len = i->len, first = phys & ~(LINE - 1);
+    const uint32_t last = (phys + len - 1) & ~(LINE - 1), lines = last == first ? 1 : 2;
+    if ((int32_t)(last - s->pq_last) > 0 || ((first ^ last) & ~0xfffu) || (c->cr0 & NM_CR0_CD) ||
+        is_mmio(c, phys))
         return i486_general(s, c, i);
     if (c->paging && !tlb_quick_hit(s, lin, len, true) && !tlb_code_hit_slow(s, lin, len))
         return i486_general(s, c, i);
     /* no data access yet: no stall so far, the clock is the start */
     const uint64_t now = c->clock->cycles;
-    uint64_t ready = fill_dwords_in(fill_of(s, first), (phys >> 2) & 3, 3);
-    const uint64_t in2 = fill_dwords_in(fill_of(s, second), 0, ((phys + len - 1) >> 2) & 3);
-    if (in2 > ready) ready = in2;
+    if ((s->pf_n >= 1 && s->pf_line[0] - first < lines * LINE) ||
+        (s->pf_n >= 2 && s->pf_line[1] - first < lines * LINE))
+        settle_prefetch(s, now, true);
+    const fill_rec *f = fill_of(s, first);
+    uint64_t ready =
+        fill_dwords_in(f, (phys >> 2) & 3, lines == 1 ? ((phys + len - 1) >> 2) & 3 : 3);
+    if (lines == 1) {
+        s->ready_line = first;
+        s->ready_head = s->fill_head;
+        s->ready_at = fill_all_in(f);
+    } else {
+        const uint64_t in2 = fill_dwords_in(fill_of(s, last), 0, ((phys + len - 1) >> 2) & 3);
+        if (in2 > ready) ready = in2;
+    }
     if (ready > now) add_read_stall(s, (uint32_t)(ready - now), true);
     /* what code_fetched keeps that prefetch_ahead reads */
     s->code_phys = phys;
@@ -1817,10 +1830,9 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         next = phys + len;
         if (phys != s->arm_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
             s->fill_head != s->arm_head || *s->map_gen != s->arm_gen) {
-            if (phys == s->arm_next && ((next - 1) & ~(LINE - 1)) == s->arm_line + LINE &&
-                s->fill_head == s->arm_head && *s->map_gen == s->arm_gen)
-                return fast_straddle(s, c, i, st, lin, phys);
-            return s->pq_valid ? i486_general(s, c, i) : fast_target(s, c, i, st);
+            if (!s->pq_valid) return fast_target(s, c, i, st);
+            if (phys == s->pq_next) return fast_queued(s, c, i, st, lin, phys);
+            return i486_general(s, c, i);
         }
         /* tlb_access when it hits (a test without effect when it does
          * not, so i486_general starts from the same state) */
