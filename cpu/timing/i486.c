@@ -990,7 +990,7 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
  * (outside an instruction, e.g. delivering an interrupt, EIP is still at
  * insn_eip, and a transfer may already have moved it: then the insn hook
  * does it). */
-static void code_early(i486_state *s)
+static void __attribute__((noinline)) code_early_slow(i486_state *s)
 {
     nm_cpu *c = s->cpu;
     uint32_t len = c->eip - c->insn_eip;
@@ -1009,6 +1009,15 @@ static void code_early(i486_state *s)
     if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
     if (is_mmio(c, phys)) return;
     code_fetch(s, lin, phys, len);
+}
+
+/* code_early_slow, but for the instruction's second and later accesses
+ * (its code fetched already: the common case) inline */
+static inline __attribute__((always_inline)) void code_early(i486_state *s)
+{
+    const nm_cpu *c = s->cpu;
+    if (s->code_done && s->code_lin == c->seg[NM_CS].base + c->insn_eip) return;
+    code_early_slow(s);
 }
 
 static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
