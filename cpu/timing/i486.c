@@ -1063,7 +1063,14 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     }
     uint32_t in_line = LINE - (phys & (LINE - 1));
     if (size <= in_line) {
-        read_line(s, phys, size);
+        /* read_line's common case inline: no prefetch pending, the cache
+         * on, no fill of the line on record (cached long ago: no wait) and
+         * the line the one its set used last (a hit that changes nothing
+         * but the counters) */
+        if (!(s->pf_n == 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
+              !(s->fill_lines & (1u << ((phys / LINE) % 32))) &&
+              nm_cache_read_set_mru(s->cache, phys)))
+            read_line(s, phys, size);
     } else {
         read_line(s, phys, in_line);
         read_line(s, phys + in_line, size - in_line);
