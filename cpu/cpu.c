@@ -524,7 +524,8 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
             c->steps++;
             clk->cycles++;
             eip = c->eip;
-            if (likely(!(c->fast_exit | (i->sync & NM_SYNC_CHECK))) && likely(budget != 0)) continue;
+            if (likely(!(c->fast_exit | (i->sync & NM_SYNC_CHECK))) && likely(budget != 0))
+                continue;
             goto full;
         next:
             if (likely(budget != 0)) continue;

@@ -555,7 +555,7 @@ static inline __attribute__((always_inline)) void settle_prefetch(i486_state *s,
 /* A data read of `size` bytes at `phys` within one line: a hit waits only
  * for a fill of the line still coming in; a miss starts a fill and waits
  * for the dwords it needs (its own first). */
-static void read_line(i486_state *s, uint32_t phys, uint32_t size)
+static void __attribute__((noinline)) read_line_slow(i486_state *s, uint32_t phys, uint32_t size)
 {
     uint64_t now = now_of(s);
     settle_prefetch(s, now, false);
@@ -578,6 +578,19 @@ static void read_line(i486_state *s, uint32_t phys, uint32_t size)
         if (hit) s->fill_waits++;
         add_read_stall(s, (uint32_t)(in - now), false);
     }
+}
+
+/* read_line, its common case inline: no prefetch pending, the cache on,
+ * no fill of the line on record (cached long ago: no wait) and the line
+ * the one its set used last (a hit that changes nothing but the
+ * counters). */
+static inline __attribute__((always_inline)) void read_line(i486_state *s, uint32_t phys,
+                                                            uint32_t size)
+{
+    if (s->pf_n == 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
+        !(s->fill_lines & (1u << ((phys / LINE) % 32))) && nm_cache_read_set_mru(s->cache, phys))
+        return;
+    read_line_slow(s, phys, size);
 }
 
 /* A TLB miss: the chip reads the PDE and the PTE of `lin` from the
@@ -1063,14 +1076,7 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     }
     uint32_t in_line = LINE - (phys & (LINE - 1));
     if (size <= in_line) {
-        /* read_line's common case inline: no prefetch pending, the cache
-         * on, no fill of the line on record (cached long ago: no wait) and
-         * the line the one its set used last (a hit that changes nothing
-         * but the counters) */
-        if (!(s->pf_n == 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
-              !(s->fill_lines & (1u << ((phys / LINE) % 32))) &&
-              nm_cache_read_set_mru(s->cache, phys)))
-            read_line(s, phys, size);
+        read_line(s, phys, size);
     } else {
         read_line(s, phys, in_line);
         read_line(s, phys + in_line, size - in_line);
