@@ -672,6 +672,15 @@ static bool __attribute__((noinline)) tlb_code_hit_slow(i486_state *s, uint32_t 
     return true;
 }
 
+/* A code access's TLB lookup when it hits (with paging on): its set's last
+ * entry, else any entry; false, with nothing done, on a miss or across a
+ * page (the fast paths then leave it to the general one). */
+static inline __attribute__((always_inline)) bool tlb_code_hit(i486_state *s, uint32_t lin,
+                                                               uint32_t size)
+{
+    return tlb_quick_hit(s, lin, size, true) || tlb_code_hit_slow(s, lin, size);
+}
+
 static inline __attribute__((always_inline)) void tlb_access(i486_state *s, uint32_t lin,
                                                              uint32_t size, bool code)
 {
@@ -981,8 +990,7 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
     if (s->code_done || s->pq_valid || (c->cr0 & NM_CR0_CD) ||
         ((phys + len - 1) & ~(LINE - 1)) != first || is_mmio(c, phys))
         return false;
-    if (c->paging && !tlb_quick_hit(s, lin, len, true) && !tlb_code_hit_slow(s, lin, len))
-        return false;
+    if (c->paging && !tlb_code_hit(s, lin, len)) return false;
     const uint64_t now = now_of(s);
     s->queue_flushes++;
     cancel_prefetch(s, now);
@@ -1785,8 +1793,7 @@ fast_queued(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, u
     if ((int32_t)(last - s->pq_last) > 0 || ((first ^ last) & ~0xfffu) || (c->cr0 & NM_CR0_CD) ||
         is_mmio(c, phys))
         return i486_general(s, c, i);
-    if (c->paging && !tlb_quick_hit(s, lin, len, true) && !tlb_code_hit_slow(s, lin, len))
-        return i486_general(s, c, i);
+    if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
     /* no data access yet: no stall so far, the clock is the start */
     const uint64_t now = c->clock->cycles;
     if ((s->pf_n >= 1 && s->pf_line[0] - first < lines * LINE) ||
@@ -1858,8 +1865,7 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         }
         /* tlb_access when it hits (a test without effect when it does
          * not, so i486_general starts from the same state) */
-        if (c->paging && !tlb_quick_hit(s, lin, len, true) && !tlb_code_hit_slow(s, lin, len))
-            return i486_general(s, c, i);
+        if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
         /* what code_fetch_armed keeps that prefetch_ahead reads (the rest
          * is reset when the instruction ends) */
         s->code_phys = phys;

@@ -73,14 +73,9 @@ static int find(const nm_tlb_part *p, uint32_t lin)
     return -1;
 }
 
-bool nm_tlb_lookup_if_present(nm_tlb *t, uint32_t lin)
-{
-    int w = find(&t->small, lin);
-    if (w < 0 && find(&t->big, lin) < 0) return false;
-    return nm_tlb_lookup_slow(t, lin);
-}
-
-bool nm_tlb_lookup_slow(nm_tlb *t, uint32_t lin)
+/* A hit on a present translation: replacement state and count (both
+ * lookups below). */
+static inline bool lookup_present(nm_tlb *t, uint32_t lin)
 {
     int w = find(&t->small, lin);
     if (w >= 0) {
@@ -95,6 +90,17 @@ bool nm_tlb_lookup_slow(nm_tlb *t, uint32_t lin)
         t->stats.hits++;
         return true;
     }
+    return false;
+}
+
+bool nm_tlb_lookup_if_present(nm_tlb *t, uint32_t lin)
+{
+    return lookup_present(t, lin);
+}
+
+bool nm_tlb_lookup_slow(nm_tlb *t, uint32_t lin)
+{
+    if (lookup_present(t, lin)) return true;
     t->stats.misses++;
     return false;
 }
