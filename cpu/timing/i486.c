@@ -842,6 +842,53 @@ static inline __attribute__((always_inline)) void code_fetch(i486_state *s, uint
     code_fetch_slow(s, lin, phys, len);
 }
 
+/* The pending prefetches of an instruction's code lines (`lines` from
+ * `first`) go on the bus now, with any before them. */
+static inline __attribute__((always_inline)) void settle_code_lines(i486_state *s, uint32_t first,
+                                                                    uint32_t lines, uint64_t now)
+{
+    if ((s->pf_n >= 1 && s->pf_line[0] - first < lines * LINE) ||
+        (s->pf_n >= 2 && s->pf_line[1] - first < lines * LINE))
+        settle_prefetch_slow(s, now, true);
+}
+
+/* The line `line` of an instruction's code, bytes `lo`..`hi` of it: queued
+ * now (on demand) if it is past the last line queued; when those dwords
+ * are in, and its fill record in `*f`. */
+static inline __attribute__((always_inline)) uint64_t code_line_in(i486_state *s, uint32_t line,
+                                                                   uint32_t lo, uint32_t hi,
+                                                                   uint64_t now, const fill_rec **f)
+{
+    if ((int32_t)(line - s->pq_last) > 0) {
+        queue_line(s, lo, now, false);
+        s->pq_last = line;
+    }
+    *f = fill_of(s, line);
+    return fill_dwords_in(*f, (lo >> 2) & 3, (hi >> 2) & 3);
+}
+
+/* When the dwords of an instruction's code (`len` bytes at `phys`, in
+ * `lines` lines: one or two, an instruction being at most 15 bytes; its
+ * pending prefetches settled) are all in, a line past the last one
+ * queued being queued first, on demand.  For a one-line instruction, what
+ * that teaches of the line (ready_*). */
+static inline __attribute__((always_inline)) uint64_t
+code_lines_in(i486_state *s, uint32_t phys, uint32_t len, uint32_t lines, uint64_t now)
+{
+    const uint32_t first = phys & ~(LINE - 1), end = phys + len - 1;
+    const fill_rec *f; /* the last line's record (no fill starts after the search) */
+    if (lines == 1) {
+        const uint64_t ready = code_line_in(s, first, phys, end, now, &f);
+        s->ready_line = first;
+        s->ready_head = s->fill_head;
+        s->ready_at = fill_all_in(f); /* all four dwords in */
+        return ready;
+    }
+    const uint64_t ready = code_line_in(s, first, phys, first + LINE - 1, now, &f);
+    const uint64_t in2 = code_line_in(s, first + LINE, first + LINE, end, now, &f);
+    return in2 > ready ? in2 : ready;
+}
+
 static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len)
 {
     s->code_armed = false;
@@ -892,29 +939,9 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
             s->pq_valid = true;
             s->pq_last = first - LINE;
         }
-        /* Lines this instruction needs that are still pending: on the bus. */
-        for (unsigned k = 0; k < s->pf_n; k++)
-            if (s->pf_line[k] - first < lines * LINE) settle_prefetch(s, now, true);
-        uint64_t ready = 0;
-        const fill_rec *f = NULL; /* the last line's record (no fill starts after the search) */
-        for (uint32_t k = 0; k < lines; k++) {
-            uint32_t line = first + k * LINE;
-            uint32_t lo = k ? line : phys, hi = phys + len - 1;
-            if (hi > line + LINE - 1) hi = line + LINE - 1;
-            if ((int32_t)(line - s->pq_last) > 0) {
-                queue_line(s, lo, now, false);
-                s->pq_last = line;
-            }
-            f = fill_of(s, line);
-            uint64_t in = fill_dwords_in(f, (lo >> 2) & 3, (hi >> 2) & 3);
-            if (in > ready) ready = in;
-        }
+        settle_code_lines(s, first, lines, now);
+        uint64_t ready = code_lines_in(s, phys, len, lines, now);
         if (ready > now) add_read_stall(s, (uint32_t)(ready - now), true);
-        if (lines == 1) {
-            s->ready_line = first;
-            s->ready_head = s->fill_head;
-            s->ready_at = fill_all_in(f); /* all four dwords in */
-        }
     }
     code_fetched(s, lin, phys, len, now_of(s));
 }
@@ -1794,22 +1821,11 @@ fast_queued(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, u
         is_mmio(c, phys))
         return i486_general(s, c, i);
     if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
-    /* no data access yet: no stall so far, the clock is the start */
+    /* no data access yet: no stall so far, the clock is the start; every
+     * line queued already (code_lines_in queues none) */
     const uint64_t now = c->clock->cycles;
-    if ((s->pf_n >= 1 && s->pf_line[0] - first < lines * LINE) ||
-        (s->pf_n >= 2 && s->pf_line[1] - first < lines * LINE))
-        settle_prefetch(s, now, true);
-    const fill_rec *f = fill_of(s, first);
-    uint64_t ready =
-        fill_dwords_in(f, (phys >> 2) & 3, lines == 1 ? ((phys + len - 1) >> 2) & 3 : 3);
-    if (lines == 1) {
-        s->ready_line = first;
-        s->ready_head = s->fill_head;
-        s->ready_at = fill_all_in(f);
-    } else {
-        const uint64_t in2 = fill_dwords_in(fill_of(s, last), 0, ((phys + len - 1) >> 2) & 3);
-        if (in2 > ready) ready = in2;
-    }
+    settle_code_lines(s, first, lines, now);
+    const uint64_t ready = code_lines_in(s, phys, len, lines, now);
     if (ready > now) add_read_stall(s, (uint32_t)(ready - now), true);
     /* what code_fetched keeps that prefetch_ahead reads */
     s->code_phys = phys;
