@@ -34,6 +34,23 @@ void cpu_tlb_flush_all(nm_cpu *c)
     c->fetch_lin = 1;
 }
 
+void cpu_tlb_fast_tags(nm_cpu *c, bool on)
+{
+    on = on && !(c->have_hooks && c->hooks.mem) && !c->poll.recording;
+    for (unsigned k = 0; k < NM_TLB_ENTRIES; k++) {
+        nm_tlb_entry *e = &c->tlb[k];
+        if (on && e->tag_valid != NM_TLB_INVALID) {
+            /* as tlb_translate sets them with no memory hook */
+            e->tag_read = e->hook_read;
+            e->tag_user = e->hook_user;
+            e->tag_write = e->hook_write;
+            e->tag_user_write = e->hook_user_write;
+        } else {
+            e->tag_read = e->tag_user = e->tag_write = e->tag_user_write = NM_TLB_INVALID;
+        }
+    }
+}
+
 void cpu_tlb_flush_page(nm_cpu *c, uint32_t lin)
 {
     nm_tlb_entry *e = tlb_entry(c, lin);
@@ -64,6 +81,7 @@ static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
         if ((p & need) == need) return e;
     }
     uint32_t phys, perm;
+    if (unlikely(c->poll.recording)) c->poll.bad = true; /* a TLB fill: not a steady loop */
     if (c->paging) {
         bool writable = false, upage = false;
         phys = cpu_page_walk(c, lin, acc, &writable, &upage);
@@ -90,7 +108,7 @@ static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
     bool w = fast && (perm & NM_TLBP_RAM) && (perm & NM_TLBP_DIRTY) && !watched;
     e->hook_write = w && (perm & NM_TLBP_SW) ? page : NM_TLB_INVALID;
     e->hook_user_write = w && (perm & NM_TLBP_UW) && !ac ? page : NM_TLB_INVALID;
-    if (c->have_hooks && c->hooks.mem) {
+    if ((c->have_hooks && c->hooks.mem) || c->poll.recording) {
         e->tag_read = e->tag_user = e->tag_write = e->tag_user_write = NM_TLB_INVALID;
     } else {
         e->tag_read = e->hook_read;
@@ -186,6 +204,7 @@ read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user, unsigned hflags)
 {
     uint32_t off = lin & 0xfff;
     c->fast_exit |= NM_FAST_EXIT; /* a device, a breakpoint or the page tables may see it */
+    if (unlikely(c->poll.recording)) c->poll.bad = true;
     unsigned acc = (user ? NM_ACC_USER : 0) | ((hflags & NM_MEM_CODE) ? NM_ACC_FETCH : 0);
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c) && !(hflags & NM_MEM_CODE))
         cpu_raise(c, NM_EXC_AC, 0); /* SDM vol. 3A, 6.15 interrupt 17 */
@@ -215,6 +234,7 @@ write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user, unsign
 {
     uint32_t off = lin & 0xfff;
     c->fast_exit |= NM_FAST_EXIT;
+    if (unlikely(c->poll.recording)) c->poll.bad = true;
     unsigned acc = NM_ACC_WRITE | (user ? NM_ACC_USER : 0);
     if (user && size > 1 && (lin & (size - 1)) && align_check_on(c)) cpu_raise(c, NM_EXC_AC, 0);
     if (unlikely(c->dr_data_mask)) cpu_debug_data(c, lin, size, true);
@@ -239,6 +259,30 @@ write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user, unsign
     mem_hook(c, lin + n1, e2.phys_page, size - n1, hflags | NM_MEM_WRITE);
 }
 
+/* Without a listener the hook paths below are taken only while a poll
+ * loop is recorded (its fast tags dropped: poll.c): the access done as
+ * there, and logged (a write with the bytes it replaces). */
+static uint32_t __attribute__((noinline, cold))
+poll_read(nm_cpu *c, const nm_tlb_entry *e, uint32_t lin, unsigned size, bool user)
+{
+    if (size != 1 && size != 2 && size != 4) return read_slow(c, lin, size, user, 0);
+    uint32_t off = lin & 0xfff;
+    if (c->poll.recording)
+        cpu_poll_record_access(c, e->phys_page | off, e->host + off, size, false);
+    return host_load(e->host + off, size);
+}
+static void __attribute__((noinline, cold))
+poll_write(nm_cpu *c, const nm_tlb_entry *e, uint32_t lin, uint32_t v, unsigned size, bool user)
+{
+    if (size != 1 && size != 2 && size != 4) {
+        write_slow(c, lin, v, size, user, 0);
+        return;
+    }
+    uint32_t off = lin & 0xfff;
+    if (c->poll.recording) cpu_poll_record_access(c, e->phys_page | off, e->host + off, size, true);
+    host_store(e->host + off, v, size);
+}
+
 /* The inline fast path missed.  With a memory hook, a RAM access the fast
  * tags would have let through without it is done here as read_slow /
  * write_slow would (no alignment check or data breakpoint applies, the
@@ -251,6 +295,7 @@ uint32_t access_read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user)
     nm_tlb_entry *e = tlb_entry(c, lin);
     uint32_t tag = user ? e->hook_user : e->hook_read;
     if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
+        if (unlikely(!c->have_hooks)) return poll_read(c, e, lin, size, user);
         uint32_t off = lin & 0xfff;
         const uint8_t *p = e->host + off;
         uint32_t v;
@@ -276,6 +321,10 @@ void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
     nm_tlb_entry *e = tlb_entry(c, lin);
     uint32_t tag = user ? e->hook_user_write : e->hook_write;
     if (likely(tag == ((lin + (size - 1)) & ~0xfffu))) {
+        if (unlikely(!c->have_hooks)) {
+            poll_write(c, e, lin, v, size, user);
+            return;
+        }
         uint32_t off = lin & 0xfff;
         uint8_t *p = e->host + off;
         if (size == 4) {

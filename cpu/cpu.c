@@ -64,6 +64,7 @@ nm_cpu *nm_cpu_new(nm_machine *m)
     c->io = m->io;
     c->model = m->model;
     c->strict_isa = m->settings.strict_isa;
+    c->poll.enabled = m->settings.poll_fast_forward;
     c->icache = icache_new();
     c->a20_mask = 0xffffffffu;
     nm_memmap_set_write_watch(m->mem, icache_watch_cb, c);
@@ -154,6 +155,7 @@ void nm_cpu_set_hooks(nm_cpu *c, const nm_cpu_hooks *hooks)
         memset(&c->hooks, 0, sizeof c->hooks);
     c->have_hooks =
         c->hooks.insn || c->hooks.mem || c->hooks.io || c->hooks.branch || c->hooks.interrupt;
+    cpu_poll_abandon(c);  /* a poll is fast-forwarded with no listener only */
     cpu_tlb_flush_all(c); /* fast TLB tags are off while a memory hook listens */
 }
 
@@ -282,6 +284,7 @@ static void step_reported(nm_cpu *c, bool tracing)
         cpu_raise(c, NM_EXC_GP, 0);
     uint32_t tf = c->eflags & NM_FLAG_TF;
     if (unlikely(tracing)) trace_insn(c, i);
+    if (unlikely(c->poll.recording)) cpu_poll_record_insn(c, i);
     c->eip += i->len;
     if (!c->code32) c->eip &= 0xffff;
     c->cur_insn = i;
@@ -550,6 +553,11 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
                 cpu_post_insn(c, 0);
                 if (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) return; /* the reported path */
             }
+            /* A read of a device register a poll loop may repeat (poll.c):
+             * the loop is recorded step by step (the outer loop), or done
+             * at once. */
+            if (unlikely(c->poll.io_seen | c->poll.io_other) && cpu_poll_after(c, limit, true))
+                return;
             if (!(clk->cycles < clk->deadline && !m->stop_requested && c->steps < limit)) return;
             if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
             budget = fast_budget(c, limit);
@@ -600,6 +608,7 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
          * and triple fault). */
         int v = c->pending_vector;
         c->pending_vector = -1;
+        if (c->poll.recording) c->poll.bad = true; /* an exception: not a steady loop */
         if (c->run_cur) {
             /* In a run (run_fast_loop): the counters without this one, EIP
              * from the entry's place in the page; ESP is still the
@@ -634,8 +643,11 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)
             if (clk->deadline != UINT64_MAX) clk->cycles = clk->deadline;
             break;
         }
-        if (unlikely(tracing || (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) || c->dr_exec_mask)) {
+        if (unlikely(tracing || (c->eflags & (NM_FLAG_TF | NM_FLAG_RF)) || c->dr_exec_mask ||
+                     c->poll.recording)) {
             step_reported(c, tracing);
+            if (unlikely(c->poll.io_seen | c->poll.io_other | c->poll.recording))
+                cpu_poll_after(c, limit, false);
             continue;
         }
         if (c->have_hooks) {

@@ -165,6 +165,8 @@ void nm_cpu_set_reg(nm_cpu *c, int reg, uint32_t value);
 uint32_t nm_cpu_get_eip(const nm_cpu *c);
 void nm_cpu_set_eip(nm_cpu *c, uint32_t eip);
 uint32_t nm_cpu_get_eflags(nm_cpu *c);
+/* Poll loops fast-forwarded so far (cpu/poll.c; nothing a guest sees). */
+uint64_t nm_cpu_poll_skips(const nm_cpu *c);
 void nm_cpu_set_eflags(nm_cpu *c, uint32_t eflags);
 const nm_segment *nm_cpu_get_segment(const nm_cpu *c, int seg);
 /* Enters 32-bit flat protected mode directly (ring 0, CS/DS/ES/SS/FS/GS base

@@ -20,6 +20,7 @@
 #include "cpu/cpu.h"
 #include "cpu/decode.h"
 #include "cpu/models.h"
+#include "cpu/poll.h"
 #include "emu/core/machine.h"
 
 /* Kinds of memory access, for the TLB and the page walk (bit values are the
@@ -140,6 +141,8 @@ struct nm_cpu {
     /* Instructions of the run the counters (instructions, steps, cycles)
      * already hold beyond the run's start (cpu.c). */
     uint32_t run_added;
+    /* A guest polling a device register, fast-forwarded (poll.c). */
+    nm_poll poll;
 };
 
 #define NM_FAST_EXIT  1u
@@ -210,6 +213,20 @@ uint16_t cpu_pop16(nm_cpu *c);
 uint32_t cpu_pop32(nm_cpu *c);
 
 void cpu_tlb_flush_all(nm_cpu *c);
+/* Drops (on false) or sets again (on true) the TLB's fast tags, so that
+ * every access takes the logged path while a poll is recorded (poll.c);
+ * the entries themselves stay. */
+void cpu_tlb_fast_tags(nm_cpu *c, bool on);
+/* The poll fast-forward (poll.c): an I/O access by the instruction
+ * running; a step recorded; a memory access recorded (before a write);
+ * after an instruction that did I/O (or any while recording): true when
+ * the uncosted loop must leave for the recording; a stop of it all. */
+void cpu_poll_io(nm_cpu *c, uint16_t port, unsigned size, uint32_t value, bool repeatable);
+void cpu_poll_record_insn(nm_cpu *c, const nm_insn *i);
+void cpu_poll_record_access(nm_cpu *c, uint32_t phys, const uint8_t *host, unsigned size,
+                            bool write);
+bool cpu_poll_after(nm_cpu *c, uint64_t limit, bool may_record);
+void cpu_poll_abandon(nm_cpu *c);
 void cpu_tlb_flush_page(nm_cpu *c, uint32_t lin);
 
 /* ===== provided by the system half ===== */

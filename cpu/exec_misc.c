@@ -52,13 +52,17 @@ uint32_t io_in(nm_cpu *c, uint16_t port, unsigned size)
 {
     c->fast_exit |= NM_FAST_EXIT;
     if (c->have_hooks && c->hooks.io) c->hooks.io(c->hooks.opaque, port, size, false);
-    return nm_io_read(c->io, port, size);
+    uint32_t v = nm_io_read(c->io, port, size);
+    if (c->poll.enabled && !c->have_hooks)
+        cpu_poll_io(c, port, size, v, nm_io_read_repeatable(c->io, port, size));
+    return v;
 }
 
 void io_out(nm_cpu *c, uint16_t port, uint32_t v, unsigned size)
 {
     c->fast_exit |= NM_FAST_EXIT;
     if (c->have_hooks && c->hooks.io) c->hooks.io(c->hooks.opaque, port, size, true);
+    if (c->poll.enabled && !c->have_hooks) cpu_poll_io(c, port, size, v, false);
     nm_io_write(c->io, port, v, size);
 }
 

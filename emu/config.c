@@ -132,6 +132,10 @@ static const machine_key machine_keys[] = {
      false},
     {"strict-isa", KEY_BOOL, FIELD(strict_isa), NULL, "386 models: #UD on 486-only instructions",
      false},
+    {"no-poll-fast-forward", KEY_BOOL, FIELD(no_poll_fast_forward), NULL,
+     "run every iteration of a guest's device poll loop (by default a loop proven to repeat "
+     "itself exactly is done at once: docs/cpu.md)",
+     RUN_ONLY},
     {"rtc-epoch", KEY_COUNT, FIELD(rtc_epoch), "SECONDS", "RTC start time, seconds since 1970",
      false},
     {"cost-model", KEY_STRING, FIELD(cost_model), "MODEL",

@@ -35,6 +35,7 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
         .rtc_epoch = cfg->rtc_epoch,
         .post_port = cfg->post_port,
         .strict_isa = cfg->strict_isa,
+        .poll_fast_forward = !cfg->no_poll_fast_forward,
         .mailbox = cfg->mailbox,
     };
     nm_clock_init(&m->clock, model->hz_num, model->hz_den);

@@ -166,7 +166,7 @@ static void claim_write(void *opaque, uint32_t offset, uint32_t value, unsigned 
     if (c->width == 16 && size > 1) charge_extra(c, size, size);
 }
 
-static const nm_io_ops claim_io_ops = {claim_read, claim_write};
+static const nm_io_ops claim_io_ops = {claim_read, claim_write, NULL};
 static const nm_mmio_ops claim_mmio_ops = {claim_read, claim_write};
 
 /* ---- the bus object ------------------------------------------------------ */

@@ -472,7 +472,7 @@ static void host_io_write(void *opaque, uint32_t offset, uint32_t value, unsigne
     conf_write(opaque, offset, value, size);
 }
 
-static const nm_io_ops host_io_ops = {host_io_read, host_io_write};
+static const nm_io_ops host_io_ops = {host_io_read, host_io_write, NULL};
 
 /* ---- the device class ---- */
 

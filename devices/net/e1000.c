@@ -1394,7 +1394,7 @@ static void io_write(void *opaque, uint32_t offset, uint32_t value, unsigned siz
         reg_write(s, s->ioaddr, value);
 }
 
-static const nm_io_ops e1000_io_ops = {io_read, io_write};
+static const nm_io_ops e1000_io_ops = {io_read, io_write, NULL};
 
 /* ---- the device class ---- */
 

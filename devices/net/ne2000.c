@@ -118,9 +118,9 @@ static void ne_reset_write(void *opaque, uint32_t offset, uint32_t value, unsign
     /* Drivers write back what they read; the pulse already happened. */
 }
 
-static const nm_io_ops ne_reg_ops = {ne_reg_read, ne_reg_write};
-static const nm_io_ops ne_data_ops = {ne_data_read, ne_data_write};
-static const nm_io_ops ne_reset_ops = {ne_reset_read, ne_reset_write};
+static const nm_io_ops ne_reg_ops = {ne_reg_read, ne_reg_write, NULL};
+static const nm_io_ops ne_data_ops = {ne_data_read, ne_data_write, NULL};
+static const nm_io_ops ne_reset_ops = {ne_reset_read, ne_reset_write, NULL};
 
 static void ne_destroy(void *opaque);
 

@@ -223,8 +223,8 @@ static void wd_nic_write(void *opaque, uint32_t offset, uint32_t value, unsigned
     nm_dp8390_write(s->nic, offset, (uint8_t)value);
 }
 
-static const nm_io_ops wd_asic_ops = {wd_asic_read, wd_asic_write};
-static const nm_io_ops wd_nic_ops = {wd_nic_read, wd_nic_write};
+static const nm_io_ops wd_asic_ops = {wd_asic_read, wd_asic_write, NULL};
+static const nm_io_ops wd_nic_ops = {wd_nic_read, wd_nic_write, NULL};
 
 static void wd_destroy(void *opaque);
 

@@ -39,7 +39,7 @@ static void debugcon_write(void *opaque, uint32_t offset, uint32_t value, unsign
     if (d->out && (char)value == '\n') fflush(d->out);
 }
 
-static const nm_io_ops debugcon_ops = {debugcon_read, debugcon_write};
+static const nm_io_ops debugcon_ops = {debugcon_read, debugcon_write, NULL};
 
 static void debugcon_destroy(void *opaque);
 

@@ -30,7 +30,7 @@ static void exitport_write(void *opaque, uint32_t offset, uint32_t value, unsign
     nm_machine_request_stop(e->machine, NM_STOP_EXIT_PORT, (int)(value & 0xff), NULL);
 }
 
-static const nm_io_ops exitport_ops = {exitport_read, exitport_write};
+static const nm_io_ops exitport_ops = {exitport_read, exitport_write, NULL};
 
 static void *exitport_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
 {

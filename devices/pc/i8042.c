@@ -338,8 +338,8 @@ static void i8042_command_write(void *opaque, uint32_t offset, uint32_t value, u
     i8042_command(k, (uint8_t)value);
 }
 
-static const nm_io_ops i8042_data_ops = {i8042_data_read, i8042_data_port_write};
-static const nm_io_ops i8042_cmd_ops = {i8042_status_read, i8042_command_write};
+static const nm_io_ops i8042_data_ops = {i8042_data_read, i8042_data_port_write, NULL};
+static const nm_io_ops i8042_cmd_ops = {i8042_status_read, i8042_command_write, NULL};
 
 /* After reset the command byte is what a BIOS leaves: both interrupts on,
  * system flag set, scancode translation on. */

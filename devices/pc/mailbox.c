@@ -118,7 +118,7 @@ static void mailbox_write(void *opaque, uint32_t offset, uint32_t value, unsigne
     }
 }
 
-static const nm_io_ops mailbox_ops = {mailbox_read, mailbox_write};
+static const nm_io_ops mailbox_ops = {mailbox_read, mailbox_write, NULL};
 
 /* ---- device ---- */
 

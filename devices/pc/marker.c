@@ -56,7 +56,7 @@ static void marker_write(void *opaque, uint32_t offset, uint32_t value, unsigned
     }
 }
 
-static const nm_io_ops marker_ops = {marker_read, marker_write};
+static const nm_io_ops marker_ops = {marker_read, marker_write, NULL};
 
 static void *marker_create(nm_machine *m, const nm_devcfg *cfg, GError **err)
 {

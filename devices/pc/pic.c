@@ -362,9 +362,9 @@ static void pic_elcr_write(void *opaque, uint32_t offset, uint32_t value, unsign
     pic_update(p);
 }
 
-static const nm_io_ops pic_master_ops = {pic_master_read, pic_master_write};
-static const nm_io_ops pic_slave_ops = {pic_slave_read, pic_slave_write};
-static const nm_io_ops pic_elcr_ops = {pic_elcr_read, pic_elcr_write};
+static const nm_io_ops pic_master_ops = {pic_master_read, pic_master_write, NULL};
+static const nm_io_ops pic_slave_ops = {pic_slave_read, pic_slave_write, NULL};
+static const nm_io_ops pic_elcr_ops = {pic_elcr_read, pic_elcr_write, NULL};
 
 /* Power-on state.  The datasheet leaves it undefined until ICW1; we start
  * as a BIOS leaves it (vectors 0x08/0x70, everything masked), so a boot

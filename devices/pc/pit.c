@@ -444,8 +444,8 @@ static void port61_write(void *opaque, uint32_t offset, uint32_t value, unsigned
     channel_set_gate(p, 2, value & 1);
 }
 
-static const nm_io_ops pit_ops = {pit_read, pit_write};
-static const nm_io_ops port61_ops = {port61_read, port61_write};
+static const nm_io_ops pit_ops = {pit_read, pit_write, NULL};
+static const nm_io_ops port61_ops = {port61_read, port61_write, NULL};
 
 /* After reset no channel is programmed (the BIOS programs them): nothing
  * counts and IRQ 0 stays quiet.  Gates of channels 0 and 1 are tied high. */

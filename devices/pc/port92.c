@@ -42,7 +42,7 @@ static void port92_write(void *opaque, uint32_t offset, uint32_t value, unsigned
     }
 }
 
-static const nm_io_ops port92_ops = {port92_read, port92_write};
+static const nm_io_ops port92_ops = {port92_read, port92_write, NULL};
 
 static void port92_reset(void *opaque)
 {

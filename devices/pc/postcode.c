@@ -37,7 +37,7 @@ static void postcode_write(void *opaque, uint32_t offset, uint32_t value, unsign
     if (p->count < NM_POSTCODE_KEPT) p->codes[p->count++] = (uint8_t)value;
 }
 
-static const nm_io_ops postcode_ops = {postcode_read, postcode_write};
+static const nm_io_ops postcode_ops = {postcode_read, postcode_write, NULL};
 
 static void postcode_destroy(void *opaque);
 

@@ -439,7 +439,7 @@ static void rtc_write(void *opaque, uint32_t offset, uint32_t value, unsigned si
         r->cmos[r->index] = (uint8_t)value;
 }
 
-static const nm_io_ops rtc_ops = {rtc_read, rtc_write};
+static const nm_io_ops rtc_ops = {rtc_read, rtc_write, NULL};
 
 uint8_t nm_rtc_cmos_get(void *dev, unsigned index)
 {

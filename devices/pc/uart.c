@@ -444,7 +444,16 @@ static void uart_write(void *opaque, uint32_t offset, uint32_t value, unsigned s
     uart_update_irq(u);
 }
 
-static const nm_io_ops uart_ops = {uart_read, uart_write};
+/* LSR, read again at once, reads the same and changes nothing (its error
+ * bits, which a read clears, are clear): its other bits move only with the
+ * transmitter's and receiver's events and the guest's writes. */
+static bool uart_repeatable(void *opaque, uint32_t offset, unsigned size)
+{
+    const uart *u = opaque;
+    return offset == REG_LSR && size == 1 && u->lsr_errors == 0;
+}
+
+static const nm_io_ops uart_ops = {uart_read, uart_write, uart_repeatable};
 
 /* Master reset (datasheet Table III): IER, FCR, LCR, MCR cleared, LSR =
  * THRE|TEMT, MSR deltas cleared.  The divisor and scratch are not reset;

@@ -374,9 +374,9 @@ static void vga_3da_write(void *opaque, uint32_t offset, uint32_t value, unsigne
     v->feature = (uint8_t)value & 0x03;
 }
 
-static const nm_io_ops vga_3c0_ops = {vga_3c0_read, vga_3c0_write};
-static const nm_io_ops vga_3d4_ops = {vga_3d4_read, vga_3d4_write};
-static const nm_io_ops vga_3da_ops = {vga_3da_read, vga_3da_write};
+static const nm_io_ops vga_3c0_ops = {vga_3c0_read, vga_3c0_write, NULL};
+static const nm_io_ops vga_3d4_ops = {vga_3d4_read, vga_3d4_write, NULL};
+static const nm_io_ops vga_3da_ops = {vga_3da_read, vga_3da_write, NULL};
 
 /* ---- the screen as the CRTC scans it ------------------------------- */
 

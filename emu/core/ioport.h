@@ -11,6 +11,11 @@
 typedef struct nm_io_ops {
     uint32_t (*read)(void *opaque, uint32_t offset, unsigned size);
     void (*write)(void *opaque, uint32_t offset, uint32_t value, unsigned size);
+    /* Optional: whether, right after a read of this register, another read
+     * would return the same value and change nothing, until the device's
+     * state changes by a clock event or a write (the CPU's poll
+     * fast-forward counts on it: cpu/poll.c).  NULL: never. */
+    bool (*repeatable)(void *opaque, uint32_t offset, unsigned size);
 } nm_io_ops;
 
 typedef struct nm_io_claim {
@@ -44,5 +49,10 @@ const nm_io_claim *nm_ioport_owner(const nm_ioport_map *m, uint16_t port);
  * ports read all-ones; writes to them are dropped. */
 uint32_t nm_io_read(nm_ioport_map *m, uint16_t port, unsigned size);
 void nm_io_write(nm_ioport_map *m, uint16_t port, uint32_t value, unsigned size);
+/* Whether the read of `port` just done may be repeated without effect
+ * (nm_io_ops.repeatable), and the bus's counters of `k` more such reads
+ * (their time is the caller's to add to the clock: cpu/poll.c). */
+bool nm_io_read_repeatable(const nm_ioport_map *m, uint16_t port, unsigned size);
+void nm_io_repeat_reads(nm_ioport_map *m, uint16_t port, unsigned size, uint64_t k);
 
 #endif

@@ -71,6 +71,7 @@ typedef struct nm_machine_settings {
     uint64_t rtc_epoch; /* seconds since 1970 the RTC starts at */
     int post_port;      /* a second POST code port (-1: none) */
     bool strict_isa;    /* a 386 raises #UD on 486-only instructions */
+    bool poll_fast_forward; /* the CPU may fast-forward a poll loop (cpu/poll.c) */
     /* What the host puts in the guest's mailbox (devices/pc/mailbox.c; NULL:
      * nothing): the command init reads after the snapshot point. */
     const char *mailbox;

@@ -103,7 +103,8 @@ static void test_keyfile_errors(void)
         {"[machine]\nrma=32M\n",
          "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, mhz, kernel, initrd, "
          "append, rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, "
-         "debug, trace-range, trace-window, share-irq, strict-isa, rtc-epoch, cost-model, "
+         "debug, trace-range, trace-window, share-irq, strict-isa, no-poll-fast-forward, "
+         "rtc-epoch, cost-model, "
          "cost-from, mem-wait-states, dram-timing, board, l2, profile, profile-top, "
          "profile-from, profile-stack-region, profile-callers, profile-dist, symbols, "
          "system-map, measure-nic, display, screenshot, vga-dump, save-state, save-state-exit, "

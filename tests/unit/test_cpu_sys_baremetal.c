@@ -31,6 +31,11 @@ static char *program_path(const char *program)
     return g_strdup_printf("%s/%s.elf", dir ? dir : NICEMU_BAREMETAL_DIR, program);
 }
 
+/* For the poll test: run with --no-poll-fast-forward, and what the last
+ * run counted. */
+static bool no_poll_fast_forward, with_uart;
+static uint64_t last_instructions, last_cycles, last_poll_skips;
+
 /* Runs one program to its final HLT; returns the debug console text. */
 static char *run_program(const char *program, const char *cpu_name, bool strict_isa,
                          nm_stop_reason *why)
@@ -39,15 +44,24 @@ static char *run_program(const char *program, const char *cpu_name, bool strict_
     nm_config *cfg = nm_config_new();
     g_assert_true(nm_config_set(cfg, "test", "cpu", cpu_name, &err));
     g_assert_no_error(err);
+    if (no_poll_fast_forward) {
+        g_assert_true(nm_config_set(cfg, "test", "no-poll-fast-forward", "true", &err));
+        g_assert_no_error(err);
+    }
     if (strict_isa) {
         g_assert_true(nm_config_set(cfg, "test", "strict-isa", "true", &err));
         g_assert_no_error(err);
     }
     g_assert_true(nm_config_add_device_spec(cfg, "--device", "debugcon,file=none", &err));
+    if (with_uart) {
+        g_assert_true(
+            nm_config_add_device_spec(cfg, "--device", "uart,io=0x3f8,irq=4,file=none", &err));
+        g_assert_no_error(err);
+    }
     nm_machine *m = nm_machine_new(cfg, &err);
     g_assert_no_error(err);
     g_assert_nonnull(m);
-    g_assert_cmpuint(m->devices->len, ==, 1);
+    g_assert_cmpuint(m->devices->len, ==, with_uart ? 2 : 1);
     void *con = ((nm_device_instance *)m->devices->pdata[0])->state;
     nm_cpu *cpu = nm_cpu_new(m);
     if (!m->cpu) m->cpu = cpu;
@@ -57,10 +71,15 @@ static char *run_program(const char *program, const char *cpu_name, bool strict_
 
     for (int i = 0; i < 2000 && !m->stop_requested; i++) {
         nm_cpu_run(cpu, 100000);
+        /* the UART's line timing: its events (the others have none) */
+        if (with_uart) nm_clock_run_due(&m->clock);
         if (nm_cpu_halted(cpu) && !(nm_cpu_get_eflags(cpu) & NM_FLAG_IF)) break;
     }
     *why = m->stop_requested ? m->stop_reason : NM_STOP_HALT;
     char *text = g_strdup(nm_debugcon_text(con));
+    last_instructions = nm_cpu_instructions(cpu);
+    last_cycles = m->clock.cycles;
+    last_poll_skips = nm_cpu_poll_skips(cpu);
     if ((!strstr(text, "DONE\n") || strstr(text, "FAIL")) && *why != NM_STOP_RESET) {
         g_test_message("%s on %s:\n%s", program, cpu_name, text);
         nm_cpu_dump_state(cpu, stderr);
@@ -127,9 +146,36 @@ static const bm_case cases[] = {
     {"stackseg", "386dx-33", "PASS enter_user_page_ok_esp\n", false, true},
 };
 
+/* tests/baremetal/poll.c: the UART's LSR polled as Linux's console does;
+ * the loop fast-forwarded (cpu/poll.c) gives the same output, instructions
+ * and clocks as every iteration run, and the loop whose countdown a CMP
+ * also reads is run out where the CMP leaves it. */
+static void test_poll_fast_forward(void)
+{
+    nm_stop_reason why;
+    with_uart = true;
+    no_poll_fast_forward = true;
+    char *slow = run_program("poll", "486dx2-66", false, &why);
+    const uint64_t insns = last_instructions, cycles = last_cycles;
+    g_assert_cmpuint(last_poll_skips, ==, 0);
+    no_poll_fast_forward = false;
+    char *fast = run_program("poll", "486dx2-66", false, &why);
+    if (strstr(fast, "FAIL") || !strstr(fast, "DONE\n")) fprintf(stderr, "%s\n", fast);
+    g_assert_null(strstr(fast, "FAIL"));
+    g_assert_nonnull(strstr(fast, "PASS poll_limit\n"));
+    g_assert_cmpstr(fast, ==, slow);
+    g_assert_cmpuint(last_instructions, ==, insns);
+    g_assert_cmpuint(last_cycles, ==, cycles);
+    g_assert_cmpuint(last_poll_skips, >, 0);
+    with_uart = false;
+    g_free(slow);
+    g_free(fast);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cpu_sys/baremetal/poll/fast-forward", test_poll_fast_forward);
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *name = g_strdup_printf("/cpu_sys/baremetal/%s/%s%s", cases[i].program, cases[i].cpu,
                                      cases[i].strict_isa ? "-strict" : "");

@@ -27,7 +27,7 @@ static void probe_write(void *opaque, uint32_t offset, uint32_t value, unsigned 
     p->writes++;
 }
 
-static const nm_io_ops probe_ops = {probe_read, probe_write};
+static const nm_io_ops probe_ops = {probe_read, probe_write, NULL};
 
 static void test_claims(void)
 {

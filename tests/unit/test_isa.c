@@ -27,7 +27,7 @@ static void p_write(void *opaque, uint32_t offset, uint32_t value, unsigned size
     p->last_offset = offset;
 }
 
-static const nm_io_ops p_ops = {p_read, p_write};
+static const nm_io_ops p_ops = {p_read, p_write, NULL};
 static const nm_mmio_ops p_mops = {p_read, p_write};
 
 static nm_machine *new_machine(nm_config **cfg, const char *cpu, const char *isa_spec)

@@ -59,7 +59,7 @@ static void fake_cfg_write(void *opaque, nm_pci_device *d, uint8_t offset, unsig
 }
 
 static const nm_mmio_ops fake_mmio = {fake_mmio_read, fake_mmio_write};
-static const nm_io_ops fake_io = {fake_io_read, fake_io_write};
+static const nm_io_ops fake_io = {fake_io_read, fake_io_write, NULL};
 
 static void fake_init(fakedev *f, const char *name, uint8_t pin)
 {
