@@ -17,10 +17,11 @@
  *  2. The next iteration is recorded: run step by step with the TLB's fast
  *     tags dropped, so every memory access is logged (the bytes a write
  *     replaced too).  It must end at the same read with the same registers,
- *     take as many instructions and clocks as the last, with no other I/O,
- *     no event, exception or interrupt, no slow memory path (MMIO, a page
- *     walk, a page boundary), and no instruction that may change the mode
- *     (NM_SYNC_CHECK) but the read.
+ *     every step of it an instruction recorded, with no other I/O, no
+ *     event (the deadline as it was), exception or interrupt, no TLB fill
+ *     or slow memory path (MMIO, a page walk, a page boundary), and no
+ *     instruction that may change the mode (NM_SYNC_CHECK) but the read:
+ *     every other one is pure (registers, flags and memory alone).
  *  3. Every byte it wrote holds what it held before, but for one dword W:
  *     written by a DEC of it, one less, with no other access to it; the
  *     instruction after the DEC is a JZ that was not taken, and the flags
