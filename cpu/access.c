@@ -34,20 +34,32 @@ void cpu_tlb_flush_all(nm_cpu *c)
     c->fetch_lin = 1;
 }
 
+/* Whether the fast tags may let accesses past the hook path: not while a
+ * memory hook listens or a poll loop is recorded (poll.c). */
+static bool fast_tags_on(const nm_cpu *c)
+{
+    return !(c->have_hooks && c->hooks.mem) && !c->poll.recording;
+}
+
+/* An entry's fast tags: its hook tags, or none. */
+static void set_fast_tags(nm_tlb_entry *e, bool on)
+{
+    if (on) {
+        e->tag_read = e->hook_read;
+        e->tag_user = e->hook_user;
+        e->tag_write = e->hook_write;
+        e->tag_user_write = e->hook_user_write;
+    } else {
+        e->tag_read = e->tag_user = e->tag_write = e->tag_user_write = NM_TLB_INVALID;
+    }
+}
+
 void cpu_tlb_fast_tags(nm_cpu *c, bool on)
 {
-    on = on && !(c->have_hooks && c->hooks.mem) && !c->poll.recording;
+    on = on && fast_tags_on(c);
     for (unsigned k = 0; k < NM_TLB_ENTRIES; k++) {
         nm_tlb_entry *e = &c->tlb[k];
-        if (on && e->tag_valid != NM_TLB_INVALID) {
-            /* as tlb_translate sets them with no memory hook */
-            e->tag_read = e->hook_read;
-            e->tag_user = e->hook_user;
-            e->tag_write = e->hook_write;
-            e->tag_user_write = e->hook_user_write;
-        } else {
-            e->tag_read = e->tag_user = e->tag_write = e->tag_user_write = NM_TLB_INVALID;
-        }
+        set_fast_tags(e, on && e->tag_valid != NM_TLB_INVALID);
     }
 }
 
@@ -108,14 +120,7 @@ static nm_tlb_entry *tlb_translate(nm_cpu *c, uint32_t lin, unsigned acc)
     bool w = fast && (perm & NM_TLBP_RAM) && (perm & NM_TLBP_DIRTY) && !watched;
     e->hook_write = w && (perm & NM_TLBP_SW) ? page : NM_TLB_INVALID;
     e->hook_user_write = w && (perm & NM_TLBP_UW) && !ac ? page : NM_TLB_INVALID;
-    if ((c->have_hooks && c->hooks.mem) || c->poll.recording) {
-        e->tag_read = e->tag_user = e->tag_write = e->tag_user_write = NM_TLB_INVALID;
-    } else {
-        e->tag_read = e->hook_read;
-        e->tag_user = e->hook_user;
-        e->tag_write = e->hook_write;
-        e->tag_user_write = e->hook_user_write;
-    }
+    set_fast_tags(e, fast_tags_on(c));
     return e;
 }
 

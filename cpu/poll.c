@@ -29,7 +29,8 @@
  *     (only flag-neutral instructions in between).  So W's value decides
  *     nothing but that JZ, which goes the same way while W stays above 1.
  * Then k iterations are done at once: W -= k, the counters and the clock
- * advance by k times the iteration's, the bus is told of k more reads;
+ * advance by k times the iteration's (a repeatable read is on no bus
+ * with counters of its own: nm_io_read_repeatable);
  * k keeps the clock before the next event and W above zero, and the
  * instructions within the step limit. */
 #include "cpu/core.h"
@@ -60,14 +61,11 @@ static bool same_point(const nm_poll_point *a, const nm_poll_point *b)
            a->value == b->value;
 }
 
+/* (io_in / io_out call it only when enabled and with no listener: setting
+ * one abandons any poll, nm_cpu_set_hooks) */
 void cpu_poll_io(nm_cpu *c, uint16_t port, unsigned size, uint32_t value, bool repeatable)
 {
     nm_poll *p = &c->poll;
-    if (!p->enabled) return;
-    if (c->have_hooks) {
-        if (p->recording || p->have) cpu_poll_abandon(c);
-        return;
-    }
     if (repeatable && !p->io_seen) {
         p->io_seen = true;
         p->seen.port = port;
@@ -267,9 +265,7 @@ static bool try_skip(nm_cpu *c, const nm_poll_point *last, const nm_poll_point *
     c->instructions += k * dins;
     c->steps += k * dins;
     clk->cycles += k * dcyc;
-    nm_io_repeat_reads(c->io, now->port, now->size, k);
     c->poll.skips++;
-    c->poll.skipped_instructions += k * dins;
     nm_debug(CPU, "poll at %08x fast-forwarded %llu iterations of %llu instructions", now->insn_eip,
              (unsigned long long)k, (unsigned long long)dins);
     return true;

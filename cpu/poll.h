@@ -47,7 +47,7 @@ typedef struct nm_poll {
     uint32_t n_insns, n_accesses;
     nm_poll_insn insns[NM_POLL_MAX_INSNS];
     nm_poll_access accesses[NM_POLL_MAX_ACCESSES];
-    uint64_t skips, skipped_instructions; /* for the debug log */
+    uint64_t skips; /* loops fast-forwarded (nm_cpu_poll_skips) */
 } nm_poll;
 
 #endif

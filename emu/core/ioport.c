@@ -93,18 +93,8 @@ uint32_t nm_io_read(nm_ioport_map *m, uint16_t port, unsigned size)
 bool nm_io_read_repeatable(const nm_ioport_map *m, uint16_t port, unsigned size)
 {
     const nm_io_claim *c = whole_claim(m, port, size);
-    return c && c->ops->repeatable && c->ops->repeatable(c->opaque, port - c->base, size);
-}
-
-void nm_io_repeat_reads(nm_ioport_map *m, uint16_t port, unsigned size, uint64_t k)
-{
-    nm_io_claim *c = whole_claim(m, port, size);
-    if (!c || !c->cost) return;
-    /* nm_bus_cost_charge k times, less the clock's cycles */
-    uint64_t cyc = c->cost->cycles[size > 4 ? 4 : size];
-    c->cost->accesses += k;
-    c->cost->cycles_charged += k * cyc;
-    m->clock->bus_wait_cycles += k * cyc;
+    return c && !c->cost && c->ops->repeatable &&
+           c->ops->repeatable(c->opaque, port - c->base, size);
 }
 
 void nm_io_write(nm_ioport_map *m, uint16_t port, uint32_t value, unsigned size)

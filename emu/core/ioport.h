@@ -14,7 +14,8 @@ typedef struct nm_io_ops {
     /* Optional: whether, right after a read of this register, another read
      * would return the same value and change nothing, until the device's
      * state changes by a clock event or a write (the CPU's poll
-     * fast-forward counts on it: cpu/poll.c).  NULL: never. */
+     * fast-forward counts on it: cpu/poll.c; not asked of a claim with a
+     * bus cost).  NULL: never. */
     bool (*repeatable)(void *opaque, uint32_t offset, unsigned size);
 } nm_io_ops;
 
@@ -50,9 +51,8 @@ const nm_io_claim *nm_ioport_owner(const nm_ioport_map *m, uint16_t port);
 uint32_t nm_io_read(nm_ioport_map *m, uint16_t port, unsigned size);
 void nm_io_write(nm_ioport_map *m, uint16_t port, uint32_t value, unsigned size);
 /* Whether the read of `port` just done may be repeated without effect
- * (nm_io_ops.repeatable), and the bus's counters of `k` more such reads
- * (their time is the caller's to add to the clock: cpu/poll.c). */
+ * (nm_io_ops.repeatable, cpu/poll.c): never on a claim with a bus cost,
+ * whose counters each read moves. */
 bool nm_io_read_repeatable(const nm_ioport_map *m, uint16_t port, unsigned size);
-void nm_io_repeat_reads(nm_ioport_map *m, uint16_t port, unsigned size, uint64_t k);
 
 #endif
