@@ -24,8 +24,8 @@ typedef struct nm_config {
     char *trace_range, *trace_window; /* limits of -d exec */
     bool strict_isa;
     bool no_poll_fast_forward; /* cpu/poll.c off */
-    uint32_t share_irqs; /* IRQ lines two devices may drive (bit n: IRQ n) */
-    uint64_t rtc_epoch;  /* seconds since 1970 the RTC starts at */
+    uint32_t share_irqs;       /* IRQ lines two devices may drive (bit n: IRQ n) */
+    uint64_t rtc_epoch;        /* seconds since 1970 the RTC starts at */
     /* Cost model (cpu/timing/timing.h; NULL: the default, checked when the
      * machine is built). */
     char *cost_model, *cost_from, *mem_wait_states, *dram_timing, *l2, *board;

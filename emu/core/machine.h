@@ -67,10 +67,10 @@ typedef struct nm_window_ops {
 /* What devices and the CPU are told of the configuration: copied from the
  * nm_config by nm_machine_new (emu/machine.c). */
 typedef struct nm_machine_settings {
-    uint64_t ram_bytes; /* RAM from address 0 (the RTC's CMOS memory sizes) */
-    uint64_t rtc_epoch; /* seconds since 1970 the RTC starts at */
-    int post_port;      /* a second POST code port (-1: none) */
-    bool strict_isa;    /* a 386 raises #UD on 486-only instructions */
+    uint64_t ram_bytes;     /* RAM from address 0 (the RTC's CMOS memory sizes) */
+    uint64_t rtc_epoch;     /* seconds since 1970 the RTC starts at */
+    int post_port;          /* a second POST code port (-1: none) */
+    bool strict_isa;        /* a 386 raises #UD on 486-only instructions */
     bool poll_fast_forward; /* the CPU may fast-forward a poll loop (cpu/poll.c) */
     /* What the host puts in the guest's mailbox (devices/pc/mailbox.c; NULL:
      * nothing): the command init reads after the snapshot point. */
