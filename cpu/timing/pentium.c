@@ -293,6 +293,65 @@ _Static_assert(offsetof(p5_desc, clocks) == 8, "p5_static.d8");
  * a V instruction is exempted as (PUSH or CALL, POP): depends() ANDs them. */
 enum { ST_NONE = 0, ST_PUSH = 1 | 4, ST_CALL = 4, ST_POP = 2 | 8 };
 
+/* The issue state p5_issue reads and writes (but the open U instruction's
+ * data address, p5.u_data): what the issue memo (p5_memo) keys on. */
+typedef struct p5_pipe {
+    p5_desc u;               /* the last instruction, alone in U */
+    uint32_t u_exec;         /* its execution clocks (no decode or mispredict clocks) */
+    uint32_t shadow;         /* prefix clocks the last multi-clock group can hide */
+    uint8_t shadow_groups;   /* for this many more groups */
+    bool u_open;             /* it may take a V partner */
+    bool u_agi;              /* it already paid an AGI stall */
+    bool u_has_data;         /* it accessed data (bank conflicts) */
+    uint8_t last_agi_wr;     /* registers written by the previous issue group */
+    uint8_t before_u_agi_wr; /* ... by the group before the open U */
+    uint8_t zero[2];         /* (no padding: states are compared bytewise) */
+} p5_pipe;
+_Static_assert(sizeof(p5_pipe) == 28, "p5_pipe has no padding");
+
+/* The issue memo: per decoded instruction (a slot by its place in the
+ * decoded-instruction cache), the outcome of its last issue with nothing
+ * dynamic in it (PS_PLAIN, no stall, no code miss, no misprediction, no
+ * bank conflict): from the issue state named by entry_tok, the state
+ * exit_tok names (exit), the clocks and the counters' steps.  A token
+ * names one issue state for good (p5.tok: the state's, 0 when it has
+ * none), so an instruction whose entry token is p5.tok would get exactly
+ * that outcome again: a loop's instructions, once their states repeat,
+ * are issued by a copy.  The counters are added for all its uses (hits)
+ * when the slot is rewritten and when the counters are read
+ * (p5_memo_fold). */
+typedef struct p5_memo {
+    uint64_t hits;  /* uses not yet in the counters */
+    uint32_t owner; /* the instruction's offset in the decoded-instruction cache + 1; 0: free */
+    uint32_t entry_tok, exit_tok;
+    /* bit 0: the outcome of an issue with a data access (else without);
+     * the rest: p5.code_epoch when its code was within the code page memo
+     * (in_code_memo), else 0 */
+    uint32_t code_key;
+    p5_pipe exit;
+    uint8_t bank_check; /* it paired in V with data after a U with data: no bank conflict then */
+    uint8_t in_v;       /* it went to V */
+    uint8_t cost, clocks, pair_saved, rmw_pair, agi, pfx_shadowed, pfx_cycles;
+} p5_memo;
+_Static_assert(sizeof(p5_memo) == 64, "a memo slot in a host cache line");
+#define P5_MEMO_BITS 16
+#define P5_MEMO_SIZE (1u << P5_MEMO_BITS)
+/* Slots per set: an instruction's outcomes from its last few states (a
+ * loop whose stalls repeat every few iterations enters it in as many),
+ * the most recent first. */
+#define P5_MEMO_WAYS         4u
+#define MEMO_WINDOW          1024u
+#define MEMO_HITS_PER_RECORD 4u
+#define MEMO_REST            (1024u * 1024u) /* guest instructions */
+
+/* The names given to issue states (pipe_name): a state's slot by a hash. */
+typedef struct p5_name {
+    uint32_t tok; /* 0: none */
+    p5_pipe pipe;
+} p5_name;
+#define P5_NAMES_BITS 12
+#define P5_NAMES_SIZE (1u << P5_NAMES_BITS)
+
 typedef struct p5 {
     nm_cpu *cpu;
     const nm_cpu_model *model;
@@ -323,18 +382,11 @@ typedef struct p5 {
      * instruction's), folded into st.c_* when the bill is settled. */
     uint32_t part_code, part_data, part_wbuf, part_mis, part_int;
 
-    /* the pipeline */
-    bool u_open;     /* the last instruction sits alone in U and may take a V partner */
-    p5_desc u;       /* that instruction */
-    uint32_t u_exec; /* its execution clocks (no decode or mispredict clocks) */
-    bool u_agi;      /* it already paid an AGI stall */
-    bool u_has_data;
-    uint32_t u_data;         /* its first data address (bank conflicts) */
-    uint8_t last_agi_wr;     /* registers written by the previous issue group */
-    uint8_t before_u_agi_wr; /* ... by the group before the open U */
-    uint32_t shadow;         /* prefix clocks the last multi-clock group can hide */
-    unsigned shadow_groups;  /* for this many more groups */
-    bool rep_active;         /* a REP string stopped at its budget and restarts */
+    /* the pipeline (p5_issue), and its token (the issue memo, below) */
+    p5_pipe pipe;
+    uint32_t tok;
+    uint32_t u_data; /* the open U instruction's first data address (bank conflicts) */
+    bool rep_active; /* a REP string stopped at its budget and restarts */
     uint32_t rep_eip;
     nm_x86_mode mode; /* mode after the last instruction */
 
@@ -365,12 +417,47 @@ typedef struct p5 {
      * of those: a non-plain instruction, a snoop, an MMIO access. */
     uint32_t cm_lpage, cm_page;
     bool cm_paging;
+    uint32_t code_epoch; /* bumped when the code page memo or cmirror change (p5_memo) */
     /* Counted later (p5_fold): the code hits of the code page memo
      * (code_hits, the code cache's read hits and, with cm_paging, the code
      * TLB's), and of those the fast path's instructions (instructions). */
     uint64_t lazy_code, lazy_fast;
+    p5_memo *memo;     /* P5_MEMO_SIZE slots */
+    p5_name *names;    /* P5_NAMES_SIZE */
+    uint32_t next_tok; /* the last token made */
+    uint32_t tok_epoch;
+    uint32_t memo_turn; /* the slot of a full set a new outcome takes, in turn */
+    /* The memo pays only when most issues find their outcome in it (a miss
+     * costs the issue, the state's name and the record: about four hits'
+     * savings, measured with callgrind).  Counted per window of
+     * MEMO_WINDOW records: with fewer than MEMO_HITS_PER_RECORD hits a
+     * record, it is off (no names, no records: p5.tok 0) for MEMO_REST
+     * instructions (looked at with branches and the general path).  Counts
+     * of guest instructions alone: deterministic, and the clocks are the
+     * same either way. */
+    bool memo_off;
+    uint64_t memo_back_at;   /* cpu->instructions when it is on again (UINT64_MAX: on) */
+    uint32_t window_records; /* records in this window */
+    uint64_t memo_hits;      /* uses of a slot */
+    uint64_t window_hits0;   /* memo_hits when this window began */
+    const char *ic_base;     /* the decoded-instruction cache's first instruction (memo slots) */
     nm_p5_stats st;
 } p5;
+
+static void code_epoch_wrap(p5 *s);
+
+/* The code page memo or a code cache set's most recent line changed: what
+ * the issue memo knew of the code (p5_memo.code_key) is old. */
+static inline void code_memo_moved(p5 *s)
+{
+    if (unlikely(++s->code_epoch == 1u << 31)) code_epoch_wrap(s);
+}
+static inline void cm_set(p5 *s, uint32_t lpage, uint32_t page)
+{
+    if (s->cm_lpage != lpage || s->cm_page != page) code_memo_moved(s);
+    s->cm_lpage = lpage;
+    s->cm_page = page;
+}
 
 /* ---------------------------------------------------- operand analysis */
 
@@ -769,6 +856,7 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         memset(s->dmirror, 0, sizeof s->dmirror);
         nm_cache_invalidate_all(s->code);
         memset(s->cmirror, 0, sizeof s->cmirror);
+        code_memo_moved(s);
         uint64_t now = s->cpu->clock->cycles;
         uint32_t wb = s->board.l2 ? s->board.l2_fill : s->board.dram_fill;
         for (uint32_t k = 0; k < dirty; k++)
@@ -863,8 +951,8 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
     if (mmio) {
-        s->cm_lpage = 1; /* a device ran: the memory map may have changed */
-        return 0;        /* the bus model charges MMIO */
+        cm_set(s, 1, s->cm_page); /* a device ran: the memory map may have changed */
+        return 0;                 /* the bus model charges MMIO */
     }
     bool cd = (s->cpu->cr0 & NM_CR0_CD) != 0;
     if (cacheable && (!cd || nm_cache_probe(cache, phys))) {
@@ -873,9 +961,10 @@ static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t n
         /* a hit or a fill: now the most recent of its set (a dirty one
          * hit stays known as dirty) */
         uint32_t set = (phys >> 5) & (P5_L1_SETS - 1), tag = (phys & ~31u) | 1u;
-        if (code)
+        if (code) {
+            if (s->cmirror[set] != tag) code_memo_moved(s);
             s->cmirror[set] = tag;
-        else if ((s->dmirror[set] & ~2u) != tag)
+        } else if ((s->dmirror[set] & ~2u) != tag)
             s->dmirror[set] = tag;
         if (r & NM_CACHE_HIT) {
             if (code)
@@ -948,7 +1037,7 @@ static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
     if (mmio) {
-        s->cm_lpage = 1; /* a device ran: the memory map may have changed */
+        cm_set(s, 1, s->cm_page); /* a device ran: the memory map may have changed */
         return 0;
     }
     if (cacheable && (nm_cache_access(s->data, phys, true, NULL) & NM_CACHE_HIT)) {
@@ -1104,14 +1193,13 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
     /* The code page memo (p5.cm_lpage) */
     if (walk && (!paging || s->code_tlb.mru == ((lin & 0xfffff000u) | 1u)) &&
         page_cached(s, phys)) {
-        s->cm_lpage = lin & 0xfffff000u;
-        s->cm_page = phys & 0xfffff000u;
+        cm_set(s, lin & 0xfffff000u, phys & 0xfffff000u);
         if (s->cm_paging != paging) {
             p5_fold(s);
             s->cm_paging = paging;
         }
     } else {
-        s->cm_lpage = 1;
+        cm_set(s, 1, s->cm_page);
     }
     return stall;
 }
@@ -1238,6 +1326,7 @@ static bool uses_btb(unsigned op)
 /* ---------------------------------------------------------------- hooks */
 
 static void log_overflow(p5 *s);
+static uint32_t pipe_name(p5 *s);
 
 /* Logs one access for run_log. */
 static inline void log_access(p5 *s, uint32_t linear, uint32_t physical, unsigned size,
@@ -1294,8 +1383,9 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
     s->part_int += int_n[cls];
     s->ev.mode_stale = true; /* the mode may change (p5_insn) */
     /* The pipeline is flushed. */
-    s->u_open = false;
-    s->last_agi_wr = 0;
+    s->pipe.u_open = false;
+    s->pipe.last_agi_wr = 0;
+    if (!s->memo_off) s->tok = pipe_name(s); /* (else 0) */
 }
 
 static unsigned prefix_bytes(const nm_insn *i)
@@ -1386,11 +1476,14 @@ static inline __attribute__((always_inline)) void account(p5 *s, unsigned sf, ui
     s->part_int = s->part_code = s->part_data = s->part_wbuf = s->part_mis = s->part_tlb = 0;
 }
 
-static const p5_static *static_of(const nm_insn *ci)
+static void memo_forget(p5 *s, const nm_insn *i);
+
+static const p5_static *static_of(p5 *s, const nm_insn *ci)
 {
     nm_insn *i = (nm_insn *)ci; /* the cached instruction: model_data is ours */
     p5_static *st = (p5_static *)(void *)i->model_data;
     if (likely(i->model_tag == NM_INSN_TAG_PENTIUM)) return st;
+    memo_forget(s, i); /* (a new instruction in its place) */
     const p5_row *row = &rows[i->op < NM_OP_COUNT ? i->op : 0];
     unsigned opf = nm_op_flags(i->op);
     bool is_string = (opf & NM_OPF_STRING) != 0;
@@ -1453,6 +1546,53 @@ static const p5_static *static_of(const nm_insn *ci)
     return st;
 }
 
+static void memo_fold(p5 *s, p5_memo *m);
+
+/* The name of the issue state (p5.pipe): the one it was given when last
+ * seen, if the names table still holds it, else a new one.  A name is
+ * never given to another state: after 2^32 - 1 of them every memo slot
+ * and name is dropped (p5.tok_epoch counts those times). */
+static __attribute__((noinline)) uint32_t pipe_name(p5 *s)
+{
+    /* What p5_issue can no longer read is cleared first, so that states
+     * that differ only there get one name: the open U instruction's fields
+     * with no open U (only a V partner reads them), the shadow with no
+     * group left (the next U issue clears it). */
+    p5_pipe *p = &s->pipe;
+    if (!p->u_open) {
+        p->u = (p5_desc){0};
+        p->u_exec = 0;
+        p->u_agi = p->u_has_data = false;
+        p->before_u_agi_wr = 0;
+    }
+    if (!p->shadow_groups) p->shadow = 0;
+    uint64_t w[3];
+    uint32_t w3;
+    memcpy(w, p, sizeof w);
+    memcpy(&w3, (const char *)p + sizeof w, sizeof w3);
+    _Static_assert(sizeof w + sizeof w3 == sizeof(p5_pipe), "pipe_name reads the whole state");
+    const uint64_t h = (w[0] ^ (w[1] * 0x9e3779b97f4a7c15u) ^ (w[2] * 0xc2b2ae3d27d4eb4fu) ^ w3) *
+                       0x165667b19e3779f9u;
+    p5_name *n = &s->names[h >> (64 - P5_NAMES_BITS)];
+    uint64_t v[3];
+    uint32_t v3;
+    memcpy(v, &n->pipe, sizeof v);
+    memcpy(&v3, (const char *)&n->pipe + sizeof v, sizeof v3);
+    if (n->tok && ((v[0] ^ w[0]) | (v[1] ^ w[1]) | (v[2] ^ w[2]) | (v3 ^ w3)) == 0) return n->tok;
+    if (unlikely(s->next_tok == UINT32_MAX)) {
+        for (uint32_t k = 0; k < P5_MEMO_SIZE; k++) {
+            memo_fold(s, &s->memo[k]);
+            s->memo[k].owner = 0;
+        }
+        memset(s->names, 0, P5_NAMES_SIZE * sizeof *s->names);
+        s->next_tok = 0;
+        s->tok_epoch++;
+    }
+    n->tok = ++s->next_tok;
+    n->pipe = s->pipe;
+    return n->tok;
+}
+
 /* The issue of an instruction whose memory, decode and branch outcome
  * are settled: U/V pairing, AGI, prefixes and their shadow, the counters.
  * `plain` as for p5_insn_body; p5_insn's fast path calls it with the
@@ -1466,25 +1606,25 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
     bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
     bool v_ok =
         plain ? (sf & PS_V_OK) != 0 : (d.pair == P_UV || d.pair == P_PV) && pfx == 0 && !d.dispimm;
-    bool pair = s->u_open && v_ok && !depends(&s->u, &d);
+    bool pair = s->pipe.u_open && v_ok && !depends(&s->pipe.u, &d);
     uint32_t cost, exec;
     if (pair) {
         /* V pipe: the pair takes as long as its slower half, two more for
          * two read-modify-writes [DB]. */
-        uint32_t group = d.clocks > s->u.clocks ? d.clocks : s->u.clocks;
-        if (d.rmw && s->u.rmw) group += 2;
-        uint32_t extra = group - s->u.clocks;
-        uint32_t agi = (d.addr & s->before_u_agi_wr) && !s->u_agi ? 1 : 0;
+        uint32_t group = d.clocks > s->pipe.u.clocks ? d.clocks : s->pipe.u.clocks;
+        if (d.rmw && s->pipe.u.rmw) group += 2;
+        uint32_t extra = group - s->pipe.u.clocks;
+        uint32_t agi = (d.addr & s->pipe.before_u_agi_wr) && !s->pipe.u_agi ? 1 : 0;
         /* Both pipes to one cache bank (address bits 2-4) of different
          * dwords: the V access waits a clock [MA]. */
         uint32_t bank = 0;
-        if (has_data && s->u_has_data && ((first_data ^ s->u_data) & 0x1c) == 0 &&
+        if (has_data && s->pipe.u_has_data && ((first_data ^ s->u_data) & 0x1c) == 0 &&
             (first_data >> 2) != (s->u_data >> 2)) {
             bank = 1;
             s->st.bank_conflicts++;
         }
         cost = extra + agi + bank + stall;
-        exec = s->u_exec + cost; /* the whole group */
+        exec = s->pipe.u_exec + cost; /* the whole group */
         if (mispredict) {
             uint32_t mp = direct_uncond ? MISPREDICT_UNCOND : MISPREDICT_V;
             cost += mp;
@@ -1498,28 +1638,28 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
         }
         /* The V instruction's row, less what the pair overlaps (the
          * smaller of the two rows), plus the lockstep of two RMWs. */
-        s->st.c_pair_saved += d.clocks < s->u.clocks ? d.clocks : s->u.clocks;
-        if (d.rmw && s->u.rmw) s->st.c_rmw_pair += 2;
+        s->st.c_pair_saved += d.clocks < s->pipe.u.clocks ? d.clocks : s->pipe.u.clocks;
+        if (d.rmw && s->pipe.u.rmw) s->st.c_rmw_pair += 2;
         s->st.c_bank += bank;
-        s->last_agi_wr = s->u.agi_wr | d.agi_wr;
-        s->u_open = false;
+        s->pipe.last_agi_wr = s->pipe.u.agi_wr | d.agi_wr;
+        s->pipe.u_open = false;
         s->st.v_issues++; /* (and pairs: p5_fold) */
     } else {
         /* U pipe (alone, or waiting for a V partner). */
-        if (s->shadow_groups)
-            s->shadow_groups--;
+        if (s->pipe.shadow_groups)
+            s->pipe.shadow_groups--;
         else
-            s->shadow = 0;
+            s->pipe.shadow = 0;
         uint32_t pen = pfx;
         if (pen) {
-            uint32_t hid = pen < s->shadow ? pen : s->shadow;
-            s->shadow -= hid;
+            uint32_t hid = pen < s->pipe.shadow ? pen : s->pipe.shadow;
+            s->pipe.shadow -= hid;
             pen -= hid;
             s->st.prefix_shadowed += hid;
             s->st.prefix_cycles += pen;
             s->st.c_prefix += pen;
         }
-        uint32_t agi = (d.addr & s->last_agi_wr) ? 1 : 0;
+        uint32_t agi = (d.addr & s->pipe.last_agi_wr) ? 1 : 0;
         if (agi) {
             s->st.agi_stalls++;
             s->st.c_agi++;
@@ -1533,17 +1673,17 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
             s->st.mispredict_cycles += mp;
             s->st.c_mispredict += mp;
         }
-        s->before_u_agi_wr = s->last_agi_wr;
-        s->last_agi_wr = d.agi_wr;
+        s->pipe.before_u_agi_wr = s->pipe.last_agi_wr;
+        s->pipe.last_agi_wr = d.agi_wr;
         /* Opens a V slot: pairable in U, not a branch, boundaries known
          * (code cache hit, or a one-byte instruction) [MA 4.1]. */
         bool opens = plain ? (sf & PS_OPENS_V) != 0
                            : (d.pair == P_UV || d.pair == P_PU) && !d.dispimm && !(sf & PS_BRANCH);
-        s->u_open = opens && !(code_miss && i->len > 1);
-        s->u = d;
-        s->u_exec = exec;
-        s->u_agi = agi != 0;
-        s->u_has_data = has_data;
+        s->pipe.u_open = opens && !(code_miss && i->len > 1);
+        s->pipe.u = d;
+        s->pipe.u_exec = exec;
+        s->pipe.u_agi = agi != 0;
+        s->pipe.u_has_data = has_data;
         if (has_data) s->u_data = first_data; /* (read only with u_has_data) */
         s->st.u_issues++;
     }
@@ -1556,14 +1696,14 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
      * own examples (CLD / REP MOVSD, CMP mem / MOV / SETNZ) are within two
      * and come out the same either way (docs/boards.md, ab2-p5-211e). */
     if (exec > 1) {
-        s->shadow = exec - 1;
-        s->shadow_groups = PREFIX_SHADOW_GROUPS;
+        s->pipe.shadow = exec - 1;
+        s->pipe.shadow_groups = PREFIX_SHADOW_GROUPS;
     }
     if (!plain && (sf & PS_HLT)) {
         /* HLT drains the pipeline: no shadow, no V slot left. */
-        s->shadow = 0;
-        s->shadow_groups = 0;
-        s->u_open = false;
+        s->pipe.shadow = 0;
+        s->pipe.shadow_groups = 0;
+        s->pipe.u_open = false;
     }
     if (is_rep) {
         s->rep_active = c->eip == c->insn_eip;
@@ -1575,7 +1715,7 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
         s->ev.mode_stale = false;
         c->hook_resync = false;
         tlb_after(s, i);
-        s->cm_lpage = 1; /* CR0, paging, the TLBs or the memory map may have changed */
+        cm_set(s, 1, s->cm_page); /* CR0, paging, the TLBs or the memory map may have changed */
     } else {
         s->mode.next_eip = c->eip;
     }
@@ -1583,7 +1723,227 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
     /* a REP string once, however many steps (any other instruction retires) */
     if (!lazy) s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
+    if (!s->memo_off) s->tok = pipe_name(s); /* (else 0) */
     return cost;
+}
+
+/* ------------------------------------------------------- the issue memo */
+
+/* Adds a memo slot's uses to the counters. */
+static void memo_fold(p5 *s, p5_memo *m)
+{
+    const uint64_t n = m->hits;
+    if (!n) return;
+    nm_p5_stats *t = &s->st;
+    t->cycles += n * m->cost;
+    t->c_table += n * m->clocks;
+    if (m->in_v)
+        t->v_issues += n;
+    else
+        t->u_issues += n;
+    t->c_pair_saved += n * m->pair_saved;
+    t->c_rmw_pair += n * m->rmw_pair;
+    t->agi_stalls += n * m->agi;
+    t->c_agi += n * m->agi;
+    t->prefix_shadowed += n * m->pfx_shadowed;
+    t->prefix_cycles += n * m->pfx_cycles;
+    t->c_prefix += n * m->pfx_cycles;
+    m->hits = 0;
+}
+
+static void memo_fold_all(p5 *s)
+{
+    for (uint32_t k = 0; k < P5_MEMO_SIZE; k++)
+        memo_fold(s, &s->memo[k]);
+}
+
+/* The instruction's place in the decoded-instruction cache (a byte offset:
+ * a function of its physical address) + 1, its memo set, and the key of
+ * its slot from the state named tok (the slot's owner and entry_tok as one
+ * word; a free slot has owner 0, and no slot entry_tok 0). */
+static inline __attribute__((always_inline)) uint32_t memo_owner(const p5 *s, const nm_insn *i)
+{
+    return (uint32_t)((const char *)i - s->ic_base) + 1u;
+}
+_Static_assert(sizeof(ic_entry) >= 32, "one memo set index per decoded instruction");
+static inline __attribute__((always_inline)) p5_memo *memo_set(p5 *s, uint32_t owner)
+{
+    return &s->memo[(owner >> 5) * P5_MEMO_WAYS & (P5_MEMO_SIZE - 1)];
+}
+static inline __attribute__((always_inline)) uint64_t memo_key(uint32_t owner, uint32_t tok)
+{
+    return owner | (uint64_t)tok << 32;
+}
+_Static_assert(offsetof(p5_memo, entry_tok) == offsetof(p5_memo, owner) + 4, "memo_key");
+static inline __attribute__((always_inline)) uint64_t slot_key(const p5_memo *m)
+{
+    uint64_t k;
+    memcpy(&k, &m->owner, sizeof k);
+    return k;
+}
+static inline __attribute__((always_inline)) p5_memo *memo_find(p5_memo *set, uint64_t key)
+{
+    _Static_assert(P5_MEMO_WAYS == 4, "memo_find");
+    if (slot_key(&set[0]) == key) return &set[0];
+    if (slot_key(&set[1]) == key) return &set[1];
+    if (slot_key(&set[2]) == key) return &set[2];
+    if (slot_key(&set[3]) == key) return &set[3];
+    return NULL;
+}
+
+/* The instruction was decoded (again): its slots are freed. */
+static void memo_forget(p5 *s, const nm_insn *i)
+{
+    const uint32_t owner = memo_owner(s, i);
+    p5_memo *set = memo_set(s, owner);
+    for (unsigned w = 0; w < P5_MEMO_WAYS; w++) {
+        if (set[w].owner == owner) {
+            memo_fold(s, &set[w]);
+            set[w].owner = 0;
+        }
+    }
+}
+
+/* The outcome of a memo slot whose entry state is the state now. */
+static inline __attribute__((always_inline)) uint32_t memo_apply(p5 *s, const nm_cpu *c, p5_memo *m,
+                                                                 const bool has_data,
+                                                                 uint32_t first_data,
+                                                                 const bool lazy)
+{
+    s->pipe = m->exit;
+    s->tok = m->exit_tok;
+    m->hits++;
+    s->memo_hits++;
+    if (has_data && !m->in_v) s->u_data = first_data;
+    s->mode.next_eip = c->eip;
+    if (!lazy) s->st.instructions++;
+    return m->cost;
+}
+
+/* Same-dword accesses or different banks (address bits 2-4): no bank
+ * conflict (p5_issue). */
+static inline bool bank_conflict(uint32_t a, uint32_t b)
+{
+    return ((a ^ b) & 0x1c) == 0 && (a >> 2) != (b >> 2);
+}
+
+/* Whether slot m holds the outcome for this access (with or without data,
+ * the same banks). */
+static inline __attribute__((always_inline)) bool
+memo_fits(const p5 *s, const p5_memo *m, const bool has_data, uint32_t first_data)
+{
+    return (m->code_key & 1u) == has_data &&
+           !(has_data && m->bank_check && bank_conflict(first_data, s->u_data));
+}
+
+/* p5_issue of a PS_PLAIN instruction with no stall, code miss or
+ * misprediction (code_ok: its code within the code page memo), by its
+ * memo slot if it has one for this state, else worked out and recorded
+ * (but with a bank conflict), its new state named. */
+static __attribute__((noinline)) uint32_t p5_issue_record(p5 *s, nm_cpu *c, const nm_insn *i,
+                                                          const p5_static *st, bool has_data,
+                                                          uint32_t first_data, bool lazy,
+                                                          bool code_ok)
+{
+    const uint32_t owner = memo_owner(s, i);
+    p5_memo *const set = memo_set(s, owner);
+    p5_memo *m = s->tok ? memo_find(set, memo_key(owner, s->tok)) : NULL;
+    if (m && memo_fits(s, m, has_data, first_data)) {
+        /* (the fast path's test failed on its code epoch only) */
+        if (code_ok) m->code_key = s->code_epoch << 1 | has_data;
+        return memo_apply(s, c, m, has_data, first_data, lazy);
+    }
+    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
+    d.clocks = st->clocks;
+    const uint32_t entry_tok = s->tok, epoch = s->tok_epoch;
+    const bool u_data_open = s->pipe.u_open && s->pipe.u_has_data;
+    const nm_p5_stats *t = &s->st;
+    const uint64_t v0 = t->v_issues, ps0 = t->c_pair_saved, rp0 = t->c_rmw_pair,
+                   agi0 = t->agi_stalls, sh0 = t->prefix_shadowed, pc0 = t->prefix_cycles,
+                   bank0 = t->bank_conflicts;
+    const uint32_t cost = p5_issue(s, c, i, sf, st->pfx, d, 0, false, has_data, first_data, false,
+                                   true, false, false, lazy);
+    const uint64_t ps = t->c_pair_saved - ps0, rp = t->c_rmw_pair - rp0, agi = t->agi_stalls - agi0,
+                   sh = t->prefix_shadowed - sh0, pc = t->prefix_cycles - pc0;
+    /* (a bank conflict: an outcome of the addresses too) */
+    if (t->bank_conflicts != bank0 || (cost | ps | rp | sh | pc | d.clocks) > 0xff ||
+        epoch != s->tok_epoch || !entry_tok)
+        return cost;
+    const bool in_v = t->v_issues != v0; /* (before the fold below) */
+    if (++s->window_records == MEMO_WINDOW) {
+        if (s->memo_hits - s->window_hits0 < (uint64_t)MEMO_HITS_PER_RECORD * MEMO_WINDOW) {
+            s->memo_off = true;
+            s->memo_back_at = c->instructions + MEMO_REST;
+            s->tok = 0;
+        }
+        s->window_records = 0;
+        s->window_hits0 = s->memo_hits;
+        if (s->memo_off) return cost;
+    }
+    if (!m) {
+        /* a free slot of the set, else one in turn */
+        for (unsigned w = 0; w < P5_MEMO_WAYS && !m; w++)
+            if (!set[w].owner) m = &set[w];
+        if (!m) m = &set[s->memo_turn++ % P5_MEMO_WAYS];
+    }
+    memo_fold(s, m);
+    *m = (p5_memo){
+        .owner = owner,
+        .entry_tok = entry_tok,
+        .exit_tok = s->tok,
+        .exit = s->pipe,
+        .code_key = (code_ok ? s->code_epoch << 1 : 0) | has_data,
+        .bank_check = in_v && has_data && u_data_open,
+        .in_v = in_v,
+        .cost = (uint8_t)cost,
+        .clocks = (uint8_t)d.clocks,
+        .pair_saved = (uint8_t)ps,
+        .rmw_pair = (uint8_t)rp,
+        .agi = (uint8_t)agi,
+        .pfx_shadowed = (uint8_t)sh,
+        .pfx_cycles = (uint8_t)pc,
+    };
+    return cost;
+}
+
+/* The memo on again after its rest (p5.memo_back_at). */
+static __attribute__((noinline)) void memo_on(p5 *s)
+{
+    s->memo_off = false;
+    s->memo_back_at = UINT64_MAX;
+    s->window_records = 0;
+    s->window_hits0 = s->memo_hits;
+}
+
+/* p5_issue_record's outcome, by the memo slot inline when it has one. */
+static inline __attribute__((always_inline)) uint32_t
+p5_issue_memo(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool has_data,
+              uint32_t first_data, const bool lazy, bool code_ok)
+{
+    const uint32_t owner = memo_owner(s, i);
+    p5_memo *m = s->tok ? memo_find(memo_set(s, owner), memo_key(owner, s->tok)) : NULL;
+    if (likely(m && memo_fits(s, m, has_data, first_data)))
+        return memo_apply(s, c, m, has_data, first_data, lazy);
+    return p5_issue_record(s, c, i, st, has_data, first_data, lazy, code_ok);
+}
+
+/* p5_issue_memo for p5_insn_plain (out of line: its other paths keep
+ * their registers). */
+static __attribute__((noinline)) uint32_t p5_issue_memo_data(p5 *s, nm_cpu *c, const nm_insn *i,
+                                                             const p5_static *st, bool has_data,
+                                                             uint32_t first_data, bool code_ok)
+{
+    return p5_issue_memo(s, c, i, st, has_data, first_data, false, code_ok);
+}
+
+/* Bumps every memo slot's code epoch off (code_key) and starts again. */
+static void code_epoch_wrap(p5 *s)
+{
+    for (uint32_t k = 0; k < P5_MEMO_SIZE; k++)
+        s->memo[k].code_key &= 1u;
+    s->code_epoch = 1;
 }
 
 /* The insn hook.  `plain`: the instruction is PS_PLAIN and nothing ran
@@ -1666,7 +2026,8 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
 /* Everything p5_insn's fast path leaves to the general one. */
 static __attribute__((noinline)) uint32_t p5_insn_slow(p5 *s, nm_cpu *c, const nm_insn *i)
 {
-    const p5_static *st = static_of(i);
+    const p5_static *st = static_of(s, i);
+    if (unlikely(c->instructions >= s->memo_back_at)) memo_on(s);
     /* EIP or CS not where the last instruction left them: something ran in
      * between (an interrupt, an exception, a reset) and may have changed
      * the mode; as has a new run (cpu->hook_resync) or an interrupt hook
@@ -1749,7 +2110,8 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
     } else if (s->ev.nlog) {
         stall = run_log(s, t0, 0, 1, &code_miss, &has_data, &first_data);
     }
-    if (in_code_memo(s, c, i, code_lin))
+    const bool code_ok = in_code_memo(s, c, i, code_lin);
+    if (code_ok)
         p5_code_memo(s);
     else
         stall = settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, true, t0,
@@ -1760,6 +2122,8 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
     if (s->ev.br_seen && (sf & PS_BTB))
         mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
     s->ev.br_seen = false;
+    if (!s->memo_off && !(stall | code_miss | mispredict))
+        return p5_issue_memo_data(s, c, i, st, has_data, first_data, code_ok);
     p5_desc d;
     memcpy(&d, st->d8, sizeof st->d8);
     d.clocks = st->clocks;
@@ -1777,6 +2141,8 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
     if (sf & PS_BTB)
         mispredict = btb_branch(s, c->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
     s->ev.br_seen = false;
+    if (unlikely(c->instructions >= s->memo_back_at)) memo_on(s);
+    if (!mispredict && !s->memo_off) return p5_issue_memo(s, c, i, st, false, 0, true, true);
     p5_desc d;
     memcpy(&d, st->d8, sizeof st->d8);
     d.clocks = st->clocks;
@@ -1805,14 +2171,33 @@ p5_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     if (likely((tp & mask) == want && (seq || (!c->hook_resync && c->insn_eip == s->mode.next_eip &&
                                                c->seg[NM_CS].selector == s->mode.cs)))) {
         const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
-        if (likely(!s->ev.any && in_code_memo(s, c, i, code_lin))) {
-            s->lazy_fast++; /* the code hits, the instruction */
-            const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-            p5_desc d;
-            memcpy(&d, st->d8, sizeof st->d8);
-            d.clocks = st->clocks;
-            return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false, false,
-                            true);
+        if (likely(!s->ev.any)) {
+            /* p5_issue_memo's test with in_code_memo's: the slot's code
+             * epoch is the code page memo's now (so in_code_memo's outcome
+             * for this instruction is the same as when recorded but for its
+             * linear page) */
+            const uint32_t owner = memo_owner(s, i);
+            p5_memo *m = s->tok ? memo_find(memo_set(s, owner), memo_key(owner, s->tok)) : NULL;
+            if (likely(m && m->code_key == s->code_epoch << 1 &&
+                       (code_lin & 0xfffff000u) == s->cm_lpage)) {
+                s->lazy_fast++; /* the code hits, the instruction */
+                return memo_apply(s, c, m, false, 0, true);
+            }
+            if (in_code_memo(s, c, i, code_lin)) {
+                s->lazy_fast++; /* the code hits, the instruction */
+                if (m && !(m->code_key & 1u)) {
+                    /* (only its code epoch was old) */
+                    m->code_key = s->code_epoch << 1;
+                    return memo_apply(s, c, m, false, 0, true);
+                }
+                if (!s->memo_off) return p5_issue_record(s, c, i, st, false, 0, true, true);
+                const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+                p5_desc d;
+                memcpy(&d, st->d8, sizeof st->d8);
+                d.clocks = st->clocks;
+                return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false,
+                                false, true);
+            }
         }
         /* nothing noted but a branch outcome */
         static const union p5_ev br_only = {.br_seen = true};
@@ -1849,7 +2234,7 @@ static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
 {
     p5 *s = opaque;
     if (!len) return;
-    s->cm_lpage = 1; /* the code line may go */
+    cm_set(s, 1, s->cm_page); /* the code line may go */
     uint64_t end = (uint64_t)phys + len;
     for (uint64_t a = phys & ~(uint64_t)31; a < end; a += 32) {
         uint32_t line = (uint32_t)a;
@@ -1858,6 +2243,7 @@ static void p5_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
             if (nm_cache_probe(s->code, line)) {
                 nm_cache_invalidate_line(s->code, line);
                 s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] = 0;
+                code_memo_moved(s);
                 s->st.snoop_invalidations++;
             }
             if (nm_cache_probe(s->data, line)) {
@@ -1937,7 +2323,11 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->tlb_pse = (cpu->cr4 & NM_CR4_PSE) != 0;
     s->log = g_new(p5_access, LOG_CAP);
     s->mode = nm_x86_mode_now(cpu);
-    s->cm_lpage = 1; /* no code page memo yet */
+    cm_set(s, 1, s->cm_page); /* no code page memo yet */
+    s->memo = g_new0(p5_memo, P5_MEMO_SIZE);
+    s->memo_back_at = UINT64_MAX;
+    s->names = g_new0(p5_name, P5_NAMES_SIZE);
+    s->ic_base = (const char *)&((const icache *)cpu->icache)->e[0].insn;
     return s;
 }
 
@@ -1949,18 +2339,39 @@ static void p5_destroy(void *state)
     nm_cache_free(s->data);
     nm_board_free(&s->board);
     g_free(s->log);
+    g_free(s->memo);
+    g_free(s->names);
     g_free(s);
 }
 
 const nm_p5_stats *nm_pentium_stats(const void *state)
 {
     p5 *s = (p5 *)state; /* the instance create made: its lazy counts go in */
+    memo_fold_all(s);
     p5_fold(s);
     return &s->st;
 }
 
+void nm_pentium_set_issue_memo(void *state, bool on)
+{
+    p5 *s = state;
+    if (on) {
+        memo_on(s);
+    } else {
+        s->memo_off = true;
+        s->memo_back_at = UINT64_MAX;
+        s->tok = 0;
+    }
+}
+
+uint64_t nm_pentium_issue_memo_hits(const void *state)
+{
+    return ((const p5 *)state)->memo_hits;
+}
+
 static void p5_report(void *state, nm_report *r)
 {
+    memo_fold_all(state);
     p5_fold(state);
     const p5 *s = state;
     const nm_p5_stats *t = &s->st;

@@ -4,6 +4,7 @@
 #ifndef NICEMU_CPU_TIMING_PENTIUM_H
 #define NICEMU_CPU_TIMING_PENTIUM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct nm_p5_stats {
@@ -47,5 +48,11 @@ typedef struct nm_p5_stats {
 
 /* `state` is what nm_cost_model_pentium.create returned. */
 const nm_p5_stats *nm_pentium_stats(const void *state);
+
+/* The issue memo (pentium.c, p5_memo): for tests, turned off for good
+ * (false) or on again, and the issues it has done so far.  The clocks and
+ * counters are the same either way. */
+void nm_pentium_set_issue_memo(void *state, bool on);
+uint64_t nm_pentium_issue_memo_hits(const void *state);
 
 #endif

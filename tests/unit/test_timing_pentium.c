@@ -322,6 +322,44 @@ static void test_loop_predicted(void)
     fx_free(&f);
 }
 
+/* The issue memo replays an instruction's issue from a state it has seen
+ * (pentium.c, p5_memo): a loop with pairs, a dependency, AGI, a 0F and an
+ * operand-size prefix, PUSH/POP, loads and stores that fill the write
+ * buffers now and then costs the same clocks and counters with it as
+ * without it, and the memo does most of the loop's issues. */
+static void test_issue_memo(void)
+{
+    static const uint8_t loop[] = {
+        0x8b, 0x06,             /* L: mov eax,[esi] */
+        0x01, 0xc3,             /* add ebx,eax */
+        0x89, 0x1f,             /* mov [edi],ebx (DST2: never cached) */
+        0x89, 0x47, 0x04,       /* mov [edi+4],eax */
+        0x0f, 0xb6, 0x56, 0x01, /* movzx edx,byte [esi+1] */
+        0x8d, 0x76, 0x04,       /* lea esi,[esi+4] */
+        0x83, 0xc7, 0x08,       /* add edi,8 */
+        0x52,                   /* push edx */
+        0x5a,                   /* pop edx */
+        0x66, 0x01, 0xd3,       /* add bx,dx */
+        0x49,                   /* dec ecx */
+        0x75, 0xe5,             /* jnz L */
+    };
+    const regs r = {.ecx = 500, .esi = SRC, .edi = DST2};
+    fx off, on;
+    fx_init(&off, "pentium-100");
+    nm_pentium_set_issue_memo(off.st, false);
+    uint64_t clocks_off = measure(&off, loop, sizeof loop, r);
+    g_assert_cmpuint(nm_pentium_issue_memo_hits(off.st), ==, 0);
+    fx_init(&on, "pentium-100");
+    uint64_t clocks_on = measure(&on, loop, sizeof loop, r);
+    g_assert_cmpuint(clocks_on, ==, clocks_off);
+    g_assert_cmpint(memcmp(stats(&on), stats(&off), sizeof(nm_p5_stats)), ==, 0);
+    g_assert_cmpuint(stats(&on)->wbuf_stalls, >, 0);
+    /* two runs of 500 x 12 instructions */
+    g_assert_cmpuint(nm_pentium_issue_memo_hits(on.st), >, 500 * 12);
+    fx_free(&on);
+    fx_free(&off);
+}
+
 /* ---------------------------------------------------- INT/IRET, IN/OUT */
 
 static void put_desc(uint8_t *p, uint32_t lo, uint32_t hi)
@@ -844,8 +882,10 @@ static void test_breakdown_sums(void)
     static const uint8_t indep[] = {0x83, 0xc0, 0x01, 0x83, 0xc3, 0x01,
                                     0x83, 0xc1, 0x01, 0x83, 0xc2, 0x01};
     measure(&f, indep, sizeof indep, (regs){0});
+    t = stats(&f);
     uint64_t t0 = t->c_table, s0 = t->c_pair_saved, c0 = t->cycles;
     run(&f, CODE, (regs){0});
+    t = stats(&f);                                /* (the lazy counts in: nm_pentium_stats) */
     g_assert_cmpuint(t->c_table - t0, ==, 4 + 1); /* and the HLT's row */
     g_assert_cmpuint(t->c_pair_saved - s0, ==, 2);
     g_assert_cmpuint(t->cycles - c0, ==, 2 + 1);
@@ -1119,6 +1159,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/prefix", test_prefix);
     g_test_add_func("/timing/pentium/branches", test_branches);
     g_test_add_func("/timing/pentium/loop-predicted", test_loop_predicted);
+    g_test_add_func("/timing/pentium/issue-memo", test_issue_memo);
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/fault-delivery", test_fault_delivery);
     g_test_add_func("/timing/pentium/in-out", test_in_out);
