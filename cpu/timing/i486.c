@@ -275,6 +275,7 @@ typedef struct i486_state {
     uint32_t fill_lines;    /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
     unsigned fill_slot[32]; /* by that bit: the fill_head of the last fill of such a line */
     uint8_t fill_count[32]; /* by that bit: how many lines in fills have it */
+    uint64_t fills_in_at;   /* every fill started so far has all its dwords in by then */
     /* the prefetch queue: holds the lines from the one of the next byte to
      * decode up to pq_last (a physical line address; the line before the
      * first one when empty), in it or coming; pq_next is the byte after
@@ -301,15 +302,17 @@ typedef struct i486_state {
     unsigned ready_head;
     uint64_t ready_at;
     /* The same, made ready for the next instruction when one ends
-     * (arm_next_insn): an instruction whose bytes start at arm_next and
+     * (arm_next_insn): an instruction whose bytes start at pq_next and
      * end in line arm_line would pass code_fetch_slow's first test (the
      * queue valid and holding the line, no prefetch of it pending, the
      * cache on) once every dword of the line is in (from arm_ready on), as
-     * long as no fill has started since (fill_head == arm_head) and the
+     * long as no fill has started since (start_fill disarms) and the
      * memory map is as it was (arm_gen: the line is RAM).  arm_line 1 (not
-     * a line): none. */
-    uint32_t arm_next, arm_line, arm_gen;
-    unsigned arm_head;
+     * a line): none.  arm_stay: arm_line when the line after it is queued
+     * too (pq_last past it), else 1: an instruction ending in it then asks
+     * the prefetcher for nothing and leaves the same line armed (the fast
+     * path's end test; every flush disarms). */
+    uint32_t arm_line, arm_gen, arm_stay;
     uint64_t arm_ready;      /* the line's dwords are all in from then on */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
@@ -325,7 +328,7 @@ typedef struct i486_state {
     uint8_t last_written; /* register the previous instruction wrote (8: none) */
     bool rep_continues;
     /* counters */
-    uint64_t insns, clocks, agi, misaligned_count, fill_stall, wbuf_stall;
+    uint64_t insns, agi, misaligned_count, fill_stall, wbuf_stall;
     uint64_t split_writes; /* stores across a dword: two bus cycles */
     uint64_t code_misses, data_misses, async_transfers, taken_transfers, reads_ahead;
     uint64_t prefetch_fills, queue_flushes, fill_waits;
@@ -338,10 +341,20 @@ typedef struct i486_state {
     uint64_t tlb_code_hits, tlb_code_misses, tlb_data_hits, tlb_data_misses;
     uint64_t walk_reads, interp_walk_reads;
     uint64_t snoop_invalidations;
-    /* where the clocks went (they sum to `clocks`) */
-    uint64_t c_base, c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
+    uint64_t clocks; /* (apart from insns: two scalar adds in the fast path, not one vector) */
+    /* where the clocks went (they sum to `clocks`: every path adds to it
+     * what it books here and its row's clocks; the report's clocks_table,
+     * the row clocks of all but I/O and interrupts, is the rest) */
+    uint64_t c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
     uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain, c_tlb;
 } i486_state;
+
+/* Nothing made ready for the next instruction (arm_next_insn). */
+static inline void disarm(i486_state *s)
+{
+    s->arm_line = 1;
+    s->arm_stay = 1;
+}
 
 static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *p)
 {
@@ -373,7 +386,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->prev = nm_x86_mode_now(cpu);
     s->last_written = NM_REG_NONE;
     s->ready_at = UINT64_MAX; /* nothing learned yet */
-    s->arm_line = 1;
+    disarm(s);
     s->map_gen = &cpu->mem->map_gen;
     for (unsigned k = 0; k < BUS_CORE_N; k++)
         s->bus_core[k] = nm_bus_to_core(model, k);
@@ -390,7 +403,7 @@ static void i486_resume(void *st, nm_cpu *cpu)
     s->pq_valid = false; /* the CPU ran elsewhere meanwhile */
     s->pf_n = 0;
     s->code_done = s->code_armed = false;
-    s->arm_line = 1;
+    disarm(s);
     /* CR3 may have been loaded meanwhile: the TLB is unknown, start empty. */
     nm_tlb_flush(&s->tlb);
     s->tlb_cr3 = cpu->cr3;
@@ -483,6 +496,7 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     }
     s->fill_slot[((phys & ~(LINE - 1)) / LINE) % 32] = s->fill_head;
     fill_rec *f = &s->fills[s->fill_head++ % NFILL];
+    disarm(s); /* what was made ready assumed no fill since */
     /* the record this one replaces leaves the hash */
     if (f->used) {
         unsigned old = (f->line / LINE) % 32;
@@ -493,6 +507,7 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     f->first = (uint8_t)((phys >> 2) & 3);
     f->start = done - cost;
     fill_offsets(s, cost, f->off);
+    if (f->start + f->off[3] > s->fills_in_at) s->fills_in_at = f->start + f->off[3]; /* all in */
     unsigned bit = (f->line / LINE) % 32;
     s->fill_count[bit]++;
     s->fill_lines |= 1u << bit;
@@ -581,14 +596,15 @@ static void __attribute__((noinline)) read_line_slow(i486_state *s, uint32_t phy
 }
 
 /* read_line, its common case inline: no prefetch pending, the cache on,
- * no fill of the line on record (cached long ago: no wait) and the line
- * the one its set used last (a hit that changes nothing but the
+ * no fill of the line on record or every fill all in by now (no wait) and
+ * the line the one its set used last (a hit that changes nothing but the
  * counters). */
 static inline __attribute__((always_inline)) void read_line(i486_state *s, uint32_t phys,
                                                             uint32_t size)
 {
     if (s->pf_n == 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
-        !(s->fill_lines & (1u << ((phys / LINE) % 32))) && nm_cache_read_set_mru(s->cache, phys))
+        (!(s->fill_lines & (1u << ((phys / LINE) % 32))) || s->fills_in_at <= now_of(s)) &&
+        nm_cache_read_set_mru(s->cache, phys))
         return;
     read_line_slow(s, phys, size);
 }
@@ -802,8 +818,8 @@ code_fetched(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len, uint64_t 
 static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s, uint32_t lin,
                                                                    uint32_t phys, uint32_t len)
 {
-    if (phys != s->arm_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
-        s->fill_head != s->arm_head || *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
+    if (phys != s->pq_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
+        *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
         return false;
     uint64_t now = now_of(s);
     /* still coming in: wait for its dwords (arm_next_insn checked the rest) */
@@ -923,6 +939,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
         /* No cache: a single transfer per line, the queue not modelled. */
         s->pq_valid = false;
         s->pf_n = 0;
+        disarm(s);
         if (!again) {
             for (uint32_t k = 0; k < lines; k++) {
                 uint64_t t = now_of(s);
@@ -987,7 +1004,7 @@ static inline void prefetch_ahead(i486_state *s)
 static void __attribute__((noinline)) arm_next_insn(i486_state *s)
 {
     uint32_t next = s->pq_next, line = next & ~(LINE - 1);
-    s->arm_line = 1;
+    disarm(s);
     if (!s->pq_valid || ((next ^ s->code_phys) & ~0xfffu) || (int32_t)(line - s->pq_last) > 0 ||
         (s->cpu->cr0 & NM_CR0_CD) || (s->pf_n >= 1 && s->pf_line[0] == line) ||
         (s->pf_n >= 2 && s->pf_line[1] == line) || is_mmio(s->cpu, line))
@@ -996,9 +1013,8 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
-    s->arm_next = next;
     s->arm_line = line;
-    s->arm_head = s->fill_head;
+    s->arm_stay = (int32_t)(line + LINE - s->pq_last) <= 0 ? line : 1;
     s->arm_gen = *s->map_gen;
     s->arm_ready = all_in;
 }
@@ -1049,7 +1065,7 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     /* In the line made ready, the memory map as it was: RAM, so no
      * is_mmio (code_fetch looks up the TLB, then takes it as made ready) */
-    if (!s->code_done && phys == s->arm_next && ((phys + len - 1) & ~(LINE - 1)) == s->arm_line &&
+    if (!s->code_done && phys == s->pq_next && ((phys + len - 1) & ~(LINE - 1)) == s->arm_line &&
         *s->map_gen == s->arm_gen) {
         code_fetch(s, lin, phys, len);
         return;
@@ -1546,7 +1562,6 @@ i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     }
     uint32_t base = st->base, pfx = st->pfx;
     uint32_t clocks = base + pfx;
-    s->c_base += base;
     s->c_prefix += pfx; /* also the report's prefix_clocks */
     clocks += agi_clocks(s, i, st);
     if (unlikely(s->stall)) {
@@ -1620,9 +1635,7 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
     if (st->flags & ST_IO)
         s->c_io += base;
     else if (st->flags & ST_INT)
-        s->c_int += base;
-    else
-        s->c_base += base;
+        s->c_int += base; /* else the table's (clocks_table: the rest) */
     /* Prefixes: 1 clock each (REP is in the string rows). */
     unsigned pfx = st->pfx;
     s->c_prefix += pfx; /* also the report's prefix_clocks */
@@ -1693,10 +1706,11 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
 static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clocks)
 {
     prefetch_ahead(s);
-    if (s->fill_head == s->arm_head && (s->pq_next & ~(LINE - 1)) == s->arm_line)
-        s->arm_next = s->pq_next;
-    else
+    if ((s->pq_next & ~(LINE - 1)) == s->arm_line) {
+        s->arm_stay = (int32_t)(s->arm_line + LINE - s->pq_last) <= 0 ? s->arm_line : 1;
+    } else {
         arm_next_insn(s);
+    }
     return clocks;
 }
 
@@ -1736,7 +1750,6 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
     if (unlikely(s->misaligned)) clocks += misaligned_clocks(s);
     if (unlikely(s->stall)) clocks += stall_clocks(s);
-    s->c_base += base;
     s->c_prefix += pfx;
     prefetch_ahead(s);
     s->taken_transfers++;
@@ -1750,7 +1763,7 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     s->prev.next_eip = c->eip;
     s->insns++;
     s->clocks += clocks;
-    s->arm_line = 1;
+    disarm(s);
     return clocks;
 }
 
@@ -1760,19 +1773,44 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
  * by a data hook, no stall, the next byte still in the line made ready.
  * It does what i486_plain does then; anything else goes to i486_plain or
  * i486_general, whose results it shares. */
-/* The rest of i486_insn's fast path once the code is in, with no stall
- * (`next`: the byte after the instruction). */
-static inline __attribute__((always_inline)) uint32_t
-fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t next)
+/* This instruction's misaligned accesses and stalls, booked; their clocks
+ * (the fast path tests both at once). */
+static uint32_t __attribute__((noinline)) extra_clocks(i486_state *s)
 {
-    if (unlikely(s->taken)) return fast_taken(s, c, i, st);
+    uint32_t clocks = 0;
+    if (s->misaligned) clocks += misaligned_clocks(s);
+    if (s->stall) clocks += stall_clocks(s);
+    return clocks;
+}
+
+/* What code_fetch_armed keeps that prefetch_ahead and arm_next_insn read,
+ * for an instruction the fast path took as made ready with no wait: kept
+ * only when they are read (fast_tail's ends that call out). */
+static inline __attribute__((always_inline)) void keep_code(i486_state *s, const nm_cpu *c,
+                                                            uint32_t next, uint32_t len)
+{
+    s->code_phys = next - len;
+    s->code_len = len;
+    s->code_ready = c->clock->cycles; /* the instruction's start: no stall */
+}
+
+/* The rest of i486_insn's fast path once the code is in (`next`: the byte
+ * after the instruction).  `unkept`: its code was taken as made ready with
+ * no wait (code_done clear), and keep_code has not run. */
+static inline __attribute__((always_inline)) uint32_t fast_tail(i486_state *s, nm_cpu *c,
+                                                                const nm_insn *i,
+                                                                const i486_static *st,
+                                                                uint32_t next, const bool unkept)
+{
+    if (unlikely(s->taken)) {
+        if (unkept) keep_code(s, c, next, i->len);
+        return fast_taken(s, c, i, st);
+    }
     uint32_t base = st->base, pfx = st->pfx;
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
-    if (unlikely(s->misaligned)) clocks += misaligned_clocks(s);
-    if (unlikely(s->stall)) clocks += stall_clocks(s);
-    s->c_base += base;
+    if (unlikely(s->misaligned | s->stall)) clocks += extra_clocks(s);
     s->c_prefix += pfx;
-    s->code_done = s->code_armed = false;
+    if (!unkept) s->code_done = s->code_armed = false; /* (code_armed implies code_done) */
     s->rep_continues = false;
     s->last_written = st->written;
     s->accesses = 0; /* rep_pace is 0: only a REP string (i486_general's) sets it */
@@ -1780,13 +1818,13 @@ fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uin
     s->insns++;
     s->clocks += clocks;
     /* prefetch_ahead: the next byte's line and the one after are queued
-     * already unless the queue is one line ahead only; arm_next_insn: the
-     * same line, so only the place moves */
+     * already; arm_next_insn: the same line, so only the place moves (both
+     * when the next byte is in arm_stay, which a fill or flush clears) */
     s->pq_next = next;
-    if (unlikely((int32_t)((next & ~(LINE - 1)) + LINE - s->pq_last) > 0 ||
-                 s->fill_head != s->arm_head || (next & ~(LINE - 1)) != s->arm_line))
+    if (unlikely((next & ~(LINE - 1)) != s->arm_stay)) {
+        if (unkept) keep_code(s, c, next, i->len);
         return fast_end(s, clocks);
-    s->arm_next = next;
+    }
     return clocks;
 }
 
@@ -1799,7 +1837,19 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
     const uint32_t phys = c->fetch_phys | (lin & 0xfff);
     if (!target_fetch(s, c, lin, phys, len)) return i486_general(s, c, i);
-    return fast_tail(s, c, i, st, phys + len);
+    return fast_tail(s, c, i, st, phys + len, false);
+}
+
+/* i486_insn's fast path for an instruction made ready whose line is still
+ * coming in: it waits for its dwords (code_wait), then fast_tail. */
+static uint32_t __attribute__((noinline))
+fast_armed_wait(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t phys)
+{
+    const uint32_t len = i->len;
+    s->code_phys = phys;
+    s->code_len = len;
+    s->code_ready = code_wait(s, s->arm_line, phys, len, c->clock->cycles);
+    return fast_tail(s, c, i, st, phys + len, false);
 }
 
 /* i486_insn's fast path for an instruction that starts at the next byte
@@ -1831,7 +1881,7 @@ fast_queued(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, u
     s->code_phys = phys;
     s->code_len = len;
     s->code_ready = now_of(s);
-    return fast_tail(s, c, i, st, phys + len);
+    return fast_tail(s, c, i, st, phys + len, false);
 }
 
 static inline __attribute__((always_inline)) uint32_t
@@ -1846,35 +1896,14 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
                            c->seg[NM_CS].selector != s->prev.cs))))
         return i486_general(s, c, i);
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
-    uint32_t next;
-    if (s->code_done) {
-        /* by a data hook: made ready, the map unchanged since (so still
-         * RAM: i486_general looks again) and the next byte in the line
-         * made ready or the one after; or fetched another way */
-        next = s->code_phys + len;
-        if (s->code_lin != lin || s->code_len < len) return i486_general(s, c, i);
-        if (likely(s->code_armed)) {
-            if (*s->map_gen != s->arm_gen || (next & ~(LINE - 1)) - s->arm_line > LINE)
-                return i486_general(s, c, i);
-        } else {
-            /* fetched another way (after a flush, or waiting on the bus):
-             * i486_plain's MMIO test, the queue in use (not with the cache
-             * off), and nothing made ready kept (the instruction's end
-             * works it out again: fast_end) */
-            if (!s->pq_valid || is_mmio(c, c->fetch_phys | (lin & 0xfff)))
-                return i486_general(s, c, i);
-            s->arm_line = 1;
-        }
-        s->code_len = len; /* code_fetch's first case */
-    } else {
+    if (likely(!s->code_done)) {
         /* code_fetch_armed but CR0.CD's test (only MOV CR0 changes it:
          * an NM_SYNC_CHECK instruction, i486_general's, whose end makes
          * nothing ready with the cache off).  No data access yet, so no
          * stall so far, and the clock is the instruction's start. */
-        const uint32_t phys = c->fetch_phys | (lin & 0xfff);
-        next = phys + len;
-        if (phys != s->arm_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
-            s->fill_head != s->arm_head || *s->map_gen != s->arm_gen) {
+        const uint32_t phys = c->fetch_phys | (lin & 0xfff), next = phys + len;
+        if (phys != s->pq_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
+            *s->map_gen != s->arm_gen) {
             if (!s->pq_valid) return fast_target(s, c, i, st);
             if (phys == s->pq_next) return fast_queued(s, c, i, st, lin, phys);
             return i486_general(s, c, i);
@@ -1882,17 +1911,27 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         /* tlb_access when it hits (a test without effect when it does
          * not, so i486_general starts from the same state) */
         if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
-        /* what code_fetch_armed keeps that prefetch_ahead reads (the rest
-         * is reset when the instruction ends) */
-        s->code_phys = phys;
-        s->code_len = len;
-        s->code_ready = c->clock->cycles;
-        if (unlikely(s->arm_ready > s->code_ready))
-            s->code_ready = code_wait(s, s->arm_line, phys, len, s->code_ready);
+        if (unlikely(s->arm_ready > c->clock->cycles)) return fast_armed_wait(s, c, i, st, phys);
+        return fast_tail(s, c, i, st, next, true);
     }
-    return fast_tail(s, c, i, st, next);
+    /* by a data hook: made ready, the map unchanged since (so still RAM:
+     * i486_general looks again; code_fetch_armed saw the instruction in
+     * the line made ready); or fetched another way */
+    const uint32_t next = s->code_phys + len;
+    if (s->code_lin != lin || s->code_len < len) return i486_general(s, c, i);
+    if (likely(s->code_armed)) {
+        if (*s->map_gen != s->arm_gen) return i486_general(s, c, i);
+    } else {
+        /* fetched another way (after a flush, or waiting on the bus):
+         * i486_plain's MMIO test, the queue in use (not with the cache
+         * off), and nothing made ready kept (the instruction's end works
+         * it out again: fast_end) */
+        if (!s->pq_valid || is_mmio(c, c->fetch_phys | (lin & 0xfff))) return i486_general(s, c, i);
+        disarm(s);
+    }
+    s->code_len = len; /* code_fetch's first case */
+    return fast_tail(s, c, i, st, next, false);
 }
-
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     return i486_insn_inline(opaque, c, i, false);
@@ -1924,7 +1963,7 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         s->snoop_invalidations++;
         /* the straight-line shortcut of code_fetch must look again */
         if ((uint32_t)a == s->ready_line) s->ready_at = UINT64_MAX;
-        if ((uint32_t)a == s->arm_line) s->arm_line = 1;
+        if ((uint32_t)a == s->arm_line) disarm(s);
     }
     nm_board_snoop_write(&s->board, phys, len);
 }
@@ -1960,7 +1999,10 @@ static void i486_report(void *opaque, nm_report *r)
     nm_board_report(&s->board, r);
     /* Where the clocks went; the parts sum to `clocks`.  The I/O bus cycles
      * (ISA wait states) are not here: the window's bus_wait_cycles. */
-    nm_report_u64(r, "clocks_table", s->c_base);
+    nm_report_u64(r, "clocks_table",
+                  s->clocks - s->c_io - s->c_int - s->c_prefix - s->c_index - s->c_agi -
+                      s->c_misaligned - s->c_code_fill - s->c_data_fill - s->c_wbuf -
+                      s->c_io_drain - s->c_tlb);
     nm_report_u64(r, "clocks_io_instructions", s->c_io);
     nm_report_u64(r, "clocks_interrupts", s->c_int);
     nm_report_u64(r, "clocks_prefixes", s->c_prefix);
