@@ -275,7 +275,11 @@ typedef struct i486_state {
     uint32_t fill_lines;    /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
     unsigned fill_slot[32]; /* by that bit: the fill_head of the last fill of such a line */
     uint8_t fill_count[32]; /* by that bit: how many lines in fills have it */
-    uint64_t fills_in_at;   /* every fill started so far has all its dwords in by then */
+    /* every fill started so far has all its dwords in by then: from then
+     * on (the clock only moves on) the time a line's fill brought its last
+     * dword, kept only to be compared with a later clock (ready_at,
+     * arm_ready), may be taken as fills_in_at, without the search */
+    uint64_t fills_in_at;
     /* the prefetch queue: holds the lines from the one of the next byte to
      * decode up to pq_last (a physical line address; the line before the
      * first one when empty), in it or coming; pq_next is the byte after
@@ -789,10 +793,14 @@ code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
 static uint64_t __attribute__((noinline))
 code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
 {
-    const fill_rec *f = fill_of(s, line);
-    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
     s->ready_line = line;
     s->ready_head = s->fill_head;
+    if (s->fills_in_at <= s->cpu->clock->cycles) { /* all in: nothing to wait for */
+        s->ready_at = s->fills_in_at;
+        return now;
+    }
+    const fill_rec *f = fill_of(s, line);
+    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
     s->ready_at = fill_all_in(f);
     if (in <= now) return now;
     add_read_stall(s, (uint32_t)(in - now), true);
@@ -1001,15 +1009,17 @@ static inline void prefetch_ahead(i486_state *s)
  * no prefetch of it is pending and the cache is on; the test is then only
  * whether every dword of it is in (arm_ready: a fill of it may still be
  * coming in).  What it learns of the line is code_fetch's ready_* too. */
-static void __attribute__((noinline)) arm_next_insn(i486_state *s)
+static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, const bool page_ram)
 {
     uint32_t next = s->pq_next, line = next & ~(LINE - 1);
     disarm(s);
     if (!s->pq_valid || ((next ^ s->code_phys) & ~0xfffu) || (int32_t)(line - s->pq_last) > 0 ||
         (s->cpu->cr0 & NM_CR0_CD) || (s->pf_n >= 1 && s->pf_line[0] == line) ||
-        (s->pf_n >= 2 && s->pf_line[1] == line) || is_mmio(s->cpu, line))
+        (s->pf_n >= 2 && s->pf_line[1] == line) || (!page_ram && is_mmio(s->cpu, line)))
         return;
-    uint64_t all_in = fill_all_in(fill_of(s, line));
+    /* (fills_in_at: every fill all in by this instruction's start) */
+    uint64_t all_in =
+        s->fills_in_at <= s->cpu->clock->cycles ? s->fills_in_at : fill_all_in(fill_of(s, line));
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
@@ -1017,6 +1027,11 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
     s->arm_stay = (int32_t)(line + LINE - s->pq_last) <= 0 ? line : 1;
     s->arm_gen = *s->map_gen;
     s->arm_ready = all_in;
+}
+
+static void __attribute__((noinline)) arm_next_insn(i486_state *s)
+{
+    arm_next_body(s, false);
 }
 
 /* The code of an instruction after the queue was flushed (a taken
@@ -1702,14 +1717,16 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
 /* The end of i486_insn's fast path when the prefetcher asks for a line, a
  * fill has started or the next byte is in the next line: prefetch_ahead
  * and arm_next_insn (out of line, so that the fast path saves no
- * registers). */
+ * registers).  The instruction's code page is RAM (each fast path found
+ * it so under this map: made ready, or is_mmio), and the line to arm is in
+ * it. */
 static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clocks)
 {
     prefetch_ahead(s);
     if ((s->pq_next & ~(LINE - 1)) == s->arm_line) {
         s->arm_stay = (int32_t)(s->arm_line + LINE - s->pq_last) <= 0 ? s->arm_line : 1;
     } else {
-        arm_next_insn(s);
+        arm_next_body(s, true);
     }
     return clocks;
 }
