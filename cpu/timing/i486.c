@@ -278,7 +278,7 @@ typedef struct i486_state {
     /* every fill started so far has all its dwords in by then: from then
      * on (the clock only moves on) the time a line's fill brought its last
      * dword, kept only to be compared with a later clock (ready_at,
-     * arm_ready), may be taken as fills_in_at, without the search */
+     * arm_next_insn), may be taken as fills_in_at, without the search */
     uint64_t fills_in_at;
     /* the prefetch queue: holds the lines from the one of the next byte to
      * decode up to pq_last (a physical line address; the line before the
@@ -309,7 +309,8 @@ typedef struct i486_state {
      * (arm_next_insn): an instruction whose bytes start at pq_next and
      * end in line arm_line would pass code_fetch_slow's first test (the
      * queue valid and holding the line, no prefetch of it pending, the
-     * cache on) once every dword of the line is in (from arm_ready on), as
+     * cache on, every dword of the line in: armed only when they are all
+     * in by the start of the instruction that arms it), as
      * long as no fill has started since (start_fill disarms) and the
      * memory map is as it was (arm_gen: the line is RAM).  arm_line 1 (not
      * a line): none.  arm_stay: arm_line when the line after it is queued
@@ -317,7 +318,6 @@ typedef struct i486_state {
      * the prefetcher for nothing and leaves the same line armed (the fast
      * path's end test; every flush disarms). */
     uint32_t arm_line, arm_gen, arm_stay;
-    uint64_t arm_ready;      /* the line's dwords are all in from then on */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
@@ -821,18 +821,15 @@ code_fetched(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len, uint64_t 
 
 /* The instruction at `phys`, `len` bytes, is what the last one's end made
  * ready (arm_next_insn), and nothing has changed since: take it as
- * code_fetch_slow would (the caller has done the TLB): at once if the line
- * is all in (its first test), else waiting for its dwords (code_wait). */
+ * code_fetch_slow would (the caller has done the TLB): at once, the line
+ * being all in (its first test). */
 static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s, uint32_t lin,
                                                                    uint32_t phys, uint32_t len)
 {
     if (phys != s->pq_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
         *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
         return false;
-    uint64_t now = now_of(s);
-    /* still coming in: wait for its dwords (arm_next_insn checked the rest) */
-    if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
-    code_fetched(s, lin, phys, len, now);
+    code_fetched(s, lin, phys, len, now_of(s));
     s->code_armed = true;
     return true;
 }
@@ -1006,9 +1003,10 @@ static inline void prefetch_ahead(i486_state *s)
  * an instruction in the line of the next byte whatever happens before it
  * but a fill starting or the memory map changing: the queue is valid and
  * holds the line, in the same 4 KB page as the one just fetched (so RAM),
- * no prefetch of it is pending and the cache is on; the test is then only
- * whether every dword of it is in (arm_ready: a fill of it may still be
- * coming in).  What it learns of the line is code_fetch's ready_* too. */
+ * no prefetch of it is pending and the cache is on, and every dword of it
+ * is in by this instruction's start (else the next one takes the way that
+ * waits for them).  What it learns of the line is code_fetch's ready_*
+ * too. */
 static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, const bool page_ram)
 {
     uint32_t next = s->pq_next, line = next & ~(LINE - 1);
@@ -1023,10 +1021,10 @@ static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, c
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
+    if (all_in > s->cpu->clock->cycles) return; /* still coming in */
     s->arm_line = line;
     s->arm_stay = (int32_t)(line + LINE - s->pq_last) <= 0 ? line : 1;
     s->arm_gen = *s->map_gen;
-    s->arm_ready = all_in;
 }
 
 static void __attribute__((noinline)) arm_next_insn(i486_state *s)
@@ -1114,7 +1112,15 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     if (s->cpu->paging && !(flags & NM_MEM_PAGEWALK)) tlb_access(s, linear, size, false);
     if (!(flags & NM_MEM_SYSTEM) && ((phys & 3) + size > 4)) s->misaligned++;
     if (!(flags & NM_MEM_WRITE)) s->last_read_phys = phys;
-    if (is_mmio(s->cpu, phys)) return; /* uncached, timed by the bus model */
+    const nm_memmap *mem = s->cpu->mem;
+    const nm_mem_region *r = mem->page_region[phys >> NM_PAGE_SHIFT];
+    if (unlikely(!r || r->kind != NM_REGION_RAM || !mem->page_whole[phys >> NM_PAGE_SHIFT])) {
+        /* A device may change the memory map: what was made ready for the
+         * next instruction (arm_gen) is looked at again. */
+        disarm(s);
+        if (r && r->kind == NM_REGION_MMIO && mem->page_whole[phys >> NM_PAGE_SHIFT])
+            return; /* (is_mmio) uncached, timed by the bus model */
+    }
     if (flags & NM_MEM_WRITE) {
         /* Write-through: update the line if present, and queue the write. */
         bool hit = !(s->cpu->cr0 & NM_CR0_CD) &&
@@ -1857,18 +1863,6 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     return fast_tail(s, c, i, st, phys + len, false);
 }
 
-/* i486_insn's fast path for an instruction made ready whose line is still
- * coming in: it waits for its dwords (code_wait), then fast_tail. */
-static uint32_t __attribute__((noinline))
-fast_armed_wait(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t phys)
-{
-    const uint32_t len = i->len;
-    s->code_phys = phys;
-    s->code_len = len;
-    s->code_ready = code_wait(s, s->arm_line, phys, len, c->clock->cycles);
-    return fast_tail(s, c, i, st, phys + len, false);
-}
-
 /* i486_insn's fast path for an instruction that starts at the next byte
  * of the queue (no flush) with every line it needs queued already (one,
  * or two in the same 4 KB page), in RAM with the cache on, but that the
@@ -1907,10 +1901,13 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     i486_state *s = opaque;
     const i486_static *st = (const i486_static *)(const void *)i->model_data;
     /* seq: the last instruction's call left EIP and CS in s->prev and
-     * hook_resync clear, and nothing has run since */
+     * hook_resync clear, and nothing has run since but this instruction,
+     * whose accesses to anything but RAM disarmed (i486_mem): so the
+     * memory map is as the line made ready saw it, if one is (else it is
+     * looked at here) */
     if (unlikely(i->model_tag != NM_INSN_TAG_486 || !(st->flags & (ST_PLAIN | ST_NEAR_BRANCH)) ||
                  (!seq && (c->hook_resync || c->insn_eip != s->prev.next_eip ||
-                           c->seg[NM_CS].selector != s->prev.cs))))
+                           c->seg[NM_CS].selector != s->prev.cs || *s->map_gen != s->arm_gen))))
         return i486_general(s, c, i);
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
     if (likely(!s->code_done)) {
@@ -1919,8 +1916,7 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
          * nothing ready with the cache off).  No data access yet, so no
          * stall so far, and the clock is the instruction's start. */
         const uint32_t phys = c->fetch_phys | (lin & 0xfff), next = phys + len;
-        if (phys != s->pq_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
-            *s->map_gen != s->arm_gen) {
+        if (phys != s->pq_next || ((next - 1) & ~(LINE - 1)) != s->arm_line) {
             if (!s->pq_valid) return fast_target(s, c, i, st);
             if (phys == s->pq_next) return fast_queued(s, c, i, st, lin, phys);
             return i486_general(s, c, i);
@@ -1928,7 +1924,6 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         /* tlb_access when it hits (a test without effect when it does
          * not, so i486_general starts from the same state) */
         if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
-        if (unlikely(s->arm_ready > c->clock->cycles)) return fast_armed_wait(s, c, i, st, phys);
         return fast_tail(s, c, i, st, next, true);
     }
     /* by a data hook: made ready, the map unchanged since (so still RAM:
