@@ -791,6 +791,16 @@ code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
  * the transfers carrying its dwords, and what is learnt of the line is kept
  * (ready_*).  Returns now_of after the wait. */
 static uint64_t __attribute__((noinline))
+code_wait_slow(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
+{
+    const fill_rec *f = fill_of(s, line);
+    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
+    s->ready_at = fill_all_in(f);
+    if (in <= now) return now;
+    add_read_stall(s, (uint32_t)(in - now), true);
+    return in;
+}
+static inline __attribute__((always_inline)) uint64_t
 code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
 {
     s->ready_line = line;
@@ -799,12 +809,7 @@ code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t no
         s->ready_at = s->fills_in_at;
         return now;
     }
-    const fill_rec *f = fill_of(s, line);
-    uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
-    s->ready_at = fill_all_in(f);
-    if (in <= now) return now;
-    add_read_stall(s, (uint32_t)(in - now), true);
-    return in;
+    return code_wait_slow(s, line, phys, len, now);
 }
 
 /* The code of this instruction is fetched: `len` bytes at `lin` / `phys`,
@@ -883,6 +888,12 @@ static inline __attribute__((always_inline)) uint64_t code_line_in(i486_state *s
     if ((int32_t)(line - s->pq_last) > 0) {
         queue_line(s, lo, now, false);
         s->pq_last = line;
+    }
+    if (s->fills_in_at <= s->cpu->clock->cycles) {
+        /* every fill all in by the instruction's start: what is learnt is
+         * only compared with that clock or later ones (fills_in_at) */
+        *f = NULL;
+        return 0;
     }
     *f = fill_of(s, line);
     return fill_dwords_in(*f, (lo >> 2) & 3, (hi >> 2) & 3);
@@ -1039,8 +1050,8 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
  * lookup, a fill on a miss) and the instruction waits for its dwords.  With
  * paging, only on a TLB hit.  Returns false, having changed nothing, in any other case
  * (code_fetch then does it). */
-static bool __attribute__((noinline))
-target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
+static inline __attribute__((always_inline)) bool
+target_fetch_body(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
 {
     const uint32_t first = phys & ~(LINE - 1);
     if (s->code_done || s->pq_valid || (c->cr0 & NM_CR0_CD) ||
@@ -1060,6 +1071,11 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
     code_fetched(s, lin, phys, len, code_wait(s, first, phys, len, now));
     s->code_armed = false;
     return true;
+}
+static bool __attribute__((noinline))
+target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
+{
+    return target_fetch_body(s, c, lin, phys, len);
 }
 
 /* The code of the instruction now executing, from a memory or I/O hook:
@@ -1726,7 +1742,7 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
  * registers).  The instruction's code page is RAM (each fast path found
  * it so under this map: made ready, or is_mmio), and the line to arm is in
  * it. */
-static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clocks)
+static inline __attribute__((always_inline)) uint32_t fast_end_body(i486_state *s, uint32_t clocks)
 {
     prefetch_ahead(s);
     if ((s->pq_next & ~(LINE - 1)) == s->arm_line) {
@@ -1735,6 +1751,10 @@ static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clock
         arm_next_body(s, true);
     }
     return clocks;
+}
+static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clocks)
+{
+    return fast_end_body(s, clocks);
 }
 
 /* This instruction's cache and write-buffer stalls, booked by their parts
@@ -1819,11 +1839,11 @@ static inline __attribute__((always_inline)) void keep_code(i486_state *s, const
 
 /* The rest of i486_insn's fast path once the code is in (`next`: the byte
  * after the instruction).  `unkept`: its code was taken as made ready with
- * no wait (code_done clear), and keep_code has not run. */
-static inline __attribute__((always_inline)) uint32_t fast_tail(i486_state *s, nm_cpu *c,
-                                                                const nm_insn *i,
-                                                                const i486_static *st,
-                                                                uint32_t next, const bool unkept)
+ * no wait (code_done clear), and keep_code has not run.  `end_inline`:
+ * fast_end's steps here (in the paths out of line already). */
+static inline __attribute__((always_inline)) uint32_t
+fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t next,
+          const bool unkept, const bool end_inline)
 {
     if (unlikely(s->taken)) {
         if (unkept) keep_code(s, c, next, i->len);
@@ -1846,7 +1866,7 @@ static inline __attribute__((always_inline)) uint32_t fast_tail(i486_state *s, n
     s->pq_next = next;
     if (unlikely((next & ~(LINE - 1)) != s->arm_stay)) {
         if (unkept) keep_code(s, c, next, i->len);
-        return fast_end(s, clocks);
+        return end_inline ? fast_end_body(s, clocks) : fast_end(s, clocks);
     }
     return clocks;
 }
@@ -1859,8 +1879,8 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
 {
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
     const uint32_t phys = c->fetch_phys | (lin & 0xfff);
-    if (!target_fetch(s, c, lin, phys, len)) return i486_general(s, c, i);
-    return fast_tail(s, c, i, st, phys + len, false);
+    if (!target_fetch_body(s, c, lin, phys, len)) return i486_general(s, c, i);
+    return fast_tail(s, c, i, st, phys + len, false, true);
 }
 
 /* i486_insn's fast path for an instruction that starts at the next byte
@@ -1892,7 +1912,7 @@ fast_queued(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, u
     s->code_phys = phys;
     s->code_len = len;
     s->code_ready = now_of(s);
-    return fast_tail(s, c, i, st, phys + len, false);
+    return fast_tail(s, c, i, st, phys + len, false, true);
 }
 
 static inline __attribute__((always_inline)) uint32_t
@@ -1924,7 +1944,7 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         /* tlb_access when it hits (a test without effect when it does
          * not, so i486_general starts from the same state) */
         if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
-        return fast_tail(s, c, i, st, next, true);
+        return fast_tail(s, c, i, st, next, true, false);
     }
     /* by a data hook: made ready, the map unchanged since (so still RAM:
      * i486_general looks again; code_fetch_armed saw the instruction in
@@ -1942,7 +1962,7 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         disarm(s);
     }
     s->code_len = len; /* code_fetch's first case */
-    return fast_tail(s, c, i, st, next, false);
+    return fast_tail(s, c, i, st, next, false, false);
 }
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
