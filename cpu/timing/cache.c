@@ -56,6 +56,8 @@ nm_cache *nm_cache_new(const nm_cache_config *cfg)
     c->h.ways = cfg->ways;
     c->h.dirty = c->dirty;
     c->h.set_mru_way = c->set_mru_way;
+    c->h.write_allocate = cfg->write_allocate;
+    c->h.tag = c->tag;
     nm_cache_invalidate_all(c);
     c->h.stats.flushes = 0;
     return c;

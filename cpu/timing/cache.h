@@ -79,6 +79,11 @@ typedef struct nm_cache_head {
     uint32_t ways;
     uint8_t *dirty;
     const uint8_t *set_mru_way;
+    /* A write miss without write-allocate changes nothing but the counter:
+     * found inline when no way of the set holds the line (tag[set * ways
+     * + way], 1 or 4 ways). */
+    bool write_allocate;
+    const uint32_t *tag;
     nm_cache_stats stats;
 } nm_cache_head;
 
@@ -114,6 +119,16 @@ static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, u
             if (h->write_back) h->dirty[set * h->ways + h->set_mru_way[set]] = 1;
             h->mru = tag;
             return NM_CACHE_HIT;
+        }
+        if (!h->write_allocate) {
+            const uint32_t *t = &h->tag[set * h->ways];
+            bool absent = h->ways == 4   ? t[0] != tag && t[1] != tag && t[2] != tag && t[3] != tag
+                          : h->ways == 1 ? t[0] != tag
+                                         : false;
+            if (absent) { /* nm_cache_access_slow's write miss */
+                h->stats.write_misses++;
+                return 0;
+            }
         }
     }
     return nm_cache_access_slow(c, phys, write, victim);

@@ -1051,7 +1051,7 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
  * paging, only on a TLB hit.  Returns false, having changed nothing, in any other case
  * (code_fetch then does it). */
 static inline __attribute__((always_inline)) bool
-target_fetch_body(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
+target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
 {
     const uint32_t first = phys & ~(LINE - 1);
     if (s->code_done || s->pq_valid || (c->cr0 & NM_CR0_CD) ||
@@ -1072,11 +1072,6 @@ target_fetch_body(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_
     s->code_armed = false;
     return true;
 }
-static bool __attribute__((noinline))
-target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
-{
-    return target_fetch_body(s, c, lin, phys, len);
-}
 
 /* The code of the instruction now executing, from a memory or I/O hook:
  * while it executes EIP is past it, so its length is EIP - insn_eip
@@ -1093,10 +1088,12 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
     if (s->code_done && s->code_lin == lin) return;
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     /* In the line made ready, the memory map as it was: RAM, so no
-     * is_mmio (code_fetch looks up the TLB, then takes it as made ready) */
+     * is_mmio; code_fetch's steps then: the TLB, code_fetch_armed */
     if (!s->code_done && phys == s->pq_next && ((phys + len - 1) & ~(LINE - 1)) == s->arm_line &&
-        *s->map_gen == s->arm_gen) {
-        code_fetch(s, lin, phys, len);
+        *s->map_gen == s->arm_gen && !(c->cr0 & NM_CR0_CD)) {
+        if (c->paging) tlb_access(s, lin, len, true);
+        code_fetched(s, lin, phys, len, now_of(s));
+        s->code_armed = true;
         return;
     }
     if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
@@ -1879,7 +1876,7 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
 {
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
     const uint32_t phys = c->fetch_phys | (lin & 0xfff);
-    if (!target_fetch_body(s, c, lin, phys, len)) return i486_general(s, c, i);
+    if (!target_fetch(s, c, lin, phys, len)) return i486_general(s, c, i);
     return fast_tail(s, c, i, st, phys + len, false, true);
 }
 
