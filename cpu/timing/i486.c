@@ -76,6 +76,7 @@ unit", p. 3-10: "Single I/O
  * I/O and MMIO wait states are charged by the bus models; an MMIO access
  * is neither cached nor buffered here. */
 #include <glib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cpu/hooked_loop.h"
@@ -316,8 +317,11 @@ typedef struct i486_state {
      * a line): none.  arm_stay: arm_line when the line after it is queued
      * too (pq_last past it), else 1: an instruction ending in it then asks
      * the prefetcher for nothing and leaves the same line armed (the fast
-     * path's end test; every flush disarms). */
-    uint32_t arm_line, arm_gen, arm_stay;
+     * path's end test; every flush disarms).  arm_two: arm_line when the
+     * line after it is ready too (queued, in the same 4 KB page, no
+     * prefetch of it pending, all in), else 1: an instruction from pq_next
+     * into that line passes code_fetch_slow's steps with nothing to do. */
+    uint32_t arm_line, arm_gen, arm_stay, arm_two;
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
@@ -358,6 +362,7 @@ static inline void disarm(i486_state *s)
 {
     s->arm_line = 1;
     s->arm_stay = 1;
+    s->arm_two = 1;
 }
 
 static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *p)
@@ -1018,6 +1023,7 @@ static inline void prefetch_ahead(i486_state *s)
  * is in by this instruction's start (else the next one takes the way that
  * waits for them).  What it learns of the line is code_fetch's ready_*
  * too. */
+static inline __attribute__((always_inline)) void arm_after(i486_state *s, uint32_t line);
 static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, const bool page_ram)
 {
     uint32_t next = s->pq_next, line = next & ~(LINE - 1);
@@ -1034,8 +1040,24 @@ static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, c
     s->ready_at = all_in;
     if (all_in > s->cpu->clock->cycles) return; /* still coming in */
     s->arm_line = line;
-    s->arm_stay = (int32_t)(line + LINE - s->pq_last) <= 0 ? line : 1;
+    arm_after(s, line);
     s->arm_gen = *s->map_gen;
+}
+
+/* arm_stay and arm_two for the line armed, `line` (the line after it
+ * queued; and ready for an instruction running into it). */
+static inline __attribute__((always_inline)) void arm_after(i486_state *s, uint32_t line)
+{
+    const uint32_t line2 = line + LINE;
+    const uint64_t start = s->cpu->clock->cycles;
+    s->arm_stay = s->arm_two = 1;
+    if ((int32_t)(line2 - s->pq_last) > 0) return;
+    s->arm_stay = line;
+    if (!(line2 & 0xfffu) || (s->pf_n >= 1 && s->pf_line[0] == line2) ||
+        (s->pf_n >= 2 && s->pf_line[1] == line2))
+        return;
+    if (s->fills_in_at > start && fill_all_in(fill_of(s, line2)) > start) return;
+    s->arm_two = line;
 }
 
 static void __attribute__((noinline)) arm_next_insn(i486_state *s)
@@ -1484,6 +1506,7 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
           * LOOPcc, JCXZ: base / base_taken) or nothing (JMP, CALL, RET),                          \
           * none of the other flags, no NM_SYNC_CHECK: the fast path may do it */
 typedef struct i486_static {
+    uint8_t fast;       /* 1: ST_PLAIN or ST_NEAR_BRANCH (first: read with model_tag) */
     uint8_t base;       /* static_cost (0: cost_of each time); ST_NEAR_BRANCH: not taken */
     uint8_t base_taken; /* ST_NEAR_BRANCH: taken */
     uint8_t pfx;        /* pfx_clocks_of */
@@ -1493,6 +1516,9 @@ typedef struct i486_static {
 } i486_static;
 _Static_assert(sizeof(i486_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(i486_static) == 1, "model_data has no alignment");
+_Static_assert(offsetof(nm_insn, model_data) == offsetof(nm_insn, model_tag) + 1 &&
+                   offsetof(i486_static, fast) == 0,
+               "the fast path reads model_tag and i486_static.fast as one");
 
 static const i486_static *static_of(const nm_insn *ci)
 {
@@ -1546,6 +1572,7 @@ static const i486_static *static_of(const nm_insn *ci)
             }
     }
     *st = (i486_static){
+        .fast = (f & (ST_PLAIN | ST_NEAR_BRANCH)) ? 1 : 0,
         .base = (uint8_t)base,
         .base_taken = (uint8_t)base_taken,
         .pfx = (uint8_t)pfx_clocks_of(i),
@@ -1743,7 +1770,7 @@ static inline __attribute__((always_inline)) uint32_t fast_end_body(i486_state *
 {
     prefetch_ahead(s);
     if ((s->pq_next & ~(LINE - 1)) == s->arm_line) {
-        s->arm_stay = (int32_t)(s->arm_line + LINE - s->pq_last) <= 0 ? s->arm_line : 1;
+        arm_after(s, s->arm_line);
     } else {
         arm_next_body(s, true);
     }
@@ -1922,7 +1949,13 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
      * whose accesses to anything but RAM disarmed (i486_mem): so the
      * memory map is as the line made ready saw it, if one is (else it is
      * looked at here) */
-    if (unlikely(i->model_tag != NM_INSN_TAG_486 || !(st->flags & (ST_PLAIN | ST_NEAR_BRANCH)) ||
+    /* model_tag and st->fast, in one load: the memo is ours, and the
+     * instruction may take a fast path */
+    static const uint8_t tag_fast[2] = {NM_INSN_TAG_486, 1};
+    uint16_t want, have;
+    memcpy(&want, tag_fast, sizeof want);
+    memcpy(&have, &i->model_tag, sizeof have);
+    if (unlikely(have != want ||
                  (!seq && (c->hook_resync || c->insn_eip != s->prev.next_eip ||
                            c->seg[NM_CS].selector != s->prev.cs || *s->map_gen != s->arm_gen))))
         return i486_general(s, c, i);
@@ -1935,8 +1968,11 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
         const uint32_t phys = c->fetch_phys | (lin & 0xfff), next = phys + len;
         if (phys != s->pq_next || ((next - 1) & ~(LINE - 1)) != s->arm_line) {
             if (!s->pq_valid) return fast_target(s, c, i, st);
-            if (phys == s->pq_next) return fast_queued(s, c, i, st, lin, phys);
-            return i486_general(s, c, i);
+            if (phys != s->pq_next) return i486_general(s, c, i);
+            /* into the line after the one armed, ready too: as made ready
+             * (fast_queued's steps would wait for nothing) */
+            if (((next - 1) & ~(LINE - 1)) != s->arm_two + LINE)
+                return fast_queued(s, c, i, st, lin, phys);
         }
         /* tlb_access when it hits (a test without effect when it does
          * not, so i486_general starts from the same state) */
@@ -1992,7 +2028,7 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         s->snoop_invalidations++;
         /* the straight-line shortcut of code_fetch must look again */
         if ((uint32_t)a == s->ready_line) s->ready_at = UINT64_MAX;
-        if ((uint32_t)a == s->arm_line) disarm(s);
+        if ((uint32_t)a == s->arm_line || (uint32_t)a == s->arm_two + LINE) disarm(s);
     }
     nm_board_snoop_write(&s->board, phys, len);
 }
