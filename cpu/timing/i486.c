@@ -310,18 +310,21 @@ typedef struct i486_state {
      * (arm_next_insn): an instruction whose bytes start at pq_next and
      * end in line arm_line would pass code_fetch_slow's first test (the
      * queue valid and holding the line, no prefetch of it pending, the
-     * cache on, every dword of the line in: armed only when they are all
-     * in by the start of the instruction that arms it), as
+     * cache on) once every dword of the line is in (from arm_ready on), as
      * long as no fill has started since (start_fill disarms) and the
      * memory map is as it was (arm_gen: the line is RAM).  arm_line 1 (not
-     * a line): none.  arm_stay: arm_line when the line after it is queued
+     * a line): none.  arm_fast: arm_line when its dwords were all in by the
+     * start of the instruction that armed it (the fast path's test), else
+     * 1.  arm_stay: arm_line when the line after it is queued
      * too (pq_last past it), else 1: an instruction ending in it then asks
      * the prefetcher for nothing and leaves the same line armed (the fast
      * path's end test; every flush disarms).  arm_two: arm_line when the
      * line after it is ready too (queued, in the same 4 KB page, no
-     * prefetch of it pending, all in), else 1: an instruction from pq_next
-     * into that line passes code_fetch_slow's steps with nothing to do. */
-    uint32_t arm_line, arm_gen, arm_stay, arm_two;
+     * prefetch of it pending, all in, and arm_fast too), else 1: an
+     * instruction from pq_next into that line passes code_fetch_slow's
+     * steps with nothing to do. */
+    uint32_t arm_line, arm_fast, arm_gen, arm_stay, arm_two;
+    uint64_t arm_ready;      /* the line's dwords are all in from then on */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
@@ -361,6 +364,7 @@ typedef struct i486_state {
 static inline void disarm(i486_state *s)
 {
     s->arm_line = 1;
+    s->arm_fast = 1;
     s->arm_stay = 1;
     s->arm_two = 1;
 }
@@ -831,15 +835,18 @@ code_fetched(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len, uint64_t 
 
 /* The instruction at `phys`, `len` bytes, is what the last one's end made
  * ready (arm_next_insn), and nothing has changed since: take it as
- * code_fetch_slow would (the caller has done the TLB): at once, the line
- * being all in (its first test). */
+ * code_fetch_slow would (the caller has done the TLB): at once if the line
+ * is all in (its first test), else waiting for its dwords (code_wait). */
 static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s, uint32_t lin,
                                                                    uint32_t phys, uint32_t len)
 {
     if (phys != s->pq_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
         *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
         return false;
-    code_fetched(s, lin, phys, len, now_of(s));
+    uint64_t now = now_of(s);
+    /* still coming in: wait for its dwords (arm_next_insn checked the rest) */
+    if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
+    code_fetched(s, lin, phys, len, now);
     s->code_armed = true;
     return true;
 }
@@ -1038,8 +1045,9 @@ static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, c
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
-    if (all_in > s->cpu->clock->cycles) return; /* still coming in */
     s->arm_line = line;
+    s->arm_ready = all_in;
+    s->arm_fast = all_in <= s->cpu->clock->cycles ? line : 1; /* else still coming in */
     arm_after(s, line);
     s->arm_gen = *s->map_gen;
 }
@@ -1053,7 +1061,7 @@ static inline __attribute__((always_inline)) void arm_after(i486_state *s, uint3
     s->arm_stay = s->arm_two = 1;
     if ((int32_t)(line2 - s->pq_last) > 0) return;
     s->arm_stay = line;
-    if (!(line2 & 0xfffu) || (s->pf_n >= 1 && s->pf_line[0] == line2) ||
+    if (s->arm_fast != line || !(line2 & 0xfffu) || (s->pf_n >= 1 && s->pf_line[0] == line2) ||
         (s->pf_n >= 2 && s->pf_line[1] == line2))
         return;
     if (s->fills_in_at > start && fill_all_in(fill_of(s, line2)) > start) return;
@@ -1114,7 +1122,9 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
     if (!s->code_done && phys == s->pq_next && ((phys + len - 1) & ~(LINE - 1)) == s->arm_line &&
         *s->map_gen == s->arm_gen && !(c->cr0 & NM_CR0_CD)) {
         if (c->paging) tlb_access(s, lin, len, true);
-        code_fetched(s, lin, phys, len, now_of(s));
+        uint64_t now = now_of(s);
+        if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
+        code_fetched(s, lin, phys, len, now);
         s->code_armed = true;
         return;
     }
@@ -1770,6 +1780,7 @@ static inline __attribute__((always_inline)) uint32_t fast_end_body(i486_state *
 {
     prefetch_ahead(s);
     if ((s->pq_next & ~(LINE - 1)) == s->arm_line) {
+        if (s->arm_ready <= s->cpu->clock->cycles) s->arm_fast = s->arm_line;
         arm_after(s, s->arm_line);
     } else {
         arm_next_body(s, true);
@@ -1907,6 +1918,22 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     return fast_tail(s, c, i, st, phys + len, false, true);
 }
 
+/* i486_insn's fast path for an instruction made ready whose line is still
+ * coming in (arm_fast clear): with paging on a TLB hit, it waits for its
+ * dwords (code_wait), then fast_tail. */
+static uint32_t __attribute__((noinline))
+fast_armed_wait(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t lin,
+                uint32_t phys)
+{
+    const uint32_t len = i->len;
+    if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
+    s->code_phys = phys;
+    s->code_len = len;
+    const uint64_t now = c->clock->cycles; /* no data access yet: no stall so far */
+    s->code_ready = s->arm_ready > now ? code_wait(s, s->arm_line, phys, len, now) : now;
+    return fast_tail(s, c, i, st, phys + len, false, true);
+}
+
 /* i486_insn's fast path for an instruction that starts at the next byte
  * of the queue (no flush) with every line it needs queued already (one,
  * or two in the same 4 KB page), in RAM with the cache on, but that the
@@ -1966,9 +1993,12 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
          * nothing ready with the cache off).  No data access yet, so no
          * stall so far, and the clock is the instruction's start. */
         const uint32_t phys = c->fetch_phys | (lin & 0xfff), next = phys + len;
-        if (phys != s->pq_next || ((next - 1) & ~(LINE - 1)) != s->arm_line) {
+        if (phys != s->pq_next || ((next - 1) & ~(LINE - 1)) != s->arm_fast) {
             if (!s->pq_valid) return fast_target(s, c, i, st);
             if (phys != s->pq_next) return i486_general(s, c, i);
+            /* made ready, still coming in: the wait for its dwords */
+            if (((next - 1) & ~(LINE - 1)) == s->arm_line)
+                return fast_armed_wait(s, c, i, st, lin, phys);
             /* into the line after the one armed, ready too: as made ready
              * (fast_queued's steps would wait for nothing) */
             if (((next - 1) & ~(LINE - 1)) != s->arm_two + LINE)
