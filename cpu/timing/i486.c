@@ -1778,6 +1778,40 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
  * it. */
 static inline __attribute__((always_inline)) uint32_t fast_end_body(i486_state *s, uint32_t clocks)
 {
+    const uint32_t line = s->pq_next & ~(LINE - 1), line2 = line + LINE;
+    if (likely(line == s->arm_line + LINE && line == s->pq_last && !s->pf_n && s->pq_valid &&
+               (line & 0xfffu) && (line2 & 0xfffu) && !(s->cpu->cr0 & NM_CR0_CD))) {
+        /* The decoder enters the line after the armed one, the last one
+         * queued, with the line after it in the same 4 KB page and nothing
+         * pending: what the steps below do then.  prefetch_ahead asks for
+         * line2 (a cache lookup; a miss pending), arm_next_body arms the
+         * line (the queue holds it, in the code's page), arm_after: line2
+         * queued, ready unless pending or coming in. */
+        const uint64_t start = s->cpu->clock->cycles;
+        bool pending = false;
+        if (!nm_cache_read_if_present(s->cache, line2)) {
+            s->pf_line[0] = line2;
+            s->pf_at[0] = s->code_ready;
+            s->pf_n = 1;
+            pending = true;
+        }
+        s->pq_last = line2;
+        const bool all = s->fills_in_at <= start; /* (fills_in_at: as in arm_next_body) */
+        const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line));
+        s->ready_line = line;
+        s->ready_head = s->fill_head;
+        s->ready_at = all_in;
+        s->arm_line = line;
+        s->arm_ready = all_in;
+        s->arm_fast = all_in <= start ? line : 1;
+        s->arm_stay = line;
+        s->arm_two =
+            s->arm_fast == line && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
+                ? line
+                : 1;
+        s->arm_gen = *s->map_gen;
+        return clocks;
+    }
     prefetch_ahead(s);
     if ((s->pq_next & ~(LINE - 1)) == s->arm_line) {
         if (s->arm_ready <= s->cpu->clock->cycles) s->arm_fast = s->arm_line;
