@@ -1779,10 +1779,12 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
 static inline __attribute__((always_inline)) uint32_t fast_end_body(i486_state *s, uint32_t clocks)
 {
     const uint32_t line = s->pq_next & ~(LINE - 1), line2 = line + LINE;
-    if (likely(line == s->arm_line + LINE && line == s->pq_last && !s->pf_n && s->pq_valid &&
-               (line & 0xfffu) && (line2 & 0xfffu) && !(s->cpu->cr0 & NM_CR0_CD))) {
-        /* The decoder enters the line after the armed one, the last one
-         * queued, with the line after it in the same 4 KB page and nothing
+    if (likely(line == s->pq_last && !s->pf_n && s->pq_valid &&
+               !((s->pq_next ^ s->code_phys) & ~0xfffu) && (line2 & 0xfffu) &&
+               !(s->cpu->cr0 & NM_CR0_CD))) {
+        /* The decoder's next byte is in the last line queued (the line
+         * after the armed one, or a branch target's), in the code's 4 KB
+         * page, with the line after it in the page too and nothing
          * pending: what the steps below do then.  prefetch_ahead asks for
          * line2 (a cache lookup; a miss pending), arm_next_body arms the
          * line (the queue holds it, in the code's page), arm_after: line2
