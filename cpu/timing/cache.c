@@ -52,6 +52,12 @@ nm_cache *nm_cache_new(const nm_cache_config *cfg)
     c->h.line_shift = c->line_shift;
     c->h.set_mask = c->set_mask;
     c->set_mru_way = g_new0(uint8_t, sets);
+    c->h.write_back = cfg->write_policy == NM_CACHE_WRITE_BACK;
+    c->h.ways = cfg->ways;
+    c->h.dirty = c->dirty;
+    c->h.set_mru_way = c->set_mru_way;
+    c->h.write_allocate = cfg->write_allocate;
+    c->h.tag = c->tag;
     nm_cache_invalidate_all(c);
     c->h.stats.flushes = 0;
     return c;

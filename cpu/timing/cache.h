@@ -72,6 +72,18 @@ typedef struct nm_cache_head {
      * and nothing else.  Set = (phys >> line_shift) & set_mask. */
     const uint32_t *set_mru;
     uint32_t line_shift, set_mask;
+    /* A write hit on that line changes nothing but the counter either, and
+     * in a write-back cache its dirty bit: dirty[set * ways + way], the
+     * way set_mru_way[set]. */
+    bool write_back;
+    uint32_t ways;
+    uint8_t *dirty;
+    const uint8_t *set_mru_way;
+    /* A write miss without write-allocate changes nothing but the counter:
+     * found inline when no way of the set holds the line (tag[set * ways
+     * + way], 1 or 4 ways). */
+    bool write_allocate;
+    const uint32_t *tag;
     nm_cache_stats stats;
 } nm_cache_head;
 
@@ -91,13 +103,32 @@ unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *
 static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
 {
     nm_cache_head *h = (nm_cache_head *)(void *)c;
+    uint32_t tag = (phys & h->line_mask) | 1u;
     if (!write) {
         /* the line last used, or the one its set used last */
-        uint32_t tag = (phys & h->line_mask) | 1u;
         if (tag == h->mru || tag == h->set_mru[(phys >> h->line_shift) & h->set_mask]) {
             h->stats.read_hits++;
             h->mru = tag;
             return NM_CACHE_HIT;
+        }
+    } else {
+        /* the line its set used last: nm_cache_access_slow's first case */
+        uint32_t set = (phys >> h->line_shift) & h->set_mask;
+        if (tag == h->set_mru[set]) {
+            h->stats.write_hits++;
+            if (h->write_back) h->dirty[set * h->ways + h->set_mru_way[set]] = 1;
+            h->mru = tag;
+            return NM_CACHE_HIT;
+        }
+        if (!h->write_allocate) {
+            const uint32_t *t = &h->tag[set * h->ways];
+            bool absent = h->ways == 4   ? t[0] != tag && t[1] != tag && t[2] != tag && t[3] != tag
+                          : h->ways == 1 ? t[0] != tag
+                                         : false;
+            if (absent) { /* nm_cache_access_slow's write miss */
+                h->stats.write_misses++;
+                return 0;
+            }
         }
     }
     return nm_cache_access_slow(c, phys, write, victim);

@@ -76,6 +76,7 @@ unit", p. 3-10: "Single I/O
  * I/O and MMIO wait states are charged by the bus models; an MMIO access
  * is neither cached nor buffered here. */
 #include <glib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cpu/hooked_loop.h"
@@ -275,6 +276,11 @@ typedef struct i486_state {
     uint32_t fill_lines;    /* bit (line / LINE) % 32 of each line in fills: most lookups miss */
     unsigned fill_slot[32]; /* by that bit: the fill_head of the last fill of such a line */
     uint8_t fill_count[32]; /* by that bit: how many lines in fills have it */
+    /* every fill started so far has all its dwords in by then: from then
+     * on (the clock only moves on) the time a line's fill brought its last
+     * dword, kept only to be compared with a later clock (ready_at,
+     * arm_next_insn), may be taken as fills_in_at, without the search */
+    uint64_t fills_in_at;
     /* the prefetch queue: holds the lines from the one of the next byte to
      * decode up to pq_last (a physical line address; the line before the
      * first one when empty), in it or coming; pq_next is the byte after
@@ -301,15 +307,23 @@ typedef struct i486_state {
     unsigned ready_head;
     uint64_t ready_at;
     /* The same, made ready for the next instruction when one ends
-     * (arm_next_insn): an instruction whose bytes start at arm_next and
+     * (arm_next_insn): an instruction whose bytes start at pq_next and
      * end in line arm_line would pass code_fetch_slow's first test (the
      * queue valid and holding the line, no prefetch of it pending, the
      * cache on) once every dword of the line is in (from arm_ready on), as
-     * long as no fill has started since (fill_head == arm_head) and the
+     * long as no fill has started since (start_fill disarms) and the
      * memory map is as it was (arm_gen: the line is RAM).  arm_line 1 (not
-     * a line): none. */
-    uint32_t arm_next, arm_line, arm_gen;
-    unsigned arm_head;
+     * a line): none.  arm_fast: arm_line when its dwords were all in by the
+     * start of the instruction that armed it (the fast path's test), else
+     * 1.  arm_stay: arm_line when the line after it is queued
+     * too (pq_last past it), else 1: an instruction ending in it then asks
+     * the prefetcher for nothing and leaves the same line armed (the fast
+     * path's end test; every flush disarms).  arm_two: arm_line when the
+     * line after it is ready too (queued, in the same 4 KB page, no
+     * prefetch of it pending, all in, and arm_fast too), else 1: an
+     * instruction from pq_next into that line passes code_fetch_slow's
+     * steps with nothing to do. */
+    uint32_t arm_line, arm_fast, arm_gen, arm_stay, arm_two;
     uint64_t arm_ready;      /* the line's dwords are all in from then on */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
@@ -325,7 +339,7 @@ typedef struct i486_state {
     uint8_t last_written; /* register the previous instruction wrote (8: none) */
     bool rep_continues;
     /* counters */
-    uint64_t insns, clocks, agi, misaligned_count, fill_stall, wbuf_stall;
+    uint64_t insns, agi, misaligned_count, fill_stall, wbuf_stall;
     uint64_t split_writes; /* stores across a dword: two bus cycles */
     uint64_t code_misses, data_misses, async_transfers, taken_transfers, reads_ahead;
     uint64_t prefetch_fills, queue_flushes, fill_waits;
@@ -338,10 +352,21 @@ typedef struct i486_state {
     uint64_t tlb_code_hits, tlb_code_misses, tlb_data_hits, tlb_data_misses;
     uint64_t walk_reads, interp_walk_reads;
     uint64_t snoop_invalidations;
-    /* where the clocks went (they sum to `clocks`) */
+    uint64_t clocks; /* (apart from insns: two scalar adds in the fast path, not one vector) */
+    /* where the clocks went (they sum to `clocks`; each counted where it is
+     * charged, so that the sum is a check) */
     uint64_t c_base, c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
     uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain, c_tlb;
 } i486_state;
+
+/* Nothing made ready for the next instruction (arm_next_insn). */
+static inline void disarm(i486_state *s)
+{
+    s->arm_line = 1;
+    s->arm_fast = 1;
+    s->arm_stay = 1;
+    s->arm_two = 1;
+}
 
 static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *p)
 {
@@ -373,7 +398,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->prev = nm_x86_mode_now(cpu);
     s->last_written = NM_REG_NONE;
     s->ready_at = UINT64_MAX; /* nothing learned yet */
-    s->arm_line = 1;
+    disarm(s);
     s->map_gen = &cpu->mem->map_gen;
     for (unsigned k = 0; k < BUS_CORE_N; k++)
         s->bus_core[k] = nm_bus_to_core(model, k);
@@ -390,7 +415,7 @@ static void i486_resume(void *st, nm_cpu *cpu)
     s->pq_valid = false; /* the CPU ran elsewhere meanwhile */
     s->pf_n = 0;
     s->code_done = s->code_armed = false;
-    s->arm_line = 1;
+    disarm(s);
     /* CR3 may have been loaded meanwhile: the TLB is unknown, start empty. */
     nm_tlb_flush(&s->tlb);
     s->tlb_cr3 = cpu->cr3;
@@ -483,6 +508,7 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     }
     s->fill_slot[((phys & ~(LINE - 1)) / LINE) % 32] = s->fill_head;
     fill_rec *f = &s->fills[s->fill_head++ % NFILL];
+    disarm(s); /* what was made ready assumed no fill since */
     /* the record this one replaces leaves the hash */
     if (f->used) {
         unsigned old = (f->line / LINE) % 32;
@@ -493,6 +519,7 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     f->first = (uint8_t)((phys >> 2) & 3);
     f->start = done - cost;
     fill_offsets(s, cost, f->off);
+    if (f->start + f->off[3] > s->fills_in_at) s->fills_in_at = f->start + f->off[3]; /* all in */
     unsigned bit = (f->line / LINE) % 32;
     s->fill_count[bit]++;
     s->fill_lines |= 1u << bit;
@@ -581,14 +608,15 @@ static void __attribute__((noinline)) read_line_slow(i486_state *s, uint32_t phy
 }
 
 /* read_line, its common case inline: no prefetch pending, the cache on,
- * no fill of the line on record (cached long ago: no wait) and the line
- * the one its set used last (a hit that changes nothing but the
+ * no fill of the line on record or every fill all in by now (no wait) and
+ * the line the one its set used last (a hit that changes nothing but the
  * counters). */
 static inline __attribute__((always_inline)) void read_line(i486_state *s, uint32_t phys,
                                                             uint32_t size)
 {
     if (s->pf_n == 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
-        !(s->fill_lines & (1u << ((phys / LINE) % 32))) && nm_cache_read_set_mru(s->cache, phys))
+        (!(s->fill_lines & (1u << ((phys / LINE) % 32))) || s->fills_in_at <= now_of(s)) &&
+        nm_cache_read_set_mru(s->cache, phys))
         return;
     read_line_slow(s, phys, size);
 }
@@ -771,16 +799,25 @@ code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
  * the transfers carrying its dwords, and what is learnt of the line is kept
  * (ready_*).  Returns now_of after the wait. */
 static uint64_t __attribute__((noinline))
-code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
+code_wait_slow(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
 {
     const fill_rec *f = fill_of(s, line);
     uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
-    s->ready_line = line;
-    s->ready_head = s->fill_head;
     s->ready_at = fill_all_in(f);
     if (in <= now) return now;
     add_read_stall(s, (uint32_t)(in - now), true);
     return in;
+}
+static inline __attribute__((always_inline)) uint64_t
+code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
+{
+    s->ready_line = line;
+    s->ready_head = s->fill_head;
+    if (s->fills_in_at <= s->cpu->clock->cycles) { /* all in: nothing to wait for */
+        s->ready_at = s->fills_in_at;
+        return now;
+    }
+    return code_wait_slow(s, line, phys, len, now);
 }
 
 /* The code of this instruction is fetched: `len` bytes at `lin` / `phys`,
@@ -802,8 +839,8 @@ code_fetched(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len, uint64_t 
 static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s, uint32_t lin,
                                                                    uint32_t phys, uint32_t len)
 {
-    if (phys != s->arm_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
-        s->fill_head != s->arm_head || *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
+    if (phys != s->pq_next || ((phys + len - 1) & ~(LINE - 1)) != s->arm_line ||
+        *s->map_gen != s->arm_gen || (s->cpu->cr0 & NM_CR0_CD))
         return false;
     uint64_t now = now_of(s);
     /* still coming in: wait for its dwords (arm_next_insn checked the rest) */
@@ -862,6 +899,12 @@ static inline __attribute__((always_inline)) uint64_t code_line_in(i486_state *s
     if ((int32_t)(line - s->pq_last) > 0) {
         queue_line(s, lo, now, false);
         s->pq_last = line;
+    }
+    if (s->fills_in_at <= s->cpu->clock->cycles) {
+        /* every fill all in by the instruction's start: what is learnt is
+         * only compared with that clock or later ones (fills_in_at) */
+        *f = NULL;
+        return 0;
     }
     *f = fill_of(s, line);
     return fill_dwords_in(*f, (lo >> 2) & 3, (hi >> 2) & 3);
@@ -923,6 +966,7 @@ static void code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t
         /* No cache: a single transfer per line, the queue not modelled. */
         s->pq_valid = false;
         s->pf_n = 0;
+        disarm(s);
         if (!again) {
             for (uint32_t k = 0; k < lines; k++) {
                 uint64_t t = now_of(s);
@@ -981,26 +1025,51 @@ static inline void prefetch_ahead(i486_state *s)
  * an instruction in the line of the next byte whatever happens before it
  * but a fill starting or the memory map changing: the queue is valid and
  * holds the line, in the same 4 KB page as the one just fetched (so RAM),
- * no prefetch of it is pending and the cache is on; the test is then only
- * whether every dword of it is in (arm_ready: a fill of it may still be
- * coming in).  What it learns of the line is code_fetch's ready_* too. */
-static void __attribute__((noinline)) arm_next_insn(i486_state *s)
+ * no prefetch of it is pending and the cache is on, and every dword of it
+ * is in by this instruction's start (else the next one takes the way that
+ * waits for them).  What it learns of the line is code_fetch's ready_*
+ * too. */
+static inline __attribute__((always_inline)) void arm_after(i486_state *s, uint32_t line);
+static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, const bool page_ram)
 {
     uint32_t next = s->pq_next, line = next & ~(LINE - 1);
-    s->arm_line = 1;
+    disarm(s);
     if (!s->pq_valid || ((next ^ s->code_phys) & ~0xfffu) || (int32_t)(line - s->pq_last) > 0 ||
         (s->cpu->cr0 & NM_CR0_CD) || (s->pf_n >= 1 && s->pf_line[0] == line) ||
-        (s->pf_n >= 2 && s->pf_line[1] == line) || is_mmio(s->cpu, line))
+        (s->pf_n >= 2 && s->pf_line[1] == line) || (!page_ram && is_mmio(s->cpu, line)))
         return;
-    uint64_t all_in = fill_all_in(fill_of(s, line));
+    /* (fills_in_at: every fill all in by this instruction's start) */
+    uint64_t all_in =
+        s->fills_in_at <= s->cpu->clock->cycles ? s->fills_in_at : fill_all_in(fill_of(s, line));
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
-    s->arm_next = next;
     s->arm_line = line;
-    s->arm_head = s->fill_head;
-    s->arm_gen = *s->map_gen;
     s->arm_ready = all_in;
+    s->arm_fast = all_in <= s->cpu->clock->cycles ? line : 1; /* else still coming in */
+    arm_after(s, line);
+    s->arm_gen = *s->map_gen;
+}
+
+/* arm_stay and arm_two for the line armed, `line` (the line after it
+ * queued; and ready for an instruction running into it). */
+static inline __attribute__((always_inline)) void arm_after(i486_state *s, uint32_t line)
+{
+    const uint32_t line2 = line + LINE;
+    const uint64_t start = s->cpu->clock->cycles;
+    s->arm_stay = s->arm_two = 1;
+    if ((int32_t)(line2 - s->pq_last) > 0) return;
+    s->arm_stay = line;
+    if (s->arm_fast != line || !(line2 & 0xfffu) || (s->pf_n >= 1 && s->pf_line[0] == line2) ||
+        (s->pf_n >= 2 && s->pf_line[1] == line2))
+        return;
+    if (s->fills_in_at > start && fill_all_in(fill_of(s, line2)) > start) return;
+    s->arm_two = line;
+}
+
+static void __attribute__((noinline)) arm_next_insn(i486_state *s)
+{
+    arm_next_body(s, false);
 }
 
 /* The code of an instruction after the queue was flushed (a taken
@@ -1010,7 +1079,7 @@ static void __attribute__((noinline)) arm_next_insn(i486_state *s)
  * lookup, a fill on a miss) and the instruction waits for its dwords.  With
  * paging, only on a TLB hit.  Returns false, having changed nothing, in any other case
  * (code_fetch then does it). */
-static bool __attribute__((noinline))
+static inline __attribute__((always_inline)) bool
 target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
 {
     const uint32_t first = phys & ~(LINE - 1);
@@ -1048,10 +1117,14 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
     if (s->code_done && s->code_lin == lin) return;
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
     /* In the line made ready, the memory map as it was: RAM, so no
-     * is_mmio (code_fetch looks up the TLB, then takes it as made ready) */
-    if (!s->code_done && phys == s->arm_next && ((phys + len - 1) & ~(LINE - 1)) == s->arm_line &&
-        *s->map_gen == s->arm_gen) {
-        code_fetch(s, lin, phys, len);
+     * is_mmio; code_fetch's steps then: the TLB, code_fetch_armed */
+    if (!s->code_done && phys == s->pq_next && ((phys + len - 1) & ~(LINE - 1)) == s->arm_line &&
+        *s->map_gen == s->arm_gen && !(c->cr0 & NM_CR0_CD)) {
+        if (c->paging) tlb_access(s, lin, len, true);
+        uint64_t now = now_of(s);
+        if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
+        code_fetched(s, lin, phys, len, now);
+        s->code_armed = true;
         return;
     }
     if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
@@ -1083,7 +1156,15 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     if (s->cpu->paging && !(flags & NM_MEM_PAGEWALK)) tlb_access(s, linear, size, false);
     if (!(flags & NM_MEM_SYSTEM) && ((phys & 3) + size > 4)) s->misaligned++;
     if (!(flags & NM_MEM_WRITE)) s->last_read_phys = phys;
-    if (is_mmio(s->cpu, phys)) return; /* uncached, timed by the bus model */
+    const nm_memmap *mem = s->cpu->mem;
+    const nm_mem_region *r = mem->page_region[phys >> NM_PAGE_SHIFT];
+    if (unlikely(!r || r->kind != NM_REGION_RAM || !mem->page_whole[phys >> NM_PAGE_SHIFT])) {
+        /* A device may change the memory map: what was made ready for the
+         * next instruction (arm_gen) is looked at again. */
+        disarm(s);
+        if (r && r->kind == NM_REGION_MMIO && mem->page_whole[phys >> NM_PAGE_SHIFT])
+            return; /* (is_mmio) uncached, timed by the bus model */
+    }
     if (flags & NM_MEM_WRITE) {
         /* Write-through: update the line if present, and queue the write. */
         bool hit = !(s->cpu->cr0 & NM_CR0_CD) &&
@@ -1434,6 +1515,7 @@ static inline unsigned pfx_clocks_of(const nm_insn *i)
           * LOOPcc, JCXZ: base / base_taken) or nothing (JMP, CALL, RET),                          \
           * none of the other flags, no NM_SYNC_CHECK: the fast path may do it */
 typedef struct i486_static {
+    uint8_t fast;       /* 1: ST_PLAIN or ST_NEAR_BRANCH (first: read with model_tag) */
     uint8_t base;       /* static_cost (0: cost_of each time); ST_NEAR_BRANCH: not taken */
     uint8_t base_taken; /* ST_NEAR_BRANCH: taken */
     uint8_t pfx;        /* pfx_clocks_of */
@@ -1443,6 +1525,9 @@ typedef struct i486_static {
 } i486_static;
 _Static_assert(sizeof(i486_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(i486_static) == 1, "model_data has no alignment");
+_Static_assert(offsetof(nm_insn, model_data) == offsetof(nm_insn, model_tag) + 1 &&
+                   offsetof(i486_static, fast) == 0,
+               "the fast path reads model_tag and i486_static.fast as one");
 
 static const i486_static *static_of(const nm_insn *ci)
 {
@@ -1496,6 +1581,7 @@ static const i486_static *static_of(const nm_insn *ci)
             }
     }
     *st = (i486_static){
+        .fast = (f & (ST_PLAIN | ST_NEAR_BRANCH)) ? 1 : 0,
         .base = (uint8_t)base,
         .base_taken = (uint8_t)base_taken,
         .pfx = (uint8_t)pfx_clocks_of(i),
@@ -1689,15 +1775,59 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
 /* The end of i486_insn's fast path when the prefetcher asks for a line, a
  * fill has started or the next byte is in the next line: prefetch_ahead
  * and arm_next_insn (out of line, so that the fast path saves no
- * registers). */
+ * registers).  The instruction's code page is RAM (each fast path found
+ * it so under this map: made ready, or is_mmio), and the line to arm is in
+ * it. */
+static inline __attribute__((always_inline)) uint32_t fast_end_body(i486_state *s, uint32_t clocks)
+{
+    const uint32_t line = s->pq_next & ~(LINE - 1), line2 = line + LINE;
+    if (likely(line == s->pq_last && !s->pf_n && s->pq_valid &&
+               !((s->pq_next ^ s->code_phys) & ~0xfffu) && (line2 & 0xfffu) &&
+               !(s->cpu->cr0 & NM_CR0_CD))) {
+        /* The decoder's next byte is in the last line queued (the line
+         * after the armed one, or a branch target's), in the code's 4 KB
+         * page, with the line after it in the page too and nothing
+         * pending: what the steps below do then.  prefetch_ahead asks for
+         * line2 (a cache lookup; a miss pending), arm_next_body arms the
+         * line (the queue holds it, in the code's page), arm_after: line2
+         * queued, ready unless pending or coming in. */
+        const uint64_t start = s->cpu->clock->cycles;
+        bool pending = false;
+        if (!nm_cache_read_if_present(s->cache, line2)) {
+            s->pf_line[0] = line2;
+            s->pf_at[0] = s->code_ready;
+            s->pf_n = 1;
+            pending = true;
+        }
+        s->pq_last = line2;
+        const bool all = s->fills_in_at <= start; /* (fills_in_at: as in arm_next_body) */
+        const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line));
+        s->ready_line = line;
+        s->ready_head = s->fill_head;
+        s->ready_at = all_in;
+        s->arm_line = line;
+        s->arm_ready = all_in;
+        s->arm_fast = all_in <= start ? line : 1;
+        s->arm_stay = line;
+        s->arm_two =
+            s->arm_fast == line && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
+                ? line
+                : 1;
+        s->arm_gen = *s->map_gen;
+        return clocks;
+    }
+    prefetch_ahead(s);
+    if ((s->pq_next & ~(LINE - 1)) == s->arm_line) {
+        if (s->arm_ready <= s->cpu->clock->cycles) s->arm_fast = s->arm_line;
+        arm_after(s, s->arm_line);
+    } else {
+        arm_next_body(s, true);
+    }
+    return clocks;
+}
 static uint32_t __attribute__((noinline)) fast_end(i486_state *s, uint32_t clocks)
 {
-    prefetch_ahead(s);
-    if (s->fill_head == s->arm_head && (s->pq_next & ~(LINE - 1)) == s->arm_line)
-        s->arm_next = s->pq_next;
-    else
-        arm_next_insn(s);
-    return clocks;
+    return fast_end_body(s, clocks);
 }
 
 /* This instruction's cache and write-buffer stalls, booked by their parts
@@ -1750,7 +1880,7 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     s->prev.next_eip = c->eip;
     s->insns++;
     s->clocks += clocks;
-    s->arm_line = 1;
+    disarm(s);
     return clocks;
 }
 
@@ -1760,33 +1890,59 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
  * by a data hook, no stall, the next byte still in the line made ready.
  * It does what i486_plain does then; anything else goes to i486_plain or
  * i486_general, whose results it shares. */
-/* The rest of i486_insn's fast path once the code is in, with no stall
- * (`next`: the byte after the instruction). */
-static inline __attribute__((always_inline)) uint32_t
-fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t next)
+/* This instruction's misaligned accesses and stalls, booked; their clocks
+ * (the fast path tests both at once). */
+static uint32_t __attribute__((noinline)) extra_clocks(i486_state *s)
 {
-    if (unlikely(s->taken)) return fast_taken(s, c, i, st);
+    uint32_t clocks = 0;
+    if (s->misaligned) clocks += misaligned_clocks(s);
+    if (s->stall) clocks += stall_clocks(s);
+    return clocks;
+}
+
+/* What code_fetch_armed keeps that prefetch_ahead and arm_next_insn read,
+ * for an instruction the fast path took as made ready with no wait: kept
+ * only when they are read (fast_tail's ends that call out). */
+static inline __attribute__((always_inline)) void keep_code(i486_state *s, const nm_cpu *c,
+                                                            uint32_t next, uint32_t len)
+{
+    s->code_phys = next - len;
+    s->code_len = len;
+    s->code_ready = c->clock->cycles; /* the instruction's start: no stall */
+}
+
+/* The rest of i486_insn's fast path once the code is in (`next`: the byte
+ * after the instruction).  `unkept`: its code was taken as made ready with
+ * no wait (code_done clear), and keep_code has not run.  `end_inline`:
+ * fast_end's steps here (in the paths out of line already). */
+static inline __attribute__((always_inline)) uint32_t
+fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t next,
+          const bool unkept, const bool end_inline)
+{
+    if (unlikely(s->taken)) {
+        if (unkept) keep_code(s, c, next, i->len);
+        return fast_taken(s, c, i, st);
+    }
     uint32_t base = st->base, pfx = st->pfx;
     uint32_t clocks = base + pfx + agi_clocks(s, i, st);
-    if (unlikely(s->misaligned)) clocks += misaligned_clocks(s);
-    if (unlikely(s->stall)) clocks += stall_clocks(s);
-    s->c_base += base;
+    if (unlikely(s->misaligned | s->stall)) clocks += extra_clocks(s);
     s->c_prefix += pfx;
-    s->code_done = s->code_armed = false;
+    if (!unkept) s->code_done = s->code_armed = false; /* (code_armed implies code_done) */
     s->rep_continues = false;
     s->last_written = st->written;
     s->accesses = 0; /* rep_pace is 0: only a REP string (i486_general's) sets it */
     s->prev.next_eip = c->eip;
     s->insns++;
     s->clocks += clocks;
+    s->c_base += base;
     /* prefetch_ahead: the next byte's line and the one after are queued
-     * already unless the queue is one line ahead only; arm_next_insn: the
-     * same line, so only the place moves */
+     * already; arm_next_insn: the same line, so only the place moves (both
+     * when the next byte is in arm_stay, which a fill or flush clears) */
     s->pq_next = next;
-    if (unlikely((int32_t)((next & ~(LINE - 1)) + LINE - s->pq_last) > 0 ||
-                 s->fill_head != s->arm_head || (next & ~(LINE - 1)) != s->arm_line))
-        return fast_end(s, clocks);
-    s->arm_next = next;
+    if (unlikely((next & ~(LINE - 1)) != s->arm_stay)) {
+        if (unkept) keep_code(s, c, next, i->len);
+        return end_inline ? fast_end_body(s, clocks) : fast_end(s, clocks);
+    }
     return clocks;
 }
 
@@ -1799,7 +1955,23 @@ fast_target(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
     const uint32_t phys = c->fetch_phys | (lin & 0xfff);
     if (!target_fetch(s, c, lin, phys, len)) return i486_general(s, c, i);
-    return fast_tail(s, c, i, st, phys + len);
+    return fast_tail(s, c, i, st, phys + len, false, true);
+}
+
+/* i486_insn's fast path for an instruction made ready whose line is still
+ * coming in (arm_fast clear): with paging on a TLB hit, it waits for its
+ * dwords (code_wait), then fast_tail. */
+static uint32_t __attribute__((noinline))
+fast_armed_wait(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uint32_t lin,
+                uint32_t phys)
+{
+    const uint32_t len = i->len;
+    if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
+    s->code_phys = phys;
+    s->code_len = len;
+    const uint64_t now = c->clock->cycles; /* no data access yet: no stall so far */
+    s->code_ready = s->arm_ready > now ? code_wait(s, s->arm_line, phys, len, now) : now;
+    return fast_tail(s, c, i, st, phys + len, false, true);
 }
 
 /* i486_insn's fast path for an instruction that starts at the next byte
@@ -1831,7 +2003,7 @@ fast_queued(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, u
     s->code_phys = phys;
     s->code_len = len;
     s->code_ready = now_of(s);
-    return fast_tail(s, c, i, st, phys + len);
+    return fast_tail(s, c, i, st, phys + len, false, true);
 }
 
 static inline __attribute__((always_inline)) uint32_t
@@ -1840,59 +2012,61 @@ i486_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     i486_state *s = opaque;
     const i486_static *st = (const i486_static *)(const void *)i->model_data;
     /* seq: the last instruction's call left EIP and CS in s->prev and
-     * hook_resync clear, and nothing has run since */
-    if (unlikely(i->model_tag != NM_INSN_TAG_486 || !(st->flags & (ST_PLAIN | ST_NEAR_BRANCH)) ||
+     * hook_resync clear, and nothing has run since but this instruction,
+     * whose accesses to anything but RAM disarmed (i486_mem): so the
+     * memory map is as the line made ready saw it, if one is (else it is
+     * looked at here) */
+    /* model_tag and st->fast, in one load: the memo is ours, and the
+     * instruction may take a fast path */
+    static const uint8_t tag_fast[2] = {NM_INSN_TAG_486, 1};
+    uint16_t want, have;
+    memcpy(&want, tag_fast, sizeof want);
+    memcpy(&have, &i->model_tag, sizeof have);
+    if (unlikely(have != want ||
                  (!seq && (c->hook_resync || c->insn_eip != s->prev.next_eip ||
-                           c->seg[NM_CS].selector != s->prev.cs))))
+                           c->seg[NM_CS].selector != s->prev.cs || *s->map_gen != s->arm_gen))))
         return i486_general(s, c, i);
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip, len = i->len;
-    uint32_t next;
-    if (s->code_done) {
-        /* by a data hook: made ready, the map unchanged since (so still
-         * RAM: i486_general looks again) and the next byte in the line
-         * made ready or the one after; or fetched another way */
-        next = s->code_phys + len;
-        if (s->code_lin != lin || s->code_len < len) return i486_general(s, c, i);
-        if (likely(s->code_armed)) {
-            if (*s->map_gen != s->arm_gen || (next & ~(LINE - 1)) - s->arm_line > LINE)
-                return i486_general(s, c, i);
-        } else {
-            /* fetched another way (after a flush, or waiting on the bus):
-             * i486_plain's MMIO test, the queue in use (not with the cache
-             * off), and nothing made ready kept (the instruction's end
-             * works it out again: fast_end) */
-            if (!s->pq_valid || is_mmio(c, c->fetch_phys | (lin & 0xfff)))
-                return i486_general(s, c, i);
-            s->arm_line = 1;
-        }
-        s->code_len = len; /* code_fetch's first case */
-    } else {
+    if (likely(!s->code_done)) {
         /* code_fetch_armed but CR0.CD's test (only MOV CR0 changes it:
          * an NM_SYNC_CHECK instruction, i486_general's, whose end makes
          * nothing ready with the cache off).  No data access yet, so no
          * stall so far, and the clock is the instruction's start. */
-        const uint32_t phys = c->fetch_phys | (lin & 0xfff);
-        next = phys + len;
-        if (phys != s->arm_next || ((next - 1) & ~(LINE - 1)) != s->arm_line ||
-            s->fill_head != s->arm_head || *s->map_gen != s->arm_gen) {
+        const uint32_t phys = c->fetch_phys | (lin & 0xfff), next = phys + len;
+        if (phys != s->pq_next || ((next - 1) & ~(LINE - 1)) != s->arm_fast) {
             if (!s->pq_valid) return fast_target(s, c, i, st);
-            if (phys == s->pq_next) return fast_queued(s, c, i, st, lin, phys);
-            return i486_general(s, c, i);
+            if (phys != s->pq_next) return i486_general(s, c, i);
+            /* made ready, still coming in: the wait for its dwords */
+            if (((next - 1) & ~(LINE - 1)) == s->arm_line)
+                return fast_armed_wait(s, c, i, st, lin, phys);
+            /* into the line after the one armed, ready too: as made ready
+             * (fast_queued's steps would wait for nothing) */
+            if (((next - 1) & ~(LINE - 1)) != s->arm_two + LINE)
+                return fast_queued(s, c, i, st, lin, phys);
         }
         /* tlb_access when it hits (a test without effect when it does
          * not, so i486_general starts from the same state) */
         if (c->paging && !tlb_code_hit(s, lin, len)) return i486_general(s, c, i);
-        /* what code_fetch_armed keeps that prefetch_ahead reads (the rest
-         * is reset when the instruction ends) */
-        s->code_phys = phys;
-        s->code_len = len;
-        s->code_ready = c->clock->cycles;
-        if (unlikely(s->arm_ready > s->code_ready))
-            s->code_ready = code_wait(s, s->arm_line, phys, len, s->code_ready);
+        return fast_tail(s, c, i, st, next, true, false);
     }
-    return fast_tail(s, c, i, st, next);
+    /* by a data hook: made ready, the map unchanged since (so still RAM:
+     * i486_general looks again; code_fetch_armed saw the instruction in
+     * the line made ready); or fetched another way */
+    const uint32_t next = s->code_phys + len;
+    if (s->code_lin != lin || s->code_len < len) return i486_general(s, c, i);
+    if (likely(s->code_armed)) {
+        if (*s->map_gen != s->arm_gen) return i486_general(s, c, i);
+    } else {
+        /* fetched another way (after a flush, or waiting on the bus):
+         * i486_plain's MMIO test, the queue in use (not with the cache
+         * off), and nothing made ready kept (the instruction's end works
+         * it out again: fast_end) */
+        if (!s->pq_valid || is_mmio(c, c->fetch_phys | (lin & 0xfff))) return i486_general(s, c, i);
+        disarm(s);
+    }
+    s->code_len = len; /* code_fetch's first case */
+    return fast_tail(s, c, i, st, next, false, false);
 }
-
 static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
     return i486_insn_inline(opaque, c, i, false);
@@ -1924,7 +2098,7 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         s->snoop_invalidations++;
         /* the straight-line shortcut of code_fetch must look again */
         if ((uint32_t)a == s->ready_line) s->ready_at = UINT64_MAX;
-        if ((uint32_t)a == s->arm_line) s->arm_line = 1;
+        if ((uint32_t)a == s->arm_line || (uint32_t)a == s->arm_two + LINE) disarm(s);
     }
     nm_board_snoop_write(&s->board, phys, len);
 }
