@@ -355,8 +355,9 @@ typedef struct i486_state {
     uint64_t clocks; /* (apart from insns: two scalar adds in the fast path, not one vector) */
     /* where the clocks went (they sum to `clocks`; each counted where it is
      * charged, so that the sum is a check) */
-    uint64_t c_base, c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
+    uint64_t c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
     uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain, c_tlb;
+    uint64_t c_base; /* (not next to `clocks`: the two adds would become one vector add) */
 } i486_state;
 
 /* Nothing made ready for the next instruction (arm_next_insn). */
