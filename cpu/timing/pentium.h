@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 typedef struct nm_p5_stats {
-    uint64_t instructions, cycles;
+    uint64_t instructions;
     uint64_t u_issues, v_issues, pairs; /* pairs == v_issues */
     uint64_t agi_stalls;
     uint64_t prefix_cycles, prefix_shadowed; /* decode clocks paid / hidden */
@@ -44,6 +44,9 @@ typedef struct nm_p5_stats {
     uint64_t c_locked;     /* locked bus cycles (LOCK, XCHG with memory) */
     uint64_t c_io_drain;   /* I/O waiting for the write buffers to drain */
     uint64_t c_tlb;        /* page walks of TLB misses */
+    /* (not next to `instructions`: gcc makes the two adds of an instruction
+     * one vector add with its packing, six host instructions for two) */
+    uint64_t cycles;
 } nm_p5_stats;
 
 /* `state` is what nm_cost_model_pentium.create returned. */
