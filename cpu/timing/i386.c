@@ -238,7 +238,9 @@ typedef struct i386_state {
     bool have_dword;
     /* counters */
     bool rep_continues; /* the last step of a REP string stopped at its budget */
-    uint64_t insns, clocks, wait_clocks, prefetch_stall, m_clocks, taken_transfers, async_transfers;
+    /* (insns, clocks and wait_clocks apart: gcc makes adjacent counters'
+     * adds in one block one vector add with its packing) */
+    uint64_t clocks, prefetch_stall, wait_clocks, m_clocks, insns, taken_transfers, async_transfers;
 } i386_state;
 
 static void *i386_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_params *p)
