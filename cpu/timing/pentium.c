@@ -1449,6 +1449,19 @@ _Static_assert(offsetof(nm_insn, model_data) == offsetof(nm_insn, model_tag) + 1
 _Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(p5_static) == 1, "model_data has no alignment");
 
+/* The PS_* flags and the pairing record of a p5_static. */
+static inline __attribute__((always_inline)) unsigned static_flags(const p5_static *st)
+{
+    return st->flags_lo | (unsigned)st->flags_hi << 8;
+}
+static inline __attribute__((always_inline)) p5_desc static_desc(const p5_static *st)
+{
+    p5_desc d;
+    memcpy(&d, st->d8, sizeof st->d8);
+    d.clocks = st->clocks;
+    return d;
+}
+
 /* Books the row and the stalls charged with it by cause (the breakdown
  * in the report; mispredictions, AGI, prefixes, bank conflicts, locked
  * and I/O-drain clocks are booked where they are charged). */
@@ -1853,10 +1866,8 @@ static __attribute__((noinline)) uint32_t p5_issue_record(p5 *s, nm_cpu *c, cons
         if (code_ok) m->code_key = s->code_epoch << 1 | has_data;
         return memo_apply(s, c, m, has_data, first_data, lazy);
     }
-    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-    p5_desc d;
-    memcpy(&d, st->d8, sizeof st->d8);
-    d.clocks = st->clocks;
+    const unsigned sf = static_flags(st);
+    p5_desc d = static_desc(st);
     const uint32_t entry_tok = s->tok, epoch = s->tok_epoch;
     const bool u_data_open = s->pipe.u_open && s->pipe.u_has_data;
     const nm_p5_stats *t = &s->st;
@@ -1961,14 +1972,12 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
     const bool code_alone = s->ev.nlog == 0;
     if (!code_alone)
         log_access(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, NM_MEM_CODE);
-    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    const unsigned sf = static_flags(st);
     bool is_string = !plain && (sf & PS_STRING) != 0;
     bool is_rep = !plain && (sf & PS_REP) != 0;
     bool rep_cont = is_rep && s->rep_active && s->rep_eip == c->insn_eip;
 
-    p5_desc d;
-    memcpy(&d, st->d8, sizeof st->d8);
-    d.clocks = st->clocks;
+    p5_desc d = static_desc(st);
     if (!plain && (sf & PS_SPECIAL)) {
         /* The mode before (the previous instruction's) and now (the model
          * changes nothing in the CPU: the same all through this call). */
@@ -2100,7 +2109,7 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
 {
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
     const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
-    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    const unsigned sf = static_flags(st);
     bool code_miss = false, has_data = false;
     uint32_t first_data = 0, stall = 0;
     const uint64_t t0 = c->clock->cycles + s->ev.pending;
@@ -2124,9 +2133,7 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
     s->ev.br_seen = false;
     if (!s->memo_off && !(stall | code_miss | mispredict))
         return p5_issue_memo_data(s, c, i, st, has_data, first_data, code_ok);
-    p5_desc d;
-    memcpy(&d, st->d8, sizeof st->d8);
-    d.clocks = st->clocks;
+    p5_desc d = static_desc(st);
     return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
                     true, false, false, false);
 }
@@ -2135,7 +2142,7 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
 static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const nm_insn *i)
 {
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
-    const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
+    const unsigned sf = static_flags(st);
     s->lazy_fast++; /* the code hits, the instruction */
     bool mispredict = false;
     if (sf & PS_BTB)
@@ -2143,9 +2150,7 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
     s->ev.br_seen = false;
     if (unlikely(c->instructions >= s->memo_back_at)) memo_on(s);
     if (!mispredict && !s->memo_off) return p5_issue_memo(s, c, i, st, false, 0, true, true);
-    p5_desc d;
-    memcpy(&d, st->d8, sizeof st->d8);
-    d.clocks = st->clocks;
+    p5_desc d = static_desc(st);
     return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, mispredict, true, false, false,
                     true);
 }
@@ -2191,10 +2196,8 @@ p5_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
                     return memo_apply(s, c, m, false, 0, true);
                 }
                 if (!s->memo_off) return p5_issue_record(s, c, i, st, false, 0, true, true);
-                const unsigned sf = st->flags_lo | (unsigned)st->flags_hi << 8;
-                p5_desc d;
-                memcpy(&d, st->d8, sizeof st->d8);
-                d.clocks = st->clocks;
+                const unsigned sf = static_flags(st);
+                p5_desc d = static_desc(st);
                 return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false,
                                 false, true);
             }
