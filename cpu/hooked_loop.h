@@ -34,6 +34,27 @@ static inline bool nm_cpu_hooked_page_ok(const nm_cpu *c, uint32_t cs_base, uint
     return (uint64_t)eip_base + 0xfffu + 14u <= cs_limit;
 }
 
+/* Runs the k instructions from e (a cost model's stretch: nm_cpu_hooked_loop),
+ * which neither fault nor touch memory nor move EIP but by their length;
+ * returns the last one's entry.  (Out of the loop: its registers.) */
+static __attribute__((noinline)) const ic_entry *nm_cpu_run_stretch(nm_cpu *c, const ic_entry *e,
+                                                                    unsigned k)
+{
+    uint32_t at = c->eip;
+    for (unsigned j = 1;; j++) {
+        const nm_insn *x = &e->insn;
+        at += x->len;
+        c->eip = at;
+        x->fn(c, x);
+        if (j == k) break;
+        e = e->seq;
+    }
+    c->cur_insn = &e->insn;
+    c->instructions += k;
+    c->steps += k;
+    return e;
+}
+
 /* The branches whose outcome is a condition (the others are always taken,
  * even to the next instruction): the branch hook's `taken`. */
 static const bool nm_cpu_conditional_op[NM_OP_COUNT] = {
@@ -54,11 +75,22 @@ static const bool nm_cpu_conditional_op[NM_OP_COUNT] = {
  * when its last call returned in this loop and nothing has run since but
  * this instruction (no interrupt or trap delivered, no resync: EIP, CS and
  * cpu->hook_resync are as that call left them).  branch: NULL, or the
- * listener's own branch hook named likewise. */
-static inline __attribute__((always_inline)) void
-nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
-                   uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i, bool seq),
-                   void (*const branch)(void *opaque, uint32_t from, uint32_t to, bool taken))
+ * listener's own branch hook named likewise.  ahead: NULL, or the cost
+ * model's stretch (named likewise), asked before each instruction: how
+ * many instructions from e it knows the outcome of (and has applied), none
+ * of which can fault, touch memory or move EIP but by its length, so that
+ * the loop runs them without a hook (nm_cpu_run_stretch).  Its `ok`: the
+ * last insn hook returned in this loop and nothing ran since (`seq`), and
+ * the page is 32-bit code within the CS limit (EIP does not wrap in it);
+ * the model also leaves the stretch alone while a full check is due
+ * (cpu->fast_exit), and when its clocks would reach `deadline` from `now`
+ * or its instructions use up `budget`. */
+static inline __attribute__((always_inline)) void nm_cpu_hooked_loop(
+    nm_cpu *c, uint64_t limit, const bool model_only,
+    uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i, bool seq),
+    void (*const branch)(void *opaque, uint32_t from, uint32_t to, bool taken),
+    unsigned (*const ahead)(void *opaque, nm_cpu *cpu, const ic_entry *e, bool ok, uint64_t now,
+                            uint64_t deadline, uint64_t budget, uint32_t *cost))
 {
     nm_clock *const clk = c->clock;
     nm_machine *const m = c->m;
@@ -73,6 +105,10 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
      * CS limit (a flat segment: always but in the last page), so that
      * their own test is not needed */
     bool page_ok = nm_cpu_hooked_page_ok(c, cs_base, cs_limit);
+    /* (ahead: 32-bit code, the page within the limit: EIP does not wrap
+     * in it) */
+    const bool code32 = c->code32;
+    bool page_ahead = page_ok && code32;
     /* The listener as it is now: nm_cpu_set_hooks flushes the TLB, so while
      * fetch_lin is unchanged these are still c->hooks (else run_hooks reads
      * them again), and so are CS and the fetch page. */
@@ -158,15 +194,36 @@ nm_cpu_hooked_loop(nm_cpu *c, uint64_t limit, const bool model_only,
         if (likely(n && c->eip == next && n->tag == e->tag + ((uint64_t)len << 1) &&
                    c->fetch_lin == flin)) {
             e = n;
-            continue;
+        } else {
+            if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
+        lookup:
+            c->insn_eip = c->eip;
+            c->insn_esp = c->gpr[NM_ESP];
+            e = icache_fetch_entry(c);
+            if (c->fetch_lin != flin) {
+                flin = c->fetch_lin;
+                page_ok = nm_cpu_hooked_page_ok(c, cs_base, cs_limit);
+                page_ahead = page_ok && code32;
+            }
         }
-        if (c->fetch_lin != flin) return; /* HLT, mode change, flush: the outer loop */
-        c->insn_eip = c->eip;
-        c->insn_esp = c->gpr[NM_ESP];
-        e = icache_fetch_entry(c);
-        if (c->fetch_lin != flin) {
-            flin = c->fetch_lin;
-            page_ok = nm_cpu_hooked_page_ok(c, cs_base, cs_limit);
+        if (ahead) {
+            /* A stretch the model knows from here: its instructions run
+             * alone, then the model's outcome for all of them at once.
+             * They neither fault nor touch memory nor move EIP but by
+             * their length (the model's promise: PS_REGONLY in the
+             * Pentium's), so nothing but their registers can tell.  The
+             * model leaves the deadline and the budget ahead of them. */
+            uint32_t cost;
+            const unsigned k =
+                ahead(h.opaque, c, e, seq && page_ahead, clk->cycles, deadline, budget, &cost);
+            if (k) {
+                e = nm_cpu_run_stretch(c, e, k);
+                clk->cycles += cost;
+                budget -= k;
+                n = e->seq;
+                if (!n || n->tag != e->tag + ((uint64_t)e->insn.len << 1)) goto lookup;
+                e = n;
+            }
         }
     }
 }

@@ -28,6 +28,11 @@ void icache_flush(nm_cpu *c)
         ic->e[k].seq = NULL;
         ic->e[k].run_fn = NULL;
     }
+    /* Slots emptied here are decoded again without a generation moved on
+     * (icache_miss): every page's is moved now, so that what was worked
+     * out from the old entries (runs, a cost model's stretches) is stale. */
+    for (unsigned k = 0; k < IC_GEN_SIZE; k++)
+        ic->gen[k]++;
 }
 
 /* The page of a valid tag. */

@@ -2079,7 +2079,7 @@ static void i486_run(nm_cpu *c, uint64_t limit)
 {
     /* (the branch hook through its pointer: inlined too, the loop measured
      * slower here, callgrind on cpubench: 738.4M Ir against 731.3M) */
-    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, NULL);
+    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, NULL, NULL);
 }
 
 /* Bus-master DMA: the 486 snoops its cache when another master drives the

@@ -344,6 +344,31 @@ _Static_assert(sizeof(p5_memo) == 64, "a memo slot in a host cache line");
 #define MEMO_HITS_PER_RECORD 4u
 #define MEMO_REST            (1024u * 1024u) /* guest instructions */
 
+/* The stretch memo: for a straight line of PS_REGONLY instructions
+ * (plain, no branch, no memory access, no fault), the outcome of issuing
+ * all of them from the state named entry_tok, made from their issue memo
+ * slots (which each gave the outcome from the state the one before left):
+ * the run loop runs them and the model applies it at once (p5_ahead).
+ * Valid while the page's decoded instructions are those it was made from
+ * (tag and the icache's page generation) and the code page memo is the
+ * one they were in (code_key). */
+typedef struct p5_stretch {
+    uint64_t hits;  /* uses not yet in the counters */
+    uint32_t owner; /* the first instruction's, as p5_memo.owner */
+    uint32_t entry_tok, exit_tok;
+    uint32_t code_key; /* p5.code_epoch << 1 when made */
+    uint64_t tag;      /* the first instruction's icache tag */
+    uint32_t gen;      /* the generation of its page in the icache */
+    uint16_t n, bytes; /* instructions, and their code bytes */
+    /* the sums of its instructions' memo slots: clocks added, in V, and
+     * the counters' steps */
+    uint16_t cost, clocks, v_n, pair_saved, rmw_pair, agi, pfx_shadowed, pfx_cycles;
+    p5_pipe exit;
+} p5_stretch;
+#define P5_STRETCH_BITS 14
+#define P5_STRETCH_SIZE (1u << P5_STRETCH_BITS)
+#define P5_STRETCH_WAYS 4u
+
 /* The names given to issue states (pipe_name): a state's slot by a hash. */
 typedef struct p5_name {
     uint32_t tok; /* 0: none */
@@ -422,9 +447,12 @@ typedef struct p5 {
      * (code_hits, the code cache's read hits and, with cm_paging, the code
      * TLB's), and of those the fast path's instructions (instructions). */
     uint64_t lazy_code, lazy_fast;
-    p5_memo *memo;     /* P5_MEMO_SIZE slots */
-    p5_name *names;    /* P5_NAMES_SIZE */
-    uint32_t next_tok; /* the last token made */
+    p5_memo *memo;          /* P5_MEMO_SIZE slots */
+    p5_name *names;         /* P5_NAMES_SIZE */
+    p5_stretch *stretch;    /* P5_STRETCH_SIZE */
+    uint32_t stretch_turn;  /* the slot of a full set a new stretch takes, in turn */
+    uint64_t stretch_insns; /* instructions run in stretches (of memo_hits) */
+    uint32_t next_tok;      /* the last token made */
     uint32_t tok_epoch;
     uint32_t memo_turn; /* the slot of a full set a new outcome takes, in turn */
     /* The memo pays only when most issues find their outcome in it (a miss
@@ -1437,6 +1465,8 @@ static bool depends(const p5_desc *u, const p5_desc *v)
 #define PS_OPENS_V                                                                                 \
     0x4000u /* alone in U may take a V partner: UV or PU, not disp+imm, no branch                  \
              */
+#define PS_REGONLY                                                                                 \
+    0x8000u /* plain, no branch, no memory access, cannot fault: may be in a stretch (p5_ahead) */
 typedef struct p5_static {
     /* PS_* (bytes: model_data is not aligned); flags_hi first, next to
      * nm_insn.model_tag: p5_insn tests the tag and PS_PLAIN together */
@@ -1491,6 +1521,23 @@ static inline __attribute__((always_inline)) void account(p5 *s, unsigned sf, ui
 
 static void memo_forget(p5 *s, const nm_insn *i);
 
+/* The operations whose register forms can neither fault nor touch memory
+ * (nor move EIP but by their length): with no memory operand (LEA: none
+ * read), they may be in a stretch.  (DIV and IDIV fault; the others not
+ * here are special, stack, string, I/O, system or transfers.) */
+static const bool regonly_op[NM_OP_COUNT] = {
+    [NM_OP_ADD] = true,   [NM_OP_OR] = true,    [NM_OP_ADC] = true,   [NM_OP_SBB] = true,
+    [NM_OP_AND] = true,   [NM_OP_SUB] = true,   [NM_OP_XOR] = true,   [NM_OP_CMP] = true,
+    [NM_OP_TEST] = true,  [NM_OP_INC] = true,   [NM_OP_DEC] = true,   [NM_OP_NEG] = true,
+    [NM_OP_NOT] = true,   [NM_OP_MOV] = true,   [NM_OP_MOVSX] = true, [NM_OP_MOVZX] = true,
+    [NM_OP_LEA] = true,   [NM_OP_BSWAP] = true, [NM_OP_CBW] = true,   [NM_OP_CWD] = true,
+    [NM_OP_LAHF] = true,  [NM_OP_SAHF] = true,  [NM_OP_ROL] = true,   [NM_OP_ROR] = true,
+    [NM_OP_RCL] = true,   [NM_OP_RCR] = true,   [NM_OP_SHL] = true,   [NM_OP_SHR] = true,
+    [NM_OP_SAR] = true,   [NM_OP_SHLD] = true,  [NM_OP_SHRD] = true,  [NM_OP_IMUL2] = true,
+    [NM_OP_IMUL3] = true, [NM_OP_SETCC] = true, [NM_OP_NOP] = true,   [NM_OP_CLC] = true,
+    [NM_OP_STC] = true,   [NM_OP_CMC] = true,   [NM_OP_CLD] = true,   [NM_OP_STD] = true,
+};
+
 static const p5_static *static_of(p5 *s, const nm_insn *ci)
 {
     nm_insn *i = (nm_insn *)ci; /* the cached instruction: model_data is ours */
@@ -1534,6 +1581,9 @@ static const p5_static *static_of(p5 *s, const nm_insn *ci)
         f |= PS_INT_ROW;
     if (!(f & (PS_SPECIAL | PS_STRING | PS_LOCKED | PS_IO | PS_HLT)) && !(i->sync & NM_SYNC_CHECK))
         f |= PS_PLAIN;
+    if ((f & PS_PLAIN) && !(f & PS_BRANCH) && !(row->flags & F_STACK) && regonly_op[i->op] &&
+        (i->op == NM_OP_LEA || !has_mem(i)))
+        f |= PS_REGONLY;
     unsigned pfx = prefix_bytes(i);
     if ((pair == P_UV || pair == P_PV) && pfx == 0 && !(f & PS_DISPIMM)) f |= PS_V_OK;
     if ((pair == P_UV || pair == P_PU) && !(f & PS_DISPIMM) && !(f & PS_BRANCH)) f |= PS_OPENS_V;
@@ -1554,12 +1604,13 @@ static const p5_static *static_of(p5 *s, const nm_insn *ci)
         .flags_hi = (uint8_t)(f >> 8),
     };
     memcpy(st->d8, &sd, sizeof st->d8);
-    _Static_assert(PS_OPENS_V < 0x10000u, "flags_lo and flags_hi");
+    _Static_assert(PS_REGONLY < 0x10000u, "flags_lo and flags_hi");
     i->model_tag = NM_INSN_TAG_PENTIUM;
     return st;
 }
 
 static void memo_fold(p5 *s, p5_memo *m);
+static void stretch_fold(p5 *s, p5_stretch *r);
 
 /* The name of the issue state (p5.pipe): the one it was given when last
  * seen, if the names table still holds it, else a new one.  A name is
@@ -1596,6 +1647,10 @@ static __attribute__((noinline)) uint32_t pipe_name(p5 *s)
         for (uint32_t k = 0; k < P5_MEMO_SIZE; k++) {
             memo_fold(s, &s->memo[k]);
             s->memo[k].owner = 0;
+        }
+        for (uint32_t k = 0; k < P5_STRETCH_SIZE; k++) {
+            stretch_fold(s, &s->stretch[k]);
+            s->stretch[k].owner = 0;
         }
         memset(s->names, 0, P5_NAMES_SIZE * sizeof *s->names);
         s->next_tok = 0;
@@ -1764,10 +1819,33 @@ static void memo_fold(p5 *s, p5_memo *m)
     m->hits = 0;
 }
 
+/* Adds a stretch slot's uses to the counters (as memo_fold for each of
+ * its instructions). */
+static void stretch_fold(p5 *s, p5_stretch *r)
+{
+    const uint64_t n = r->hits;
+    if (!n) return;
+    nm_p5_stats *t = &s->st;
+    t->cycles += n * r->cost;
+    t->c_table += n * r->clocks;
+    t->v_issues += n * r->v_n;
+    t->u_issues += n * (uint64_t)(r->n - r->v_n);
+    t->c_pair_saved += n * r->pair_saved;
+    t->c_rmw_pair += n * r->rmw_pair;
+    t->agi_stalls += n * r->agi;
+    t->c_agi += n * r->agi;
+    t->prefix_shadowed += n * r->pfx_shadowed;
+    t->prefix_cycles += n * r->pfx_cycles;
+    t->c_prefix += n * r->pfx_cycles;
+    r->hits = 0;
+}
+
 static void memo_fold_all(p5 *s)
 {
     for (uint32_t k = 0; k < P5_MEMO_SIZE; k++)
         memo_fold(s, &s->memo[k]);
+    for (uint32_t k = 0; k < P5_STRETCH_SIZE; k++)
+        stretch_fold(s, &s->stretch[k]);
 }
 
 /* The instruction's place in the decoded-instruction cache (a byte offset:
@@ -1955,6 +2033,131 @@ static void code_epoch_wrap(p5 *s)
     for (uint32_t k = 0; k < P5_MEMO_SIZE; k++)
         s->memo[k].code_key &= 1u;
     s->code_epoch = 1;
+}
+
+/* ------------------------------------------------------ the stretch memo */
+
+/* Whether an instruction was seen by this model and is PS_REGONLY. */
+static inline __attribute__((always_inline)) bool regonly(const nm_insn *i)
+{
+    static const uint8_t mask[2] = {0xff, PS_REGONLY >> 8};
+    static const uint8_t want[2] = {NM_INSN_TAG_PENTIUM, PS_REGONLY >> 8};
+    uint16_t tp, m, w;
+    memcpy(&tp, &i->model_tag, 2);
+    memcpy(&m, mask, 2);
+    memcpy(&w, want, 2);
+    return (tp & m) == w;
+}
+
+static inline __attribute__((always_inline)) p5_stretch *stretch_set(p5 *s, uint32_t owner)
+{
+    return &s->stretch[(owner >> 5) * P5_STRETCH_WAYS & (P5_STRETCH_SIZE - 1)];
+}
+static inline __attribute__((always_inline)) uint64_t stretch_key(const p5_stretch *r)
+{
+    uint64_t k;
+    memcpy(&k, &r->owner, sizeof k);
+    return k;
+}
+_Static_assert(offsetof(p5_stretch, entry_tok) == offsetof(p5_stretch, owner) + 4, "stretch_key");
+
+/* The stretch from e and the state now, made from the issue memo's slots
+ * (into `r`, a slot found old, else one of the set): NULL when fewer than
+ * two instructions from e have a slot for the state the one before them
+ * leaves, with their code within the code page memo. */
+static __attribute__((noinline)) p5_stretch *stretch_make(p5 *s, nm_cpu *c, const ic_entry *e,
+                                                          p5_stretch *set, p5_stretch *r)
+{
+    const uint32_t epoch = s->code_epoch << 1;
+    p5_stretch t = {
+        .owner = memo_owner(s, &e->insn),
+        .entry_tok = s->tok,
+        .code_key = epoch,
+        .tag = e->tag,
+        .gen = *ic_gen(c->icache, c->fetch_phys),
+    };
+    uint32_t tok = s->tok;
+    const p5_memo *last = NULL;
+    for (const ic_entry *x = e;;) {
+        const nm_insn *i = &x->insn;
+        if (!regonly(i)) break;
+        const uint32_t owner = memo_owner(s, i);
+        const p5_memo *m = memo_find(memo_set(s, owner), memo_key(owner, tok));
+        if (!m || m->code_key != epoch) break;
+        t.n++;
+        t.bytes += i->len;
+        t.cost += m->cost;
+        t.clocks += m->clocks;
+        t.v_n += m->in_v;
+        t.pair_saved += m->pair_saved;
+        t.rmw_pair += m->rmw_pair;
+        t.agi += m->agi;
+        t.pfx_shadowed += m->pfx_shadowed;
+        t.pfx_cycles += m->pfx_cycles;
+        tok = m->exit_tok;
+        last = m;
+        const ic_entry *nx = x->seq;
+        if (t.n == IC_RUN_MAX || !nx || nx->tag != x->tag + ((uint64_t)i->len << 1)) break;
+        x = nx;
+    }
+    if (t.n < 2) return NULL;
+    t.exit_tok = tok;
+    t.exit = last->exit;
+    if (!r) {
+        for (unsigned w = 0; w < P5_STRETCH_WAYS && !r; w++)
+            if (!set[w].owner) r = &set[w];
+        if (!r) r = &set[s->stretch_turn++ % P5_STRETCH_WAYS];
+    }
+    stretch_fold(s, r);
+    *r = t;
+    return r;
+}
+
+/* The run loop's question before an instruction (nm_cpu_hooked_loop's
+ * `ahead`; `ok`: the last insn hook returned in the loop and nothing ran
+ * since, the page is 32-bit code within the CS limit): the number of
+ * instructions from e whose issue the stretch memo knows from the state
+ * now, their clocks in *cost, the model's state moved past them as their
+ * insn hooks would have moved it (p5_insn's memo hits: no data access, no
+ * branch, code within the code page memo); 0 when it does not know, a
+ * full check is due after the next instruction (fast_exit), or they would
+ * reach the deadline or use up the budget (then each one goes through the
+ * insn hook). */
+static inline __attribute__((always_inline)) unsigned p5_ahead(void *opaque, nm_cpu *c,
+                                                               const ic_entry *e, const bool ok,
+                                                               uint64_t now, uint64_t deadline,
+                                                               uint64_t budget, uint32_t *cost)
+{
+    p5 *s = opaque;
+    /* (the memo off, the common case in a guest kernel, first) */
+    if (likely(!s->tok)) return 0;
+    __asm__("" ::: "memory"); /* (a branch: gcc folded the tests below into this one) */
+    if (!ok || c->fast_exit || !regonly(&e->insn)) return 0;
+    const ic_entry *nx = e->seq;
+    if (!nx || !regonly(&nx->insn) || nx->tag != e->tag + ((uint64_t)e->insn.len << 1) ||
+        s->ev.any || ((c->seg[NM_CS].base + c->eip) & 0xfffff000u) != s->cm_lpage)
+        return 0;
+    const uint32_t owner = memo_owner(s, &e->insn);
+    p5_stretch *const set = stretch_set(s, owner);
+    const uint64_t key = memo_key(owner, s->tok);
+    p5_stretch *r = NULL;
+    for (unsigned w = 0; w < P5_STRETCH_WAYS; w++)
+        if (stretch_key(&set[w]) == key) r = &set[w];
+    if (!r || r->tag != e->tag || r->code_key != s->code_epoch << 1 ||
+        r->gen != *ic_gen(c->icache, c->fetch_phys)) {
+        r = stretch_make(s, c, e, set, r);
+        if (!r) return 0;
+    }
+    if (r->n >= budget || now + r->cost >= deadline) return 0;
+    s->pipe = r->exit;
+    s->tok = r->exit_tok;
+    r->hits++;
+    s->memo_hits += r->n;
+    s->stretch_insns += r->n;
+    s->lazy_fast += r->n; /* the code hits, the instructions */
+    s->mode.next_eip = c->eip + r->bytes;
+    *cost = r->cost;
+    return r->n;
 }
 
 /* The insn hook.  `plain`: the instruction is PS_PLAIN and nothing ran
@@ -2221,7 +2424,7 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
  * branch hooks inlined (nm_cpu_hooks.run). */
 static void p5_run(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, p5_insn_inline, p5_branch);
+    nm_cpu_hooked_loop(c, limit, true, p5_insn_inline, p5_branch, p5_ahead);
 }
 
 /* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
@@ -2330,6 +2533,7 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->memo = g_new0(p5_memo, P5_MEMO_SIZE);
     s->memo_back_at = UINT64_MAX;
     s->names = g_new0(p5_name, P5_NAMES_SIZE);
+    s->stretch = g_new0(p5_stretch, P5_STRETCH_SIZE);
     s->ic_base = (const char *)&((const icache *)cpu->icache)->e[0].insn;
     return s;
 }
@@ -2344,6 +2548,7 @@ static void p5_destroy(void *state)
     g_free(s->log);
     g_free(s->memo);
     g_free(s->names);
+    g_free(s->stretch);
     g_free(s);
 }
 
@@ -2370,6 +2575,11 @@ void nm_pentium_set_issue_memo(void *state, bool on)
 uint64_t nm_pentium_issue_memo_hits(const void *state)
 {
     return ((const p5 *)state)->memo_hits;
+}
+
+uint64_t nm_pentium_stretch_insns(const void *state)
+{
+    return ((const p5 *)state)->stretch_insns;
 }
 
 static void p5_report(void *state, nm_report *r)

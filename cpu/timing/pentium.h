@@ -53,9 +53,11 @@ typedef struct nm_p5_stats {
 const nm_p5_stats *nm_pentium_stats(const void *state);
 
 /* The issue memo (pentium.c, p5_memo): for tests, turned off for good
- * (false) or on again, and the issues it has done so far.  The clocks and
- * counters are the same either way. */
+ * (false) or on again (with it the stretch memo, p5_stretch), the issues
+ * it has done so far, and of those the instructions run in stretches.  The
+ * clocks and counters are the same either way. */
 void nm_pentium_set_issue_memo(void *state, bool on);
 uint64_t nm_pentium_issue_memo_hits(const void *state);
+uint64_t nm_pentium_stretch_insns(const void *state);
 
 #endif

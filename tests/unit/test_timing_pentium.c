@@ -322,6 +322,122 @@ static void test_loop_predicted(void)
     fx_free(&f);
 }
 
+/* What a run leaves: clocks, instructions, EIP, the registers. */
+typedef struct {
+    uint64_t cycles, insns;
+    uint32_t eip, gpr[8], zero; /* (no padding: compared bytewise) */
+} after_run;
+
+static after_run after_of(fx *f)
+{
+    after_run a = {.cycles = f->m->clock.cycles, .insns = f->c->instructions, .eip = f->c->eip};
+    for (int r = NM_EAX; r <= NM_EDI; r++)
+        a.gpr[r] = nm_cpu_get_reg(f->c, r);
+    return a;
+}
+
+/* A timer's firing: the instructions done and the clocks then. */
+typedef struct {
+    fx *f;
+    uint64_t insns, cycles, late;
+} fired;
+
+static void on_fire(void *opaque, uint64_t late)
+{
+    fired *w = opaque;
+    w->insns = w->f->c->instructions;
+    w->cycles = w->f->m->clock.cycles;
+    w->late = late;
+}
+
+#define STRETCH_STOPS 48
+typedef struct {
+    uint64_t clocks;
+    after_run end, stopped[STRETCH_STOPS];
+    fired timed[STRETCH_STOPS];
+} stretch_seen;
+
+/* The stretch test's program under one fx: measured warm, then stopped
+ * after 1..STRETCH_STOPS instructions by the step limit, then run with a
+ * timer due 1..STRETCH_STOPS clocks after its start. */
+static void stretch_runs(fx *f, stretch_seen *out)
+{
+    static const uint8_t loop[] = {
+        0x89, 0xd8,                   /* L: mov eax,ebx */
+        0xc1, 0xe0, 0x0d,             /* shl eax,13 */
+        0x31, 0xc3,                   /* xor ebx,eax */
+        0x89, 0xda,                   /* mov edx,ebx */
+        0xc1, 0xea, 0x11,             /* shr edx,17 */
+        0x8d, 0x74, 0x5e, 0x01,       /* lea esi,[esi+ebx*2+1] */
+        0x6b, 0xfb, 0x03,             /* imul edi,ebx,3 */
+        0x0f, 0xb6, 0xc3,             /* movzx eax,bl */
+        0x66, 0x01, 0xd0,             /* add ax,dx */
+        0xa3, 0x00, 0x00, 0x20, 0x00, /* mov [DATA],eax */
+        0x0f, 0x92, 0xc0,             /* setc al */
+        0xf7, 0xda,                   /* neg edx */
+        0x31, 0xd3,                   /* xor ebx,edx */
+        0x01, 0xf0,                   /* add eax,esi */
+        0x49,                         /* dec ecx */
+        0x75, 0xd6,                   /* jnz L */
+    };
+    const regs r = {.ebx = 2463534242u, .ecx = 300};
+    out->clocks = measure(f, loop, sizeof loop, r);
+    out->end = after_of(f);
+    for (unsigned k = 0; k < STRETCH_STOPS; k++) {
+        f->m->stop_requested = 0;
+        nm_cpu_enter_flat32(f->c, CODE, STACK);
+        f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW);
+        nm_cpu_set_reg(f->c, NM_EBX, r.ebx);
+        nm_cpu_set_reg(f->c, NM_ECX, r.ecx);
+        g_assert_cmpuint(nm_cpu_run(f->c, k + 1), ==, k + 1);
+        out->stopped[k] = after_of(f);
+    }
+    for (unsigned k = 0; k < STRETCH_STOPS; k++) {
+        nm_timer t;
+        out->timed[k] = (fired){.f = f};
+        nm_timer_init(&t, on_fire, &out->timed[k], "test");
+        f->m->stop_requested = 0;
+        nm_cpu_enter_flat32(f->c, CODE, STACK);
+        f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW);
+        nm_cpu_set_reg(f->c, NM_EBX, r.ebx);
+        nm_cpu_set_reg(f->c, NM_ECX, r.ecx);
+        nm_timer_at_cycle(&f->m->clock, &t, f->m->clock.cycles + k + 1);
+        while (!f->m->stop_requested) {
+            nm_cpu_run(f->c, 10000000);
+            nm_clock_run_due(&f->m->clock);
+        }
+        g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
+        g_assert_false(nm_timer_pending(&t));
+        out->timed[k].f = NULL;
+    }
+}
+
+/* The stretch memo runs a straight line of register-only instructions at
+ * once and applies their issue from the memo (pentium.c, p5_stretch): a
+ * loop of them with pairs, dependencies, shifts, LEA, IMUL, 0F and 66
+ * prefixes and SETcc, broken by a store, costs the same clocks and
+ * counters with it as without it, leaves the same registers, and stops at
+ * the same instruction and clock for a step limit or a timer due inside a
+ * stretch; most of its instructions ran in stretches. */
+static void test_stretch_memo(void)
+{
+    fx off, on;
+    static stretch_seen seen_off, seen_on;
+    fx_init(&off, "pentium-100");
+    nm_pentium_set_issue_memo(off.st, false);
+    stretch_runs(&off, &seen_off);
+    g_assert_cmpuint(nm_pentium_stretch_insns(off.st), ==, 0);
+    fx_init(&on, "pentium-100");
+    stretch_runs(&on, &seen_on);
+    g_assert_cmpuint(seen_on.clocks, ==, seen_off.clocks);
+    g_assert_cmpint(memcmp(&seen_on, &seen_off, sizeof seen_on), ==, 0);
+    g_assert_cmpint(memcmp(stats(&on), stats(&off), sizeof(nm_p5_stats)), ==, 0);
+    /* two runs of 300 x 18 instructions, 15 of them in the two stretches */
+    g_assert_cmpuint(nm_pentium_stretch_insns(on.st), >, 300 * 15);
+    fx_free(&on);
+    fx_free(&off);
+}
+
 /* The issue memo replays an instruction's issue from a state it has seen
  * (pentium.c, p5_memo): a loop with pairs, a dependency, AGI, a 0F and an
  * operand-size prefix, PUSH/POP, loads and stores that fill the write
@@ -1160,6 +1276,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/branches", test_branches);
     g_test_add_func("/timing/pentium/loop-predicted", test_loop_predicted);
     g_test_add_func("/timing/pentium/issue-memo", test_issue_memo);
+    g_test_add_func("/timing/pentium/stretch-memo", test_stretch_memo);
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/fault-delivery", test_fault_delivery);
     g_test_add_func("/timing/pentium/in-out", test_in_out);
