@@ -1521,23 +1521,6 @@ static inline __attribute__((always_inline)) void account(p5 *s, unsigned sf, ui
 
 static void memo_forget(p5 *s, const nm_insn *i);
 
-/* The operations whose register forms can neither fault nor touch memory
- * (nor move EIP but by their length): with no memory operand (LEA: none
- * read), they may be in a stretch.  (DIV and IDIV fault; the others not
- * here are special, stack, string, I/O, system or transfers.) */
-static const bool regonly_op[NM_OP_COUNT] = {
-    [NM_OP_ADD] = true,   [NM_OP_OR] = true,    [NM_OP_ADC] = true,   [NM_OP_SBB] = true,
-    [NM_OP_AND] = true,   [NM_OP_SUB] = true,   [NM_OP_XOR] = true,   [NM_OP_CMP] = true,
-    [NM_OP_TEST] = true,  [NM_OP_INC] = true,   [NM_OP_DEC] = true,   [NM_OP_NEG] = true,
-    [NM_OP_NOT] = true,   [NM_OP_MOV] = true,   [NM_OP_MOVSX] = true, [NM_OP_MOVZX] = true,
-    [NM_OP_LEA] = true,   [NM_OP_BSWAP] = true, [NM_OP_CBW] = true,   [NM_OP_CWD] = true,
-    [NM_OP_LAHF] = true,  [NM_OP_SAHF] = true,  [NM_OP_ROL] = true,   [NM_OP_ROR] = true,
-    [NM_OP_RCL] = true,   [NM_OP_RCR] = true,   [NM_OP_SHL] = true,   [NM_OP_SHR] = true,
-    [NM_OP_SAR] = true,   [NM_OP_SHLD] = true,  [NM_OP_SHRD] = true,  [NM_OP_IMUL2] = true,
-    [NM_OP_IMUL3] = true, [NM_OP_SETCC] = true, [NM_OP_NOP] = true,   [NM_OP_CLC] = true,
-    [NM_OP_STC] = true,   [NM_OP_CMC] = true,   [NM_OP_CLD] = true,   [NM_OP_STD] = true,
-};
-
 static const p5_static *static_of(p5 *s, const nm_insn *ci)
 {
     nm_insn *i = (nm_insn *)ci; /* the cached instruction: model_data is ours */
@@ -1581,9 +1564,7 @@ static const p5_static *static_of(p5 *s, const nm_insn *ci)
         f |= PS_INT_ROW;
     if (!(f & (PS_SPECIAL | PS_STRING | PS_LOCKED | PS_IO | PS_HLT)) && !(i->sync & NM_SYNC_CHECK))
         f |= PS_PLAIN;
-    if ((f & PS_PLAIN) && !(f & PS_BRANCH) && !(row->flags & F_STACK) && regonly_op[i->op] &&
-        (i->op == NM_OP_LEA || !has_mem(i)))
-        f |= PS_REGONLY;
+    if ((f & PS_PLAIN) && nm_insn_regonly(i)) f |= PS_REGONLY;
     unsigned pfx = prefix_bytes(i);
     if ((pair == P_UV || pair == P_PV) && pfx == 0 && !(f & PS_DISPIMM)) f |= PS_V_OK;
     if ((pair == P_UV || pair == P_PU) && !(f & PS_DISPIMM) && !(f & PS_BRANCH)) f |= PS_OPENS_V;

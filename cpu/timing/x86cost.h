@@ -25,6 +25,30 @@ static inline unsigned nm_op_flags(unsigned op)
     return op < NM_OP_COUNT ? nm_x86_op_flags[op] : 0;
 }
 
+/* Whether an instruction can neither fault nor touch memory nor move EIP
+ * but by its length: the register forms of these operations (LEA: none
+ * read), which a cost model may run in a stretch (nm_cpu_hooked_loop's
+ * `ahead`).  (DIV and IDIV fault; the others not here are stack, string,
+ * I/O, system or transfers, or read a segment or flags the CPU checks.) */
+static const bool nm_x86_regonly_op[NM_OP_COUNT] = {
+    [NM_OP_ADD] = true,   [NM_OP_OR] = true,    [NM_OP_ADC] = true,   [NM_OP_SBB] = true,
+    [NM_OP_AND] = true,   [NM_OP_SUB] = true,   [NM_OP_XOR] = true,   [NM_OP_CMP] = true,
+    [NM_OP_TEST] = true,  [NM_OP_INC] = true,   [NM_OP_DEC] = true,   [NM_OP_NEG] = true,
+    [NM_OP_NOT] = true,   [NM_OP_MOV] = true,   [NM_OP_MOVSX] = true, [NM_OP_MOVZX] = true,
+    [NM_OP_LEA] = true,   [NM_OP_BSWAP] = true, [NM_OP_CBW] = true,   [NM_OP_CWD] = true,
+    [NM_OP_LAHF] = true,  [NM_OP_SAHF] = true,  [NM_OP_ROL] = true,   [NM_OP_ROR] = true,
+    [NM_OP_RCL] = true,   [NM_OP_RCR] = true,   [NM_OP_SHL] = true,   [NM_OP_SHR] = true,
+    [NM_OP_SAR] = true,   [NM_OP_SHLD] = true,  [NM_OP_SHRD] = true,  [NM_OP_IMUL2] = true,
+    [NM_OP_IMUL3] = true, [NM_OP_SETCC] = true, [NM_OP_NOP] = true,   [NM_OP_CLC] = true,
+    [NM_OP_STC] = true,   [NM_OP_CMC] = true,   [NM_OP_CLD] = true,   [NM_OP_STD] = true,
+};
+static inline bool nm_insn_regonly(const nm_insn *i)
+{
+    return i->op < NM_OP_COUNT && nm_x86_regonly_op[i->op] && !(i->prefixes & NM_PFX_LOCK) &&
+           !(i->sync & NM_SYNC_CHECK) &&
+           (i->op == NM_OP_LEA || (i->dst != NM_OPK_MEM && i->src != NM_OPK_MEM));
+}
+
 /* Set bits of a byte (prefix masks): __builtin_popcount is a libgcc call
  * on a baseline x86-64 target (no POPCNT). */
 static inline unsigned nm_popcount8(unsigned v)

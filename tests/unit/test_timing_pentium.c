@@ -366,9 +366,10 @@ static void stretch_runs(fx *f, stretch_seen *out)
         0x89, 0xd8,                   /* L: mov eax,ebx */
         0xc1, 0xe0, 0x0d,             /* shl eax,13 */
         0x31, 0xc3,                   /* xor ebx,eax */
+        0x8d, 0x74, 0x5e, 0x01,       /* lea esi,[esi+ebx*2+1] (AGI: index) */
+        0x8d, 0x7e, 0x08,             /* lea edi,[esi+8] (AGI: base) */
         0x89, 0xda,                   /* mov edx,ebx */
         0xc1, 0xea, 0x11,             /* shr edx,17 */
-        0x8d, 0x74, 0x5e, 0x01,       /* lea esi,[esi+ebx*2+1] */
         0x6b, 0xfb, 0x03,             /* imul edi,ebx,3 */
         0x0f, 0xb6, 0xc3,             /* movzx eax,bl */
         0x66, 0x01, 0xd0,             /* add ax,dx */
@@ -378,7 +379,7 @@ static void stretch_runs(fx *f, stretch_seen *out)
         0x31, 0xd3,                   /* xor ebx,edx */
         0x01, 0xf0,                   /* add eax,esi */
         0x49,                         /* dec ecx */
-        0x75, 0xd6,                   /* jnz L */
+        0x75, 0xd3,                   /* jnz L */
     };
     const regs r = {.ebx = 2463534242u, .ecx = 300};
     out->clocks = measure(f, loop, sizeof loop, r);
