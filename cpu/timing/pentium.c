@@ -2403,9 +2403,24 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 
 /* The CPU's run loop with this model as its only listener, the insn and
  * branch hooks inlined (nm_cpu_hooks.run). */
-static void p5_run(nm_cpu *c, uint64_t limit)
+static __attribute__((noinline)) void p5_run_stretches(nm_cpu *c, uint64_t limit)
 {
     nm_cpu_hooked_loop(c, limit, true, p5_insn_inline, p5_branch, p5_ahead);
+}
+static __attribute__((noinline)) void p5_run_plain(nm_cpu *c, uint64_t limit)
+{
+    nm_cpu_hooked_loop(c, limit, true, p5_insn_inline, p5_branch, NULL);
+}
+static void p5_run(nm_cpu *c, uint64_t limit)
+{
+    /* With the memo off (p5_ahead finds no stretch then), the loop without
+     * the question: asking costs a guest kernel's window more than 1% (its
+     * loop keeps fewer values in registers).  The loop returns at least
+     * every NM_HOOKED_CHUNK instructions, so a memo back on is seen soon. */
+    if (((const p5 *)c->hooks.opaque)->memo_off)
+        p5_run_plain(c, limit);
+    else
+        p5_run_stretches(c, limit);
 }
 
 /* Bus-master DMA: the 430FX-class chipset runs an inquire cycle on the
