@@ -75,6 +75,8 @@ unit", p. 3-10: "Single I/O
  * EIP - insn_eip while it executes), else from the insn hook.
  * I/O and MMIO wait states are charged by the bus models; an MMIO access
  * is neither cached nor buffered here. */
+#include "cpu/timing/i486.h"
+
 #include <glib.h>
 #include <stddef.h>
 #include <string.h>
@@ -358,7 +360,15 @@ typedef struct i486_state {
     uint64_t c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
     uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain, c_tlb;
     uint64_t c_base; /* (not next to `clocks`: the two adds would become one vector add) */
+    /* i486_ahead: stretches off (a test's), and the instructions run in
+     * them; i486_run's gate: the window so far, and when the rest ends */
+    bool stretch_off;
+    uint64_t stretch_insns;
+    uint64_t window_insns, window_stretch, stretch_back_at;
 } i486_state;
+#define STRETCH_WINDOW 65536u
+#define STRETCH_SHARE  5u
+#define STRETCH_REST   (1024u * 1024u)
 
 /* Nothing made ready for the next instruction (arm_next_insn). */
 static inline void disarm(i486_state *s)
@@ -1523,6 +1533,7 @@ typedef struct i486_static {
     uint8_t written;    /* written_reg */
     uint8_t flags;      /* ST_* */
     uint8_t opf;        /* nm_op_flags */
+    uint8_t regonly;    /* 1: ST_PLAIN and nm_insn_regonly: may be in a stretch (i486_ahead) */
 } i486_static;
 _Static_assert(sizeof(i486_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(i486_static) == 1, "model_data has no alignment");
@@ -1589,6 +1600,7 @@ static const i486_static *static_of(const nm_insn *ci)
         .written = written_reg(i),
         .flags = (uint8_t)f,
         .opf = (uint8_t)opf,
+        .regonly = (f & ST_PLAIN) && nm_insn_regonly(i),
     };
     i->model_tag = NM_INSN_TAG_486;
     return st;
@@ -2073,13 +2085,129 @@ static uint32_t i486_insn(void *opaque, nm_cpu *c, const nm_insn *i)
     return i486_insn_inline(opaque, c, i, false);
 }
 
+/* Whether an instruction was seen by this model and may be in a stretch. */
+static inline __attribute__((always_inline)) bool regonly(const nm_insn *i)
+{
+    return i->model_tag == NM_INSN_TAG_486 &&
+           ((const i486_static *)(const void *)i->model_data)->regonly;
+}
+
+/* The run loop's question before an instruction (nm_cpu_hooked_loop's
+ * `ahead`; `ok`: the last insn hook returned in the loop and nothing ran
+ * since, the page is 32-bit code within the CS limit).  A stretch here:
+ * instructions that can neither fault nor touch memory (nm_insn_regonly,
+ * ST_PLAIN) from the decoder's next byte, every one ending before the end
+ * of the line made ready (arm_fast) that the end of each leaves it in
+ * (arm_stay), with no branch outcome, stall or misaligned access pending
+ * and, with paging, the code page the TLB's entry its set used last: then
+ * each would take i486_insn's fast path (fast_tail with nothing kept) and
+ * come to its row, its prefix clocks and the address rules (agi_clocks,
+ * with the register the one before wrote), and move nothing but the
+ * decoder's place and the counters.  Those are worked out here for all of
+ * them, and applied when they stay short of the deadline and the budget:
+ * their number, their clocks in *cost; else 0 and nothing done (each one
+ * then goes through the insn hook). */
+static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, nm_cpu *c,
+                                                                 const ic_entry *e, const bool ok,
+                                                                 uint64_t now, uint64_t deadline,
+                                                                 uint64_t budget, uint32_t *cost)
+{
+    i486_state *s = opaque;
+    if (!ok || !regonly(&e->insn) || !e->seq || !regonly(&e->seq->insn)) return 0;
+    const uint32_t lin = c->seg[NM_CS].base + c->eip;
+    const uint32_t phys = c->fetch_phys | (lin & 0xfff), line = phys & ~(LINE - 1);
+    if (phys != s->pq_next || s->arm_fast != line || s->arm_stay != line || s->code_done ||
+        s->taken || (s->misaligned | s->stall) || c->fast_exit)
+        return 0;
+    const uint32_t page_tag = (lin & 0xfffff000u) | 1u;
+    if (c->paging && nm_tlb_small_set_mru(&s->tlb, lin) != page_tag) return 0;
+    uint32_t n = 0, at = phys, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0;
+    uint8_t written = s->last_written;
+    for (const ic_entry *x = e;;) {
+        const nm_insn *i = &x->insn;
+        const i486_static *st = (const i486_static *)(const void *)i->model_data;
+        const uint32_t next = at + i->len;
+        if (!regonly(i) || (next & ~(LINE - 1)) != line) break;
+        uint32_t a = 0;
+        if (st->flags & ST_MEM_AGI) {
+            if (st->flags & ST_INDEX) {
+                a++;
+                index++;
+            }
+            if (written != NM_REG_NONE && (i->base == written || i->index == written)) {
+                a++;
+                agi++;
+            }
+        }
+        clocks += st->base + st->pfx + a;
+        base += st->base;
+        pfx += st->pfx;
+        written = st->written;
+        at = next;
+        n++;
+        const ic_entry *nx = x->seq;
+        if (!nx || nx->tag != x->tag + ((uint64_t)i->len << 1)) break;
+        x = nx;
+    }
+    if (n < 2 || n >= budget || now + clocks >= deadline || s->stretch_off) return 0;
+    s->stretch_insns += n;
+    /* fast_tail's steps for each, and tlb_quick_hit's */
+    if (c->paging) {
+        s->tlb.mru = page_tag;
+        s->tlb.stats.hits += n;
+        s->tlb_code_hits += n;
+    }
+    s->c_index += index;
+    s->agi += agi;
+    s->c_agi += agi;
+    s->c_prefix += pfx;
+    s->rep_continues = false;
+    s->last_written = written;
+    s->accesses = 0;
+    s->prev.next_eip = c->eip + (at - phys);
+    s->insns += n;
+    s->clocks += clocks;
+    s->c_base += base;
+    s->pq_next = at;
+    *cost = clocks;
+    return n;
+}
+
 /* The CPU's run loop with this model as its only listener, the insn hook
  * inlined (nm_cpu_hooks.run). */
+/* (the branch hook through its pointer: inlined too, the loop measured
+ * slower, callgrind on cpubench: 738.4M Ir against 731.3M) */
+static __attribute__((noinline)) void i486_run_stretches(nm_cpu *c, uint64_t limit)
+{
+    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, NULL, i486_ahead);
+}
+static __attribute__((noinline)) void i486_run_plain(nm_cpu *c, uint64_t limit)
+{
+    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, NULL, NULL);
+}
 static void i486_run(nm_cpu *c, uint64_t limit)
 {
-    /* (the branch hook through its pointer: inlined too, the loop measured
-     * slower here, callgrind on cpubench: 738.4M Ir against 731.3M) */
-    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, NULL, NULL);
+    i486_state *s = c->hooks.opaque;
+    if (c->instructions < s->stretch_back_at) {
+        i486_run_plain(c, limit);
+        return;
+    }
+    const uint64_t insns0 = c->instructions, stretch0 = s->stretch_insns;
+    i486_run_stretches(c, limit);
+    /* Asking for stretches costs the loop (it keeps fewer values in
+     * registers: a guest kernel's window, where the code is mostly still
+     * coming in when it is asked for, ran 2% slower), so the loop asks only
+     * while they pay: with fewer than one instruction in STRETCH_SHARE
+     * run in them over a window of STRETCH_WINDOW, it rests for
+     * STRETCH_REST instructions (counts of guest instructions:
+     * deterministic; the clocks are the same either way). */
+    s->window_insns += c->instructions - insns0;
+    s->window_stretch += s->stretch_insns - stretch0;
+    if (s->window_insns >= STRETCH_WINDOW) {
+        if (s->window_stretch * STRETCH_SHARE < s->window_insns)
+            s->stretch_back_at = c->instructions + STRETCH_REST;
+        s->window_insns = s->window_stretch = 0;
+    }
 }
 
 /* Bus-master DMA: the 486 snoops its cache when another master drives the
@@ -2102,6 +2230,16 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         if ((uint32_t)a == s->arm_line || (uint32_t)a == s->arm_two + LINE) disarm(s);
     }
     nm_board_snoop_write(&s->board, phys, len);
+}
+
+void nm_i486_set_stretch(void *state, bool on)
+{
+    ((i486_state *)state)->stretch_off = !on;
+}
+
+uint64_t nm_i486_stretch_insns(const void *state)
+{
+    return ((const i486_state *)state)->stretch_insns;
 }
 
 static void i486_report(void *opaque, nm_report *r)

@@ -13,6 +13,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/cpu_internal.h"
+#include "cpu/timing/i486.h"
 #include "cpu/timing/timing.h"
 #include "emu/config.h"
 #include "emu/machine.h"
@@ -1011,6 +1012,153 @@ static uint64_t report_of(fx *f, const char *key)
     return v;
 }
 
+/* What a run leaves: clocks, instructions, EIP, the registers. */
+typedef struct {
+    uint64_t cycles, insns;
+    uint32_t eip, gpr[8], zero; /* (no padding: compared bytewise) */
+} after_run;
+
+static after_run after_of(fx *f)
+{
+    after_run a = {.cycles = f->m->clock.cycles, .insns = f->c->instructions, .eip = f->c->eip};
+    for (int r = NM_EAX; r <= NM_EDI; r++)
+        a.gpr[r] = nm_cpu_get_reg(f->c, r);
+    return a;
+}
+
+/* A timer's firing: the instructions done and the clocks then. */
+typedef struct {
+    fx *f;
+    uint64_t insns, cycles, late;
+} fired;
+
+static void on_fire(void *opaque, uint64_t late)
+{
+    fired *w = opaque;
+    w->insns = w->f->c->instructions;
+    w->cycles = w->f->m->clock.cycles;
+    w->late = late;
+}
+
+#define STRETCH_STOPS 40
+typedef struct {
+    after_run end, stopped[STRETCH_STOPS];
+    fired timed[STRETCH_STOPS];
+} stretch_seen;
+
+/* From the entry with the stretch test's registers, stopped by the HLT (a
+ * timer may fire on the way). */
+static void stretch_start(fx *f)
+{
+    f->m->stop_requested = 0;
+    f->m->stop_reason = NM_STOP_NONE;
+    g_free(f->m->stop_detail);
+    f->m->stop_detail = NULL;
+    set_regs(f);
+    nm_cpu_set_eip(f->c, entry_of(f));
+}
+
+/* The stretch test's program under one fx, warm: run to its HLT, then
+ * stopped after 1..STRETCH_STOPS instructions by the step limit, then run
+ * with a timer due 1, 8, 15, ... clocks after its start (the first
+ * iterations). */
+static void stretch_runs(fx *f, stretch_seen *out)
+{
+    warm(f);
+    stretch_start(f);
+    nm_cpu_run(f->c, 1000000);
+    g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
+    out->end = after_of(f);
+    for (unsigned k = 0; k < STRETCH_STOPS; k++) {
+        stretch_start(f);
+        g_assert_cmpuint(nm_cpu_run(f->c, k + 1), ==, k + 1);
+        out->stopped[k] = after_of(f);
+    }
+    for (unsigned k = 0; k < STRETCH_STOPS; k++) {
+        nm_timer t;
+        out->timed[k] = (fired){.f = f};
+        nm_timer_init(&t, on_fire, &out->timed[k], "test");
+        stretch_start(f);
+        nm_timer_at_cycle(&f->m->clock, &t, f->m->clock.cycles + 7 * k + 1);
+        while (!f->m->stop_requested) {
+            nm_cpu_run(f->c, 1000000);
+            nm_clock_run_due(&f->m->clock);
+        }
+        g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
+        g_assert_false(nm_timer_pending(&t));
+        out->timed[k].f = NULL;
+    }
+}
+
+/* The model's report as text. */
+static char *report_text(fx *f)
+{
+    nm_report *r = nm_report_new();
+    nm_timing_report(f->t, r);
+    char *js = nm_report_json(r);
+    nm_report_free(r);
+    return js;
+}
+
+/* Stretches (i486.c, i486_ahead): instructions that can neither fault nor
+ * touch memory, within the line made ready, run at once with the fast
+ * path's outcome for each worked out together: a loop of them (a
+ * dependency, LEA with an index and an AGI, shifts, IMUL, 66 and 0F
+ * prefixes, SETcc) over several lines and broken by a store costs the
+ * same clocks and counters with them as without them, leaves the same
+ * registers, and stops at the same instruction and clock for a step limit
+ * or a timer due inside one; with paging too (the code TLB's hits); most
+ * of its instructions ran in stretches. */
+static void test_stretch(void)
+{
+    static const uint8_t code[] = {
+        0x89, 0xd8,                   /* L: mov eax,ebx */
+        0xc1, 0xe0, 0x0d,             /* shl eax,13 */
+        0x31, 0xc3,                   /* xor ebx,eax */
+        0x8d, 0x74, 0x5e, 0x01,       /* lea esi,[esi+ebx*2+1] (AGI: index) */
+        0x8d, 0x7e, 0x08,             /* lea edi,[esi+8] (AGI: base) */
+        0x89, 0xda,                   /* mov edx,ebx */
+        0xc1, 0xea, 0x11,             /* shr edx,17 */
+        0x6b, 0xfb, 0x03,             /* imul edi,ebx,3 */
+        0x0f, 0xb6, 0xc3,             /* movzx eax,bl */
+        0x66, 0x01, 0xd0,             /* add ax,dx */
+        0xa3, 0x00, 0x00, 0x20, 0x00, /* mov [DATA],eax */
+        0x0f, 0x92, 0xc0,             /* setc al */
+        0xf7, 0xda,                   /* neg edx */
+        0x31, 0xd3,                   /* xor ebx,edx */
+        0x01, 0xf0,                   /* add eax,esi */
+        0x49,                         /* dec ecx */
+        0x75, 0xd3,                   /* jnz L */
+        0xf4,                         /* hlt */
+    };
+    for (int paging = 0; paging < 2; paging++) {
+        fx off = {0}, on = {0};
+        static stretch_seen seen_off, seen_on;
+        fx *both[2] = {&off, &on};
+        stretch_seen *seen[2] = {&seen_off, &seen_on};
+        char *report[2];
+        for (int k = 0; k < 2; k++) {
+            fx *f = both[k];
+            fx_init(f, code, sizeof code);
+            if (paging) paging_on(f);
+            f->regs[NM_EBX] = 2463534242u;
+            f->regs[NM_ECX] = 200;
+            nm_i486_set_stretch(f->c->hooks.opaque, k == 1);
+            stretch_runs(f, seen[k]);
+            report[k] = report_text(f);
+        }
+        g_assert_cmpuint(nm_i486_stretch_insns(off.c->hooks.opaque), ==, 0);
+        g_assert_cmpint(memcmp(&seen_on, &seen_off, sizeof seen_on), ==, 0);
+        g_assert_cmpstr(report[1], ==, report[0]);
+        /* 44 runs of the whole loop, 200 x 17 instructions: half of them at least */
+        g_assert_cmpuint(nm_i486_stretch_insns(on.c->hooks.opaque), >, 44 * 200 * 8);
+        for (int k = 0; k < 2; k++) {
+            g_free(report[k]);
+            fx_free(both[k]);
+        }
+    }
+}
+
 /* The report's breakdown adds up to the model's clocks. */
 static void test_breakdown_sums(void)
 {
@@ -1073,6 +1221,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/branch-to-cold-line", test_branch_to_cold_line);
     g_test_add_func("/timing/486/out-drains-writes", test_out_drains_writes);
     g_test_add_func("/timing/486/breakdown-sums", test_breakdown_sums);
+    g_test_add_func("/timing/486/stretch", test_stretch);
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
     g_test_add_func("/timing/486/real-mode-io-int", test_real_mode_io_int);
