@@ -42,13 +42,14 @@ static __attribute__((noinline)) const ic_entry *nm_cpu_run_stretch(nm_cpu *c, c
 {
     uint32_t at = c->eip;
     for (unsigned j = 1;; j++) {
-        const nm_insn *x = &e->insn;
-        at += x->len;
-        c->eip = at;
-        x->fn(c, x);
+        /* (none reads EIP: no nm_insn.sync, so the run handler is the
+         * handler, exec_run_handler) */
+        at += e->insn.len;
+        e->run_fn(c, &e->insn);
         if (j == k) break;
         e = e->seq;
     }
+    c->eip = at;
     c->cur_insn = &e->insn;
     c->instructions += k;
     c->steps += k;

@@ -2050,6 +2050,11 @@ static __attribute__((noinline)) p5_stretch *stretch_make(p5 *s, nm_cpu *c, cons
                                                           p5_stretch *set, p5_stretch *r)
 {
     const uint32_t epoch = s->code_epoch << 1;
+    /* (the common way to none: no slot for the first one from the state
+     * now, as in a function entered from many states) */
+    const uint32_t owner0 = memo_owner(s, &e->insn);
+    const p5_memo *m0 = memo_find(memo_set(s, owner0), memo_key(owner0, s->tok));
+    if (!m0 || m0->code_key != epoch) return NULL;
     p5_stretch t = {
         .owner = memo_owner(s, &e->insn),
         .entry_tok = s->tok,

@@ -45,7 +45,7 @@ static const bool nm_x86_regonly_op[NM_OP_COUNT] = {
 static inline bool nm_insn_regonly(const nm_insn *i)
 {
     return i->op < NM_OP_COUNT && nm_x86_regonly_op[i->op] && !(i->prefixes & NM_PFX_LOCK) &&
-           !(i->sync & NM_SYNC_CHECK) &&
+           !i->sync && /* (none reads EIP: its run handler is its handler, decode.c) */
            (i->op == NM_OP_LEA || (i->dst != NM_OPK_MEM && i->src != NM_OPK_MEM));
 }
 
