@@ -439,6 +439,52 @@ static void test_stretch_memo(void)
     fx_free(&off);
 }
 
+/* A stretch is made from the decoded instructions it covers: code
+ * written over one of them (here SHL EAX,13 by IMUL EAX,EAX,13, the same
+ * length, 10 clocks and not pairable), by a store of the guest's or by
+ * DMA, is costed as itself afterwards, as without the memo. */
+static void test_stretch_recode(void)
+{
+    static const uint8_t loop[] = {
+        0x89, 0xd8,       /* L: mov eax,ebx */
+        0xc1, 0xe0, 0x0d, /* shl eax,13 (then imul eax,eax,13) */
+        0x31, 0xc3,       /* xor ebx,eax */
+        0x89, 0xda,       /* mov edx,ebx */
+        0xc1, 0xea, 0x11, /* shr edx,17 */
+        0x31, 0xd3,       /* xor ebx,edx */
+        0x49,             /* dec ecx */
+        0x75, 0xef,       /* jnz L */
+    };
+    static const uint8_t imul[] = {0x6b, 0xc0, 0x0d};
+    const regs r = {.ebx = 2463534242u, .ecx = 100};
+    for (int dma = 0; dma < 2; dma++) {
+        uint64_t clocks[2][2];
+        for (int on = 0; on < 2; on++) {
+            fx f;
+            fx_init(&f, "pentium-100");
+            if (!on) nm_pentium_set_issue_memo(f.st, false);
+            clocks[on][0] = measure(&f, loop, sizeof loop, r);
+            if (dma) {
+                load(&f, CODE + 2, imul, sizeof imul);
+            } else {
+                /* mov dword [CODE + 2], 31 0d c0 6b (the XOR's first byte
+                 * unchanged) / hlt, run from CODE + 0x300 */
+                static const uint8_t patch[] = {0xc7, 0x05, 0x02, 0x00, 0x10, 0x00,
+                                                0x6b, 0xc0, 0x0d, 0x31, 0xf4};
+                _Static_assert(CODE == 0x100000u, "patch");
+                load(&f, CODE + 0x300, patch, sizeof patch);
+                run(&f, CODE + 0x300, (regs){0});
+            }
+            clocks[on][1] = run(&f, CODE, r);
+            if (on) g_assert_cmpuint(nm_pentium_stretch_insns(f.st), >, 100 * 6);
+            fx_free(&f);
+        }
+        g_assert_cmpuint(clocks[1][0], ==, clocks[0][0]);
+        g_assert_cmpuint(clocks[1][1], ==, clocks[0][1]);
+        g_assert_cmpuint(clocks[1][1], >, clocks[1][0] + 100 * 8);
+    }
+}
+
 /* The issue memo replays an instruction's issue from a state it has seen
  * (pentium.c, p5_memo): a loop with pairs, a dependency, AGI, a 0F and an
  * operand-size prefix, PUSH/POP, loads and stores that fill the write
@@ -1278,6 +1324,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/loop-predicted", test_loop_predicted);
     g_test_add_func("/timing/pentium/issue-memo", test_issue_memo);
     g_test_add_func("/timing/pentium/stretch-memo", test_stretch_memo);
+    g_test_add_func("/timing/pentium/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/fault-delivery", test_fault_delivery);
     g_test_add_func("/timing/pentium/in-out", test_in_out);
