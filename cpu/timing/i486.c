@@ -365,7 +365,22 @@ typedef struct i486_state {
     bool stretch_off;
     uint64_t stretch_insns;
     uint64_t window_insns, window_stretch, stretch_back_at;
+    struct i486_stretch *stretch; /* STRETCH_SIZE */
+    const char *ic_base;          /* the decoded-instruction cache's first instruction */
 } i486_state;
+/* What i486_ahead works out of the instructions from one in its line (a
+ * stretch's extent and sums but the first one's address rule against the
+ * register written before it), kept by the first one's place in the
+ * decoded-instruction cache while the page's decoded instructions are
+ * those (its tag and the icache's page generation). */
+struct i486_stretch {
+    uint64_t tag; /* 0: none */
+    uint32_t gen;
+    uint8_t n, bytes, pfx, index, agi, written; /* agi: but the first one's */
+    uint16_t clocks, base;                      /* clocks: rows, prefixes, index and those AGIs */
+};
+#define STRETCH_BITS   16
+#define STRETCH_SIZE   (1u << STRETCH_BITS)
 #define STRETCH_WINDOW 65536u
 #define STRETCH_SHARE  5u
 #define STRETCH_REST   (1024u * 1024u)
@@ -413,6 +428,8 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->map_gen = &cpu->mem->map_gen;
     for (unsigned k = 0; k < BUS_CORE_N; k++)
         s->bus_core[k] = nm_bus_to_core(model, k);
+    s->stretch = g_new0(struct i486_stretch, STRETCH_SIZE);
+    s->ic_base = (const char *)&((const icache *)cpu->icache)->e[0].insn;
     return s;
 }
 
@@ -436,6 +453,7 @@ static void i486_resume(void *st, nm_cpu *cpu)
 static void i486_destroy(void *st)
 {
     i486_state *s = st;
+    g_free(s->stretch);
     nm_cache_free(s->cache);
     nm_board_free(&s->board);
     g_free(s);
@@ -2092,6 +2110,50 @@ static inline __attribute__((always_inline)) bool regonly(const nm_insn *i)
            ((const i486_static *)(const void *)i->model_data)->regonly;
 }
 
+/* i486_ahead's stretch from e (at `phys`), made into slot r (n below two:
+ * none from here); NULL when an instruction the model has not seen yet
+ * stops it (nothing kept: it may qualify once seen). */
+static __attribute__((noinline)) struct i486_stretch *
+stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t gen)
+{
+    const uint32_t line = phys & ~(LINE - 1);
+    struct i486_stretch t = {.tag = e->tag, .gen = gen};
+    uint32_t at = phys, clocks = 0, base = 0;
+    uint8_t written = NM_REG_NONE; /* (the first one's AGI: i486_ahead's) */
+    for (const ic_entry *x = e;;) {
+        const nm_insn *i = &x->insn;
+        const i486_static *st = (const i486_static *)(const void *)i->model_data;
+        const uint32_t next = at + i->len;
+        if (i->model_tag != NM_INSN_TAG_486) return NULL;
+        if (!st->regonly || (next & ~(LINE - 1)) != line) break;
+        if (st->flags & ST_MEM_AGI) {
+            if (st->flags & ST_INDEX) {
+                clocks++;
+                t.index++;
+            }
+            if (written != NM_REG_NONE && (i->base == written || i->index == written)) {
+                clocks++;
+                t.agi++;
+            }
+        }
+        clocks += st->base + st->pfx;
+        base += st->base;
+        t.pfx += st->pfx;
+        written = st->written;
+        at = next;
+        t.n++;
+        const ic_entry *nx = x->seq;
+        if (!nx || nx->tag != x->tag + ((uint64_t)i->len << 1)) break;
+        x = nx;
+    }
+    t.bytes = (uint8_t)(at - phys); /* (fewer than two: kept too, as no stretch) */
+    t.written = written;
+    t.clocks = (uint16_t)clocks;
+    t.base = (uint16_t)base;
+    *r = t;
+    return r;
+}
+
 /* The run loop's question before an instruction (nm_cpu_hooked_loop's
  * `ahead`; `ok`: the last insn hook returned in the loop and nothing ran
  * since, the page is 32-bit code within the CS limit).  A stretch here:
@@ -2121,34 +2183,20 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         return 0;
     const uint32_t page_tag = (lin & 0xfffff000u) | 1u;
     if (c->paging && nm_tlb_small_set_mru(&s->tlb, lin) != page_tag) return 0;
-    uint32_t n = 0, at = phys, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0;
-    uint8_t written = s->last_written;
-    for (const ic_entry *x = e;;) {
-        const nm_insn *i = &x->insn;
-        const i486_static *st = (const i486_static *)(const void *)i->model_data;
-        const uint32_t next = at + i->len;
-        if (!regonly(i) || (next & ~(LINE - 1)) != line) break;
-        uint32_t a = 0;
-        if (st->flags & ST_MEM_AGI) {
-            if (st->flags & ST_INDEX) {
-                a++;
-                index++;
-            }
-            if (written != NM_REG_NONE && (i->base == written || i->index == written)) {
-                a++;
-                agi++;
-            }
-        }
-        clocks += st->base + st->pfx + a;
-        base += st->base;
-        pfx += st->pfx;
-        written = st->written;
-        at = next;
-        n++;
-        const ic_entry *nx = x->seq;
-        if (!nx || nx->tag != x->tag + ((uint64_t)i->len << 1)) break;
-        x = nx;
+    const uint32_t owner = (uint32_t)((const char *)&e->insn - s->ic_base);
+    struct i486_stretch *r = &s->stretch[(owner >> 5) & (STRETCH_SIZE - 1)];
+    const uint32_t gen = *ic_gen(c->icache, c->fetch_phys);
+    if (r->tag != e->tag || r->gen != gen) {
+        r = stretch_walk(r, e, phys, gen);
+        if (!r) return 0;
     }
+    /* the first one's address rule against the register written before */
+    const nm_insn *h = &e->insn;
+    const i486_static *hs = (const i486_static *)(const void *)h->model_data;
+    const bool head_agi = (hs->flags & ST_MEM_AGI) && s->last_written != NM_REG_NONE &&
+                          (h->base == s->last_written || h->index == s->last_written);
+    const uint32_t n = r->n, clocks = r->clocks + head_agi, agi = r->agi + head_agi;
+    const uint32_t at = phys + r->bytes;
     if (n < 2 || n >= budget || now + clocks >= deadline || s->stretch_off) return 0;
     s->stretch_insns += n;
     /* fast_tail's steps for each, and tlb_quick_hit's */
@@ -2157,17 +2205,17 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         s->tlb.stats.hits += n;
         s->tlb_code_hits += n;
     }
-    s->c_index += index;
+    s->c_index += r->index;
     s->agi += agi;
     s->c_agi += agi;
-    s->c_prefix += pfx;
+    s->c_prefix += r->pfx;
     s->rep_continues = false;
-    s->last_written = written;
+    s->last_written = r->written;
     s->accesses = 0;
-    s->prev.next_eip = c->eip + (at - phys);
+    s->prev.next_eip = c->eip + r->bytes;
     s->insns += n;
     s->clocks += clocks;
-    s->c_base += base;
+    s->c_base += r->base;
     s->pq_next = at;
     *cost = clocks;
     return n;

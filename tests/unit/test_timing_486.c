@@ -1159,6 +1159,64 @@ static void test_stretch(void)
     }
 }
 
+/* A stretch is worked out once from the decoded instructions it covers
+ * (i486_stretch): code written over one in its middle (MOV EDX,EBX, 1
+ * clock, by SHL EDX,1, 3), by a store of the guest's or by DMA, is costed
+ * as itself afterwards, as without stretches. */
+static void test_stretch_recode(void)
+{
+    static const uint8_t code[] = {
+        0x89, 0xd8,       /* L: mov eax,ebx */
+        0xc1, 0xe0, 0x0d, /* shl eax,13 */
+        0x31, 0xc3,       /* xor ebx,eax */
+        0x89, 0xda,       /* mov edx,ebx (then shl edx,1) */
+        0xc1, 0xea, 0x11, /* shr edx,17 */
+        0x31, 0xd3,       /* xor ebx,edx */
+        0x49,             /* dec ecx */
+        0x75, 0xef,       /* jnz L */
+        0xf4,             /* hlt */
+    };
+    static const uint8_t shl1[] = {0xd1, 0xe2};
+    /* mov word [CODE32 + 7], e2 d1 / hlt */
+    static const uint8_t patch[] = {0x66, 0xc7, 0x05, 0x07, 0x00, 0x10, 0x00, 0xd1, 0xe2, 0xf4};
+    _Static_assert(CODE32 == 0x100000u, "patch");
+    for (int dma = 0; dma < 2; dma++) {
+        uint64_t clocks[2][2];
+        for (int on = 0; on < 2; on++) {
+            fx f = {0};
+            fx_init(&f, code, sizeof code);
+            f.regs[NM_EBX] = 2463534242u;
+            f.regs[NM_ECX] = 100;
+            nm_i486_set_stretch(f.c->hooks.opaque, on);
+            warm(&f);
+            uint64_t c0 = f.m->clock.cycles;
+            stretch_start(&f);
+            nm_cpu_run(f.c, 1000000);
+            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+            clocks[on][0] = f.m->clock.cycles - c0;
+            if (dma) {
+                g_assert_true(nm_mem_dma_write(f.m->mem, CODE32 + 7, shl1, sizeof shl1));
+            } else {
+                memcpy(f.ram + CODE32 + 0x300, patch, sizeof patch);
+                stretch_start(&f);
+                nm_cpu_set_eip(f.c, CODE32 + 0x300);
+                nm_cpu_run(f.c, 1000000);
+                g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+            }
+            c0 = f.m->clock.cycles;
+            stretch_start(&f);
+            nm_cpu_run(f.c, 1000000);
+            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+            clocks[on][1] = f.m->clock.cycles - c0;
+            if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 100 * 4);
+            fx_free(&f);
+        }
+        g_assert_cmpuint(clocks[1][0], ==, clocks[0][0]);
+        g_assert_cmpuint(clocks[1][1], ==, clocks[0][1]);
+        g_assert_cmpuint(clocks[1][1], >=, clocks[1][0] + 100 * 2);
+    }
+}
+
 /* The report's breakdown adds up to the model's clocks. */
 static void test_breakdown_sums(void)
 {
@@ -1222,6 +1280,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/out-drains-writes", test_out_drains_writes);
     g_test_add_func("/timing/486/breakdown-sums", test_breakdown_sums);
     g_test_add_func("/timing/486/stretch", test_stretch);
+    g_test_add_func("/timing/486/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
     g_test_add_func("/timing/486/real-mode-io-int", test_real_mode_io_int);

@@ -440,22 +440,23 @@ static void test_stretch_memo(void)
 }
 
 /* A stretch is made from the decoded instructions it covers: code
- * written over one of them (here SHL EAX,13 by IMUL EAX,EAX,13, the same
- * length, 10 clocks and not pairable), by a store of the guest's or by
- * DMA, is costed as itself afterwards, as without the memo. */
+ * written over two of them (SHL EAX,13 by IMUL EAX,EAX,13, 10 clocks and
+ * not pairable, and in a stretch's middle MOV EDX,EBX by SHL EDX,1, U
+ * only), by a store of the guest's or by DMA, is costed as itself
+ * afterwards, as without the memo. */
 static void test_stretch_recode(void)
 {
     static const uint8_t loop[] = {
         0x89, 0xd8,       /* L: mov eax,ebx */
         0xc1, 0xe0, 0x0d, /* shl eax,13 (then imul eax,eax,13) */
         0x31, 0xc3,       /* xor ebx,eax */
-        0x89, 0xda,       /* mov edx,ebx */
+        0x89, 0xda,       /* mov edx,ebx (then shl edx,1) */
         0xc1, 0xea, 0x11, /* shr edx,17 */
         0x31, 0xd3,       /* xor ebx,edx */
         0x49,             /* dec ecx */
         0x75, 0xef,       /* jnz L */
     };
-    static const uint8_t imul[] = {0x6b, 0xc0, 0x0d};
+    static const uint8_t imul[] = {0x6b, 0xc0, 0x0d}, shl1[] = {0xd1, 0xe2};
     const regs r = {.ebx = 2463534242u, .ecx = 100};
     for (int dma = 0; dma < 2; dma++) {
         uint64_t clocks[2][2];
@@ -466,11 +467,13 @@ static void test_stretch_recode(void)
             clocks[on][0] = measure(&f, loop, sizeof loop, r);
             if (dma) {
                 load(&f, CODE + 2, imul, sizeof imul);
+                load(&f, CODE + 7, shl1, sizeof shl1);
             } else {
                 /* mov dword [CODE + 2], 31 0d c0 6b (the XOR's first byte
                  * unchanged) / hlt, run from CODE + 0x300 */
-                static const uint8_t patch[] = {0xc7, 0x05, 0x02, 0x00, 0x10, 0x00,
-                                                0x6b, 0xc0, 0x0d, 0x31, 0xf4};
+                static const uint8_t patch[] = {0xc7, 0x05, 0x02, 0x00, 0x10, 0x00, 0x6b,
+                                                0xc0, 0x0d, 0x31, 0x66, 0xc7, 0x05, 0x07,
+                                                0x00, 0x10, 0x00, 0xd1, 0xe2, 0xf4};
                 _Static_assert(CODE == 0x100000u, "patch");
                 load(&f, CODE + 0x300, patch, sizeof patch);
                 run(&f, CODE + 0x300, (regs){0});
