@@ -378,6 +378,9 @@ struct i486_stretch {
     uint32_t gen;
     uint8_t n, bytes, pfx, index, agi, written; /* agi: but the first one's */
     uint16_t clocks, base;                      /* clocks: rows, prefixes, index and those AGIs */
+    /* the instruction after them when it is one whose next byte is in the
+     * next line (0: none; its sums and its fast_end at each use) */
+    uint8_t cross_len;
 };
 #define STRETCH_BITS   16
 #define STRETCH_SIZE   (1u << STRETCH_BITS)
@@ -1809,42 +1812,51 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
  * registers).  The instruction's code page is RAM (each fast path found
  * it so under this map: made ready, or is_mmio), and the line to arm is in
  * it. */
-static inline __attribute__((always_inline)) uint32_t fast_end_body(i486_state *s, uint32_t clocks)
+static inline __attribute__((always_inline)) bool fast_end_easy(const i486_state *s)
 {
     const uint32_t line = s->pq_next & ~(LINE - 1), line2 = line + LINE;
-    if (likely(line == s->pq_last && !s->pf_n && s->pq_valid &&
-               !((s->pq_next ^ s->code_phys) & ~0xfffu) && (line2 & 0xfffu) &&
-               !(s->cpu->cr0 & NM_CR0_CD))) {
-        /* The decoder's next byte is in the last line queued (the line
-         * after the armed one, or a branch target's), in the code's 4 KB
-         * page, with the line after it in the page too and nothing
-         * pending: what the steps below do then.  prefetch_ahead asks for
-         * line2 (a cache lookup; a miss pending), arm_next_body arms the
-         * line (the queue holds it, in the code's page), arm_after: line2
-         * queued, ready unless pending or coming in. */
-        const uint64_t start = s->cpu->clock->cycles;
-        bool pending = false;
-        if (!nm_cache_read_if_present(s->cache, line2)) {
-            s->pf_line[0] = line2;
-            s->pf_at[0] = s->code_ready;
-            s->pf_n = 1;
-            pending = true;
-        }
-        s->pq_last = line2;
-        const bool all = s->fills_in_at <= start; /* (fills_in_at: as in arm_next_body) */
-        const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line));
-        s->ready_line = line;
-        s->ready_head = s->fill_head;
-        s->ready_at = all_in;
-        s->arm_line = line;
-        s->arm_ready = all_in;
-        s->arm_fast = all_in <= start ? line : 1;
-        s->arm_stay = line;
-        s->arm_two =
-            s->arm_fast == line && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
-                ? line
-                : 1;
-        s->arm_gen = *s->map_gen;
+    return line == s->pq_last && !s->pf_n && s->pq_valid &&
+           !((s->pq_next ^ s->code_phys) & ~0xfffu) && (line2 & 0xfffu) &&
+           !(s->cpu->cr0 & NM_CR0_CD);
+}
+/* fast_end_body's first case (fast_end_easy), for an instruction that
+ * started at `start`. */
+static inline __attribute__((always_inline)) void fast_end_easy_at(i486_state *s, uint64_t start)
+{
+    const uint32_t line = s->pq_next & ~(LINE - 1), line2 = line + LINE;
+    /* The decoder's next byte is in the last line queued (the line
+     * after the armed one, or a branch target's), in the code's 4 KB
+     * page, with the line after it in the page too and nothing
+     * pending: what the steps below do then.  prefetch_ahead asks for
+     * line2 (a cache lookup; a miss pending), arm_next_body arms the
+     * line (the queue holds it, in the code's page), arm_after: line2
+     * queued, ready unless pending or coming in. */
+    bool pending = false;
+    if (!nm_cache_read_if_present(s->cache, line2)) {
+        s->pf_line[0] = line2;
+        s->pf_at[0] = s->code_ready;
+        s->pf_n = 1;
+        pending = true;
+    }
+    s->pq_last = line2;
+    const bool all = s->fills_in_at <= start; /* (fills_in_at: as in arm_next_body) */
+    const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line));
+    s->ready_line = line;
+    s->ready_head = s->fill_head;
+    s->ready_at = all_in;
+    s->arm_line = line;
+    s->arm_ready = all_in;
+    s->arm_fast = all_in <= start ? line : 1;
+    s->arm_stay = line;
+    s->arm_two = s->arm_fast == line && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
+                     ? line
+                     : 1;
+    s->arm_gen = *s->map_gen;
+}
+static inline __attribute__((always_inline)) uint32_t fast_end_body(i486_state *s, uint32_t clocks)
+{
+    if (likely(fast_end_easy(s))) {
+        fast_end_easy_at(s, s->cpu->clock->cycles);
         return clocks;
     }
     prefetch_ahead(s);
@@ -2110,9 +2122,18 @@ static inline __attribute__((always_inline)) bool regonly(const nm_insn *i)
            ((const i486_static *)(const void *)i->model_data)->regonly;
 }
 
-/* i486_ahead's stretch from e (at `phys`), made into slot r (n below two:
- * none from here); NULL when an instruction the model has not seen yet
- * stops it (nothing kept: it may qualify once seen). */
+/* What the fast path's ends leave of the queue that its next instruction's
+ * fetch test and end read (i486_insn_inline, fast_tail, fast_end_easy),
+ * followed through a stretch without changing the model (i486_ahead). */
+typedef struct {
+    uint32_t arm_line, arm_fast, arm_stay, arm_two, pq_last;
+    bool pf_pending;
+} queue_view;
+
+/* i486_ahead's instructions from e (at `phys`) that end in its line with
+ * the next byte there too, and the one after them when its next byte is
+ * in the next line, made into slot r; NULL when an instruction the model
+ * has not seen yet stops it (nothing kept: it may qualify once seen). */
 static __attribute__((noinline)) struct i486_stretch *
 stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t gen)
 {
@@ -2125,7 +2146,11 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
         const i486_static *st = (const i486_static *)(const void *)i->model_data;
         const uint32_t next = at + i->len;
         if (i->model_tag != NM_INSN_TAG_486) return NULL;
-        if (!st->regonly || (next & ~(LINE - 1)) != line) break;
+        if (!st->regonly) break;
+        if ((next & ~(LINE - 1)) != line) {
+            t.cross_len = i->len;
+            break;
+        }
         if (st->flags & ST_MEM_AGI) {
             if (st->flags & ST_INDEX) {
                 clocks++;
@@ -2183,20 +2208,94 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         return 0;
     const uint32_t page_tag = (lin & 0xfffff000u) | 1u;
     if (c->paging && nm_tlb_small_set_mru(&s->tlb, lin) != page_tag) return 0;
-    const uint32_t owner = (uint32_t)((const char *)&e->insn - s->ic_base);
-    struct i486_stretch *r = &s->stretch[(owner >> 5) & (STRETCH_SIZE - 1)];
     const uint32_t gen = *ic_gen(c->icache, c->fetch_phys);
-    if (r->tag != e->tag || r->gen != gen) {
-        r = stretch_walk(r, e, phys, gen);
-        if (!r) return 0;
+    /* The queue as fast_end_easy leaves it at each line change (followed
+     * without changing the model), the sums, and the changes to make. */
+    queue_view q = {s->arm_line, s->arm_fast, s->arm_stay, s->arm_two, s->pq_last, s->pf_n != 0};
+    uint8_t written = s->last_written;
+    uint32_t n = 0, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0, at = phys;
+    enum { MAX_CHANGES = 8 };
+    uint32_t change_at[MAX_CHANGES], change_len[MAX_CHANGES], change_spent[MAX_CHANGES];
+    unsigned changes = 0;
+    for (const ic_entry *x = e;;) {
+        const uint32_t line = at & ~(LINE - 1);
+        if (q.arm_fast != line || q.arm_stay != line) break;
+        const uint32_t owner = (uint32_t)((const char *)&x->insn - s->ic_base);
+        struct i486_stretch *r = &s->stretch[(owner >> 5) & (STRETCH_SIZE - 1)];
+        if (r->tag != x->tag || r->gen != gen) {
+            r = stretch_walk(r, x, at, gen);
+            if (!r) break;
+        }
+        if (r->n) {
+            /* the first one's address rule against the register written
+             * before it */
+            const nm_insn *h = &x->insn;
+            const i486_static *hs = (const i486_static *)(const void *)h->model_data;
+            const uint32_t head_agi = (hs->flags & ST_MEM_AGI) && written != NM_REG_NONE &&
+                                      (h->base == written || h->index == written);
+            n += r->n;
+            clocks += r->clocks + head_agi;
+            agi += r->agi + head_agi;
+            base += r->base;
+            pfx += r->pfx;
+            index += r->index;
+            written = r->written;
+            at += r->bytes;
+        }
+        if (!r->cross_len || changes == MAX_CHANGES) break;
+        /* the one whose next byte is in the next line: its fetch made ready
+         * (its last byte in the line), or into the line after one armed
+         * with it ready too; its end fast_end_easy's */
+        const ic_entry *cx = x + r->bytes; /* (e + len: the successor, icache.c) */
+        const nm_insn *ci = &cx->insn;
+        const i486_static *cs = (const i486_static *)(const void *)ci->model_data;
+        const uint32_t next = at + ci->len, last = (next - 1) & ~(LINE - 1);
+        const uint32_t line1 = line + LINE, line2 = line1 + LINE;
+        if (last != q.arm_fast && !(s->pq_valid && last != q.arm_line && last == q.arm_two + LINE))
+            break;
+        if (line1 != q.pq_last || q.pf_pending || ((next ^ at) & ~0xfffu) || !(line2 & 0xfffu))
+            break;
+        uint32_t a = 0;
+        if (cs->flags & ST_MEM_AGI) {
+            if (cs->flags & ST_INDEX) {
+                a++;
+                index++;
+            }
+            if (written != NM_REG_NONE && (ci->base == written || ci->index == written)) {
+                a++;
+                agi++;
+            }
+        }
+        const uint64_t start = now + clocks;
+        change_at[changes] = at;
+        change_len[changes] = ci->len;
+        change_spent[changes++] = clocks;
+        clocks += cs->base + cs->pfx + a;
+        base += cs->base;
+        pfx += cs->pfx;
+        written = cs->written;
+        n++;
+        at = next;
+        /* fast_end_easy_at's outcome for the queue */
+        const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
+        const bool pending = ((line2 & ch->line_mask) | 1u) !=
+                                 ch->set_mru[(line2 >> ch->line_shift) & ch->set_mask] &&
+                             !nm_cache_probe(s->cache, line2);
+        const bool all = s->fills_in_at <= start;
+        const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line1));
+        q.pq_last = line2;
+        q.pf_pending = pending;
+        q.arm_line = line1;
+        q.arm_fast = all_in <= start ? line1 : 1;
+        q.arm_stay = line1;
+        q.arm_two =
+            q.arm_fast == line1 && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
+                ? line1
+                : 1;
+        const ic_entry *nx = cx->seq;
+        if (!nx || nx->tag != cx->tag + ((uint64_t)ci->len << 1) || !regonly(&nx->insn)) break;
+        x = nx;
     }
-    /* the first one's address rule against the register written before */
-    const nm_insn *h = &e->insn;
-    const i486_static *hs = (const i486_static *)(const void *)h->model_data;
-    const bool head_agi = (hs->flags & ST_MEM_AGI) && s->last_written != NM_REG_NONE &&
-                          (h->base == s->last_written || h->index == s->last_written);
-    const uint32_t n = r->n, clocks = r->clocks + head_agi, agi = r->agi + head_agi;
-    const uint32_t at = phys + r->bytes;
     if (n < 2 || n >= budget || now + clocks >= deadline || s->stretch_off) return 0;
     s->stretch_insns += n;
     /* fast_tail's steps for each, and tlb_quick_hit's */
@@ -2205,17 +2304,27 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         s->tlb.stats.hits += n;
         s->tlb_code_hits += n;
     }
-    s->c_index += r->index;
+    s->c_index += index;
     s->agi += agi;
     s->c_agi += agi;
-    s->c_prefix += r->pfx;
+    s->c_prefix += pfx;
     s->rep_continues = false;
-    s->last_written = r->written;
+    s->last_written = written;
     s->accesses = 0;
-    s->prev.next_eip = c->eip + r->bytes;
+    s->prev.next_eip = c->eip + (at - phys);
     s->insns += n;
     s->clocks += clocks;
-    s->c_base += r->base;
+    s->c_base += base;
+    /* the line changes, at the start of the instruction that makes each
+     * (keep_code, fast_end_easy_at) */
+    for (unsigned k = 0; k < changes; k++) {
+        const uint64_t start = now + change_spent[k];
+        s->pq_next = change_at[k] + change_len[k];
+        s->code_phys = change_at[k];
+        s->code_len = change_len[k];
+        s->code_ready = start;
+        fast_end_easy_at(s, start);
+    }
     s->pq_next = at;
     *cost = clocks;
     return n;

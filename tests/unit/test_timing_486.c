@@ -1159,6 +1159,67 @@ static void test_stretch(void)
     }
 }
 
+/* Stretches across line changes, cold and warm: straight-line register
+ * code (2-, 3- and 4-byte instructions, so that some run into the next
+ * line), over 13 lines and over more than the cache, run from a cold cache
+ * (lines still coming in, the next one not yet asked for) and again,
+ * costs the same clocks and counters and leaves the same registers with
+ * stretches as without. */
+static void stretch_lines(const uint8_t *pattern, size_t pattern_len, size_t size)
+{
+    uint8_t *code = g_malloc(size);
+    size_t n = 0;
+    while (n + pattern_len < size - 1)
+        for (size_t k = 0; k < pattern_len; k++)
+            code[n++] = pattern[k];
+    code[n++] = 0xf4; /* hlt */
+    after_run seen[2][2];
+    char *report[2];
+    for (int on = 0; on < 2; on++) {
+        fx f = {0};
+        fx_init(&f, code, n);
+        f.regs[NM_EBX] = 0x12345;
+        nm_i486_set_stretch(f.c->hooks.opaque, on);
+        for (int pass = 0; pass < 2; pass++) {
+            stretch_start(&f);
+            nm_cpu_run(f.c, 100000);
+            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+            seen[on][pass] = after_of(&f);
+        }
+        report[on] = report_text(&f);
+        if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 40);
+        fx_free(&f);
+    }
+    g_assert_cmpint(memcmp(seen[1], seen[0], sizeof seen[0]), ==, 0);
+    g_assert_cmpstr(report[1], ==, report[0]);
+    g_free(report[0]);
+    g_free(report[1]);
+    g_free(code);
+}
+
+static void test_stretch_lines(void)
+{
+    static const uint8_t fast[] = {
+        0x01, 0xd8,             /* add eax,ebx */
+        0xc1, 0xe3, 0x03,       /* shl ebx,3 */
+        0x8d, 0x4c, 0x18, 0x01, /* lea ecx,[eax+ebx+1] (AGI: base) */
+        0x31, 0xca,             /* xor edx,ecx */
+        0x8d, 0x34, 0x16,       /* lea esi,[esi+edx] (AGI: index) */
+    };
+    /* slow enough a line (CWDE, CDQ: 3 clocks a byte) for the next lines
+     * to come in while it runs; over 8 KB, so cold on both passes */
+    static const uint8_t slow[] = {
+        0x98,             /* cwde */
+        0x99,             /* cdq */
+        0x0f, 0xb6, 0xc3, /* movzx eax,bl */
+        0x98,             /* cwde */
+        0x66, 0x99,       /* cwd */
+        0xc1, 0xe3, 0x03, /* shl ebx,3 */
+    };
+    stretch_lines(fast, sizeof fast, 220);
+    stretch_lines(slow, sizeof slow, 9000);
+}
+
 /* A stretch is worked out once from the decoded instructions it covers
  * (i486_stretch): code written over one in its middle (MOV EDX,EBX, 1
  * clock, by SHL EDX,1, 3), by a store of the guest's or by DMA, is costed
@@ -1281,6 +1342,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/breakdown-sums", test_breakdown_sums);
     g_test_add_func("/timing/486/stretch", test_stretch);
     g_test_add_func("/timing/486/stretch-recode", test_stretch_recode);
+    g_test_add_func("/timing/486/stretch-lines", test_stretch_lines);
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
     g_test_add_func("/timing/486/real-mode-io-int", test_real_mode_io_int);
