@@ -2183,17 +2183,21 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
  * `ahead`; `ok`: the last insn hook returned in the loop and nothing ran
  * since, the page is 32-bit code within the CS limit).  A stretch here:
  * instructions that can neither fault nor touch memory (nm_insn_regonly,
- * ST_PLAIN) from the decoder's next byte, every one ending before the end
- * of the line made ready (arm_fast) that the end of each leaves it in
- * (arm_stay), with no branch outcome, stall or misaligned access pending
- * and, with paging, the code page the TLB's entry its set used last: then
- * each would take i486_insn's fast path (fast_tail with nothing kept) and
- * come to its row, its prefix clocks and the address rules (agi_clocks,
- * with the register the one before wrote), and move nothing but the
- * decoder's place and the counters.  Those are worked out here for all of
- * them, and applied when they stay short of the deadline and the budget:
- * their number, their clocks in *cost; else 0 and nothing done (each one
- * then goes through the insn hook). */
+ * ST_PLAIN) from the decoder's next byte, with no branch outcome, stall or
+ * misaligned access pending, the cache on and, with paging, the code page
+ * the TLB's entry its set used last, each of which would take i486_insn's
+ * fast path with its code made ready (fast_tail with nothing kept): in the
+ * line made ready (arm_fast) leaving the next byte there (arm_stay), or,
+ * where the next byte is in the next line, ending in the line or running
+ * into the next one armed ready too (arm_two), with fast_end_easy's case
+ * at its end; past it the stretch goes on while the line it arms is all
+ * in by that instruction's start (queue_view follows the queue).  Each
+ * comes to its row, its prefix clocks and the address rules (agi_clocks,
+ * with the register the one before wrote); per line those are kept
+ * (stretch_walk), and the line changes made afterwards at each one's
+ * start clock (fast_end_easy_at).  Applied when they stay short of the
+ * deadline and the budget: their number, their clocks in *cost; else 0
+ * and nothing done (each one then goes through the insn hook). */
 static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, nm_cpu *c,
                                                                  const ic_entry *e, const bool ok,
                                                                  uint64_t now, uint64_t deadline,
@@ -2204,7 +2208,7 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     const uint32_t lin = c->seg[NM_CS].base + c->eip;
     const uint32_t phys = c->fetch_phys | (lin & 0xfff), line = phys & ~(LINE - 1);
     if (phys != s->pq_next || s->arm_fast != line || s->arm_stay != line || s->code_done ||
-        s->taken || (s->misaligned | s->stall) || c->fast_exit)
+        s->taken || (s->misaligned | s->stall) || c->fast_exit || (c->cr0 & NM_CR0_CD))
         return 0;
     const uint32_t page_tag = (lin & 0xfffff000u) | 1u;
     if (c->paging && nm_tlb_small_set_mru(&s->tlb, lin) != page_tag) return 0;
@@ -2218,8 +2222,8 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     uint32_t change_at[MAX_CHANGES], change_len[MAX_CHANGES], change_spent[MAX_CHANGES];
     unsigned changes = 0;
     for (const ic_entry *x = e;;) {
-        const uint32_t line = at & ~(LINE - 1);
-        if (q.arm_fast != line || q.arm_stay != line) break;
+        const uint32_t here = at & ~(LINE - 1);
+        if (q.arm_fast != here || q.arm_stay != here) break;
         const uint32_t owner = (uint32_t)((const char *)&x->insn - s->ic_base);
         struct i486_stretch *r = &s->stretch[(owner >> 5) & (STRETCH_SIZE - 1)];
         if (r->tag != x->tag || r->gen != gen) {
@@ -2250,7 +2254,7 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         const nm_insn *ci = &cx->insn;
         const i486_static *cs = (const i486_static *)(const void *)ci->model_data;
         const uint32_t next = at + ci->len, last = (next - 1) & ~(LINE - 1);
-        const uint32_t line1 = line + LINE, line2 = line1 + LINE;
+        const uint32_t line1 = here + LINE, line2 = line1 + LINE;
         if (last != q.arm_fast && !(s->pq_valid && last != q.arm_line && last == q.arm_two + LINE))
             break;
         if (line1 != q.pq_last || q.pf_pending || ((next ^ at) & ~0xfffu) || !(line2 & 0xfffu))
