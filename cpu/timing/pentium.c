@@ -1593,6 +1593,23 @@ static const p5_static *static_of(p5 *s, const nm_insn *ci)
 static void memo_fold(p5 *s, p5_memo *m);
 static void stretch_fold(p5 *s, p5_stretch *r);
 
+/* Every name given: every memo and stretch slot and name is dropped (their
+ * uses counted first) and the names start again (pipe_name). */
+static __attribute__((noinline)) void names_wrap(p5 *s)
+{
+    for (uint32_t k = 0; k < P5_MEMO_SIZE; k++) {
+        memo_fold(s, &s->memo[k]);
+        s->memo[k].owner = 0;
+    }
+    for (uint32_t k = 0; k < P5_STRETCH_SIZE; k++) {
+        stretch_fold(s, &s->stretch[k]);
+        s->stretch[k].owner = 0;
+    }
+    memset(s->names, 0, P5_NAMES_SIZE * sizeof *s->names);
+    s->next_tok = 0;
+    s->tok_epoch++;
+}
+
 /* The name of the issue state (p5.pipe): the one it was given when last
  * seen, if the names table still holds it, else a new one.  A name is
  * never given to another state: after 2^32 - 1 of them every memo slot
@@ -1624,19 +1641,7 @@ static __attribute__((noinline)) uint32_t pipe_name(p5 *s)
     memcpy(v, &n->pipe, sizeof v);
     memcpy(&v3, (const char *)&n->pipe + sizeof v, sizeof v3);
     if (n->tok && ((v[0] ^ w[0]) | (v[1] ^ w[1]) | (v[2] ^ w[2]) | (v3 ^ w3)) == 0) return n->tok;
-    if (unlikely(s->next_tok == UINT32_MAX)) {
-        for (uint32_t k = 0; k < P5_MEMO_SIZE; k++) {
-            memo_fold(s, &s->memo[k]);
-            s->memo[k].owner = 0;
-        }
-        for (uint32_t k = 0; k < P5_STRETCH_SIZE; k++) {
-            stretch_fold(s, &s->stretch[k]);
-            s->stretch[k].owner = 0;
-        }
-        memset(s->names, 0, P5_NAMES_SIZE * sizeof *s->names);
-        s->next_tok = 0;
-        s->tok_epoch++;
-    }
+    if (unlikely(s->next_tok == UINT32_MAX)) names_wrap(s);
     n->tok = ++s->next_tok;
     n->pipe = s->pipe;
     return n->tok;
@@ -1778,25 +1783,36 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
 
 /* ------------------------------------------------------- the issue memo */
 
+/* The counters' steps of one use of a memo slot (one issue) or of a
+ * stretch slot (its issues summed). */
+typedef struct {
+    uint32_t issues, v, cost, clocks, pair_saved, rmw_pair, agi, pfx_shadowed, pfx_cycles;
+} p5_steps;
+
+/* Adds n uses' steps to the counters. */
+static inline void fold_steps(p5 *s, uint64_t n, p5_steps d)
+{
+    nm_p5_stats *t = &s->st;
+    t->cycles += n * d.cost;
+    t->c_table += n * d.clocks;
+    t->v_issues += n * d.v;
+    t->u_issues += n * (d.issues - d.v);
+    t->c_pair_saved += n * d.pair_saved;
+    t->c_rmw_pair += n * d.rmw_pair;
+    t->agi_stalls += n * d.agi;
+    t->c_agi += n * d.agi;
+    t->prefix_shadowed += n * d.pfx_shadowed;
+    t->prefix_cycles += n * d.pfx_cycles;
+    t->c_prefix += n * d.pfx_cycles;
+}
+
 /* Adds a memo slot's uses to the counters. */
 static void memo_fold(p5 *s, p5_memo *m)
 {
-    const uint64_t n = m->hits;
-    if (!n) return;
-    nm_p5_stats *t = &s->st;
-    t->cycles += n * m->cost;
-    t->c_table += n * m->clocks;
-    if (m->in_v)
-        t->v_issues += n;
-    else
-        t->u_issues += n;
-    t->c_pair_saved += n * m->pair_saved;
-    t->c_rmw_pair += n * m->rmw_pair;
-    t->agi_stalls += n * m->agi;
-    t->c_agi += n * m->agi;
-    t->prefix_shadowed += n * m->pfx_shadowed;
-    t->prefix_cycles += n * m->pfx_cycles;
-    t->c_prefix += n * m->pfx_cycles;
+    if (!m->hits) return;
+    fold_steps(s, m->hits,
+               (p5_steps){1, m->in_v, m->cost, m->clocks, m->pair_saved, m->rmw_pair, m->agi,
+                          m->pfx_shadowed, m->pfx_cycles});
     m->hits = 0;
 }
 
@@ -1804,29 +1820,20 @@ static void memo_fold(p5 *s, p5_memo *m)
  * its instructions). */
 static void stretch_fold(p5 *s, p5_stretch *r)
 {
-    const uint64_t n = r->hits;
-    if (!n) return;
-    nm_p5_stats *t = &s->st;
-    t->cycles += n * r->cost;
-    t->c_table += n * r->clocks;
-    t->v_issues += n * r->v_n;
-    t->u_issues += n * (uint64_t)(r->n - r->v_n);
-    t->c_pair_saved += n * r->pair_saved;
-    t->c_rmw_pair += n * r->rmw_pair;
-    t->agi_stalls += n * r->agi;
-    t->c_agi += n * r->agi;
-    t->prefix_shadowed += n * r->pfx_shadowed;
-    t->prefix_cycles += n * r->pfx_cycles;
-    t->c_prefix += n * r->pfx_cycles;
+    if (!r->hits) return;
+    fold_steps(s, r->hits,
+               (p5_steps){r->n, r->v_n, r->cost, r->clocks, r->pair_saved, r->rmw_pair, r->agi,
+                          r->pfx_shadowed, r->pfx_cycles});
     r->hits = 0;
 }
 
 static void memo_fold_all(p5 *s)
 {
+    /* (the test here: most slots have none, and the folds are calls) */
     for (uint32_t k = 0; k < P5_MEMO_SIZE; k++)
-        memo_fold(s, &s->memo[k]);
+        if (s->memo[k].hits) memo_fold(s, &s->memo[k]);
     for (uint32_t k = 0; k < P5_STRETCH_SIZE; k++)
-        stretch_fold(s, &s->stretch[k]);
+        if (s->stretch[k].hits) stretch_fold(s, &s->stretch[k]);
 }
 
 /* The instruction's place in the decoded-instruction cache (a byte offset:
