@@ -480,6 +480,13 @@ static inline uint64_t ic_tag(uint32_t phys, bool code32)
 {
     return (1ull << 40) | (uint64_t)phys << 1 | (code32 ? 1 : 0);
 }
+/* The cached entry of the instruction after e in its page, or NULL (the
+ * page ends, or it is not decoded: its slot holds another tag). */
+static inline const ic_entry *ic_successor(const ic_entry *e)
+{
+    const ic_entry *n = e->seq;
+    return n && n->tag == e->tag + ((uint64_t)e->insn.len << 1) ? n : NULL;
+}
 const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys, uint64_t tag);
 /* ic_entry.run_fn for a decoded instruction (exec_control.c). */
 nm_handler exec_run_handler(const nm_insn *i, bool code32);

@@ -221,8 +221,8 @@ static inline __attribute__((always_inline)) void nm_cpu_hooked_loop(
                 e = nm_cpu_run_stretch(c, e, k);
                 clk->cycles += cost;
                 budget -= k;
-                n = e->seq;
-                if (!n || n->tag != e->tag + ((uint64_t)e->insn.len << 1)) goto lookup;
+                n = ic_successor(e);
+                if (!n) goto lookup;
                 e = n;
             }
         }

@@ -2167,8 +2167,8 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
         written = st->written;
         at = next;
         t.n++;
-        const ic_entry *nx = x->seq;
-        if (!nx || nx->tag != x->tag + ((uint64_t)i->len << 1)) break;
+        const ic_entry *nx = ic_successor(x);
+        if (!nx) break;
         x = nx;
     }
     t.bytes = (uint8_t)(at - phys); /* (fewer than two: kept too, as no stretch) */
@@ -2296,6 +2296,8 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
             q.arm_fast == line1 && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
                 ? line1
                 : 1;
+        /* (ic_successor written out: through it, cpubench measured 0.25%
+         * slower here) */
         const ic_entry *nx = cx->seq;
         if (!nx || nx->tag != cx->tag + ((uint64_t)ci->len << 1) || !regonly(&nx->insn)) break;
         x = nx;

@@ -2089,8 +2089,8 @@ static __attribute__((noinline)) p5_stretch *stretch_make(p5 *s, nm_cpu *c, cons
         t.pfx_cycles += m->pfx_cycles;
         tok = m->exit_tok;
         last = m;
-        const ic_entry *nx = x->seq;
-        if (t.n == IC_RUN_MAX || !nx || nx->tag != x->tag + ((uint64_t)i->len << 1)) break;
+        const ic_entry *nx = ic_successor(x);
+        if (t.n == IC_RUN_MAX || !nx) break;
         x = nx;
     }
     if (t.n < 2) return NULL;
@@ -2126,9 +2126,10 @@ static inline __attribute__((always_inline)) unsigned p5_ahead(void *opaque, nm_
     if (likely(!s->tok)) return 0;
     __asm__("" ::: "memory"); /* (a branch: gcc folded the tests below into this one) */
     if (!ok || c->fast_exit || !regonly(&e->insn)) return 0;
+    /* (the successor's flags before its tag: most fail there) */
     const ic_entry *nx = e->seq;
-    if (!nx || !regonly(&nx->insn) || nx->tag != e->tag + ((uint64_t)e->insn.len << 1) ||
-        s->ev.any || ((c->seg[NM_CS].base + c->eip) & 0xfffff000u) != s->cm_lpage)
+    if (!nx || !regonly(&nx->insn) || nx != ic_successor(e) || s->ev.any ||
+        ((c->seg[NM_CS].base + c->eip) & 0xfffff000u) != s->cm_lpage)
         return 0;
     const uint32_t owner = memo_owner(s, &e->insn);
     p5_stretch *const set = stretch_set(s, owner);
