@@ -17,6 +17,7 @@
 #include "cpu/timing/timing.h"
 #include "emu/config.h"
 #include "emu/machine.h"
+#include "stretch_fixture.h"
 
 #define CODE32 0x100000u
 #define CODE16 0x7c00u
@@ -1012,34 +1013,6 @@ static uint64_t report_of(fx *f, const char *key)
     return v;
 }
 
-/* What a run leaves: clocks, instructions, EIP, the registers. */
-typedef struct {
-    uint64_t cycles, insns;
-    uint32_t eip, gpr[8], zero; /* (no padding: compared bytewise) */
-} after_run;
-
-static after_run after_of(fx *f)
-{
-    after_run a = {.cycles = f->m->clock.cycles, .insns = f->c->instructions, .eip = f->c->eip};
-    for (int r = NM_EAX; r <= NM_EDI; r++)
-        a.gpr[r] = nm_cpu_get_reg(f->c, r);
-    return a;
-}
-
-/* A timer's firing: the instructions done and the clocks then. */
-typedef struct {
-    fx *f;
-    uint64_t insns, cycles, late;
-} fired;
-
-static void on_fire(void *opaque, uint64_t late)
-{
-    fired *w = opaque;
-    w->insns = w->f->c->instructions;
-    w->cycles = w->f->m->clock.cycles;
-    w->late = late;
-}
-
 #define STRETCH_STOPS 40
 typedef struct {
     after_run end, stopped[STRETCH_STOPS];
@@ -1068,15 +1041,15 @@ static void stretch_runs(fx *f, stretch_seen *out)
     stretch_start(f);
     nm_cpu_run(f->c, 1000000);
     g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
-    out->end = after_of(f);
+    out->end = after_of(f->c);
     for (unsigned k = 0; k < STRETCH_STOPS; k++) {
         stretch_start(f);
         g_assert_cmpuint(nm_cpu_run(f->c, k + 1), ==, k + 1);
-        out->stopped[k] = after_of(f);
+        out->stopped[k] = after_of(f->c);
     }
     for (unsigned k = 0; k < STRETCH_STOPS; k++) {
         nm_timer t;
-        out->timed[k] = (fired){.f = f};
+        out->timed[k] = (fired){.c = f->c};
         nm_timer_init(&t, on_fire, &out->timed[k], "test");
         stretch_start(f);
         nm_timer_at_cycle(&f->m->clock, &t, f->m->clock.cycles + 7 * k + 1);
@@ -1086,7 +1059,7 @@ static void stretch_runs(fx *f, stretch_seen *out)
         }
         g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
         g_assert_false(nm_timer_pending(&t));
-        out->timed[k].f = NULL;
+        out->timed[k].c = NULL;
     }
 }
 
@@ -1111,26 +1084,9 @@ static char *report_text(fx *f)
  * of its instructions ran in stretches. */
 static void test_stretch(void)
 {
-    static const uint8_t code[] = {
-        0x89, 0xd8,                   /* L: mov eax,ebx */
-        0xc1, 0xe0, 0x0d,             /* shl eax,13 */
-        0x31, 0xc3,                   /* xor ebx,eax */
-        0x8d, 0x74, 0x5e, 0x01,       /* lea esi,[esi+ebx*2+1] (AGI: index) */
-        0x8d, 0x7e, 0x08,             /* lea edi,[esi+8] (AGI: base) */
-        0x89, 0xda,                   /* mov edx,ebx */
-        0xc1, 0xea, 0x11,             /* shr edx,17 */
-        0x6b, 0xfb, 0x03,             /* imul edi,ebx,3 */
-        0x0f, 0xb6, 0xc3,             /* movzx eax,bl */
-        0x66, 0x01, 0xd0,             /* add ax,dx */
-        0xa3, 0x00, 0x00, 0x20, 0x00, /* mov [DATA],eax */
-        0x0f, 0x92, 0xc0,             /* setc al */
-        0xf7, 0xda,                   /* neg edx */
-        0x31, 0xd3,                   /* xor ebx,edx */
-        0x01, 0xf0,                   /* add eax,esi */
-        0x49,                         /* dec ecx */
-        0x75, 0xd3,                   /* jnz L */
-        0xf4,                         /* hlt */
-    };
+    uint8_t code[sizeof stretch_loop + 1];
+    memcpy(code, stretch_loop, sizeof stretch_loop);
+    code[sizeof stretch_loop] = 0xf4; /* hlt */
     for (int paging = 0; paging < 2; paging++) {
         fx off = {0}, on = {0};
         static stretch_seen seen_off, seen_on;
@@ -1184,7 +1140,7 @@ static void stretch_lines(const uint8_t *pattern, size_t pattern_len, size_t siz
             stretch_start(&f);
             nm_cpu_run(f.c, 100000);
             g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
-            seen[on][pass] = after_of(&f);
+            seen[on][pass] = after_of(f.c);
         }
         report[on] = report_text(&f);
         if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 40);
@@ -1226,17 +1182,9 @@ static void test_stretch_lines(void)
  * as itself afterwards, as without stretches. */
 static void test_stretch_recode(void)
 {
-    static const uint8_t code[] = {
-        0x89, 0xd8,       /* L: mov eax,ebx */
-        0xc1, 0xe0, 0x0d, /* shl eax,13 */
-        0x31, 0xc3,       /* xor ebx,eax */
-        0x89, 0xda,       /* mov edx,ebx (then shl edx,1) */
-        0xc1, 0xea, 0x11, /* shr edx,17 */
-        0x31, 0xd3,       /* xor ebx,edx */
-        0x49,             /* dec ecx */
-        0x75, 0xef,       /* jnz L */
-        0xf4,             /* hlt */
-    };
+    uint8_t code[sizeof stretch_recode_loop + 1];
+    memcpy(code, stretch_recode_loop, sizeof stretch_recode_loop);
+    code[sizeof stretch_recode_loop] = 0xf4; /* hlt */
     static const uint8_t shl1[] = {0xd1, 0xe2};
     /* mov word [CODE32 + 7], e2 d1 / hlt */
     static const uint8_t patch[] = {0x66, 0xc7, 0x05, 0x07, 0x00, 0x10, 0x00, 0xd1, 0xe2, 0xf4};

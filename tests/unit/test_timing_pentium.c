@@ -23,6 +23,7 @@
 #include "cpu/timing/timing.h"
 #include "emu/config.h"
 #include "emu/machine.h"
+#include "stretch_fixture.h"
 
 extern const nm_cost_model_class nm_cost_model_pentium;
 
@@ -322,34 +323,6 @@ static void test_loop_predicted(void)
     fx_free(&f);
 }
 
-/* What a run leaves: clocks, instructions, EIP, the registers. */
-typedef struct {
-    uint64_t cycles, insns;
-    uint32_t eip, gpr[8], zero; /* (no padding: compared bytewise) */
-} after_run;
-
-static after_run after_of(fx *f)
-{
-    after_run a = {.cycles = f->m->clock.cycles, .insns = f->c->instructions, .eip = f->c->eip};
-    for (int r = NM_EAX; r <= NM_EDI; r++)
-        a.gpr[r] = nm_cpu_get_reg(f->c, r);
-    return a;
-}
-
-/* A timer's firing: the instructions done and the clocks then. */
-typedef struct {
-    fx *f;
-    uint64_t insns, cycles, late;
-} fired;
-
-static void on_fire(void *opaque, uint64_t late)
-{
-    fired *w = opaque;
-    w->insns = w->f->c->instructions;
-    w->cycles = w->f->m->clock.cycles;
-    w->late = late;
-}
-
 #define STRETCH_STOPS 48
 typedef struct {
     uint64_t clocks;
@@ -360,48 +333,31 @@ typedef struct {
 /* The stretch test's program under one fx: measured warm, then stopped
  * after 1..STRETCH_STOPS instructions by the step limit, then run with a
  * timer due 1..STRETCH_STOPS clocks after its start. */
+/* From CODE with the stretch loop's registers (its HLT after it). */
+static void stretch_start(fx *f, regs r)
+{
+    f->m->stop_requested = 0;
+    nm_cpu_enter_flat32(f->c, CODE, STACK);
+    f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW);
+    nm_cpu_set_reg(f->c, NM_EBX, r.ebx);
+    nm_cpu_set_reg(f->c, NM_ECX, r.ecx);
+}
+
 static void stretch_runs(fx *f, stretch_seen *out)
 {
-    static const uint8_t loop[] = {
-        0x89, 0xd8,                   /* L: mov eax,ebx */
-        0xc1, 0xe0, 0x0d,             /* shl eax,13 */
-        0x31, 0xc3,                   /* xor ebx,eax */
-        0x8d, 0x74, 0x5e, 0x01,       /* lea esi,[esi+ebx*2+1] (AGI: index) */
-        0x8d, 0x7e, 0x08,             /* lea edi,[esi+8] (AGI: base) */
-        0x89, 0xda,                   /* mov edx,ebx */
-        0xc1, 0xea, 0x11,             /* shr edx,17 */
-        0x6b, 0xfb, 0x03,             /* imul edi,ebx,3 */
-        0x0f, 0xb6, 0xc3,             /* movzx eax,bl */
-        0x66, 0x01, 0xd0,             /* add ax,dx */
-        0xa3, 0x00, 0x00, 0x20, 0x00, /* mov [DATA],eax */
-        0x0f, 0x92, 0xc0,             /* setc al */
-        0xf7, 0xda,                   /* neg edx */
-        0x31, 0xd3,                   /* xor ebx,edx */
-        0x01, 0xf0,                   /* add eax,esi */
-        0x49,                         /* dec ecx */
-        0x75, 0xd3,                   /* jnz L */
-    };
     const regs r = {.ebx = 2463534242u, .ecx = 300};
-    out->clocks = measure(f, loop, sizeof loop, r);
-    out->end = after_of(f);
+    out->clocks = measure(f, stretch_loop, sizeof stretch_loop, r);
+    out->end = after_of(f->c);
     for (unsigned k = 0; k < STRETCH_STOPS; k++) {
-        f->m->stop_requested = 0;
-        nm_cpu_enter_flat32(f->c, CODE, STACK);
-        f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW);
-        nm_cpu_set_reg(f->c, NM_EBX, r.ebx);
-        nm_cpu_set_reg(f->c, NM_ECX, r.ecx);
+        stretch_start(f, r);
         g_assert_cmpuint(nm_cpu_run(f->c, k + 1), ==, k + 1);
-        out->stopped[k] = after_of(f);
+        out->stopped[k] = after_of(f->c);
     }
     for (unsigned k = 0; k < STRETCH_STOPS; k++) {
         nm_timer t;
-        out->timed[k] = (fired){.f = f};
+        out->timed[k] = (fired){.c = f->c};
         nm_timer_init(&t, on_fire, &out->timed[k], "test");
-        f->m->stop_requested = 0;
-        nm_cpu_enter_flat32(f->c, CODE, STACK);
-        f->c->cr0 &= ~(NM_CR0_CD | NM_CR0_NW);
-        nm_cpu_set_reg(f->c, NM_EBX, r.ebx);
-        nm_cpu_set_reg(f->c, NM_ECX, r.ecx);
+        stretch_start(f, r);
         nm_timer_at_cycle(&f->m->clock, &t, f->m->clock.cycles + k + 1);
         while (!f->m->stop_requested) {
             nm_cpu_run(f->c, 10000000);
@@ -409,7 +365,7 @@ static void stretch_runs(fx *f, stretch_seen *out)
         }
         g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
         g_assert_false(nm_timer_pending(&t));
-        out->timed[k].f = NULL;
+        out->timed[k].c = NULL;
     }
 }
 
@@ -446,16 +402,6 @@ static void test_stretch_memo(void)
  * afterwards, as without the memo. */
 static void test_stretch_recode(void)
 {
-    static const uint8_t loop[] = {
-        0x89, 0xd8,       /* L: mov eax,ebx */
-        0xc1, 0xe0, 0x0d, /* shl eax,13 (then imul eax,eax,13) */
-        0x31, 0xc3,       /* xor ebx,eax */
-        0x89, 0xda,       /* mov edx,ebx (then shl edx,1) */
-        0xc1, 0xea, 0x11, /* shr edx,17 */
-        0x31, 0xd3,       /* xor ebx,edx */
-        0x49,             /* dec ecx */
-        0x75, 0xef,       /* jnz L */
-    };
     static const uint8_t imul[] = {0x6b, 0xc0, 0x0d}, shl1[] = {0xd1, 0xe2};
     const regs r = {.ebx = 2463534242u, .ecx = 100};
     for (int dma = 0; dma < 2; dma++) {
@@ -464,13 +410,14 @@ static void test_stretch_recode(void)
             fx f;
             fx_init(&f, "pentium-100");
             if (!on) nm_pentium_set_issue_memo(f.st, false);
-            clocks[on][0] = measure(&f, loop, sizeof loop, r);
+            clocks[on][0] = measure(&f, stretch_recode_loop, sizeof stretch_recode_loop, r);
             if (dma) {
                 load(&f, CODE + 2, imul, sizeof imul);
                 load(&f, CODE + 7, shl1, sizeof shl1);
             } else {
                 /* mov dword [CODE + 2], 31 0d c0 6b (the XOR's first byte
-                 * unchanged) / hlt, run from CODE + 0x300 */
+                 * unchanged) / mov word [CODE + 7], e2 d1 / hlt, run from
+                 * CODE + 0x300 */
                 static const uint8_t patch[] = {0xc7, 0x05, 0x02, 0x00, 0x10, 0x00, 0x6b,
                                                 0xc0, 0x0d, 0x31, 0x66, 0xc7, 0x05, 0x07,
                                                 0x00, 0x10, 0x00, 0xd1, 0xe2, 0xf4};
