@@ -211,8 +211,8 @@ static inline __attribute__((always_inline)) void nm_cpu_hooked_loop(
             /* A stretch the model knows from here: its instructions run
              * alone, then the model's outcome for all of them at once.
              * They neither fault nor touch memory nor move EIP but by
-             * their length (the model's promise: PS_REGONLY in the
-             * Pentium's), so nothing but their registers can tell.  The
+             * their length (the model's promise: nm_insn_regonly), so
+             * nothing but their registers can tell.  The
              * model leaves the deadline and the budget ahead of them. */
             uint32_t cost;
             const unsigned k =

@@ -2122,10 +2122,7 @@ static inline __attribute__((always_inline)) unsigned p5_ahead(void *opaque, nm_
                                                                uint64_t budget, uint32_t *cost)
 {
     p5 *s = opaque;
-    /* (the memo off, the common case in a guest kernel, first) */
-    if (likely(!s->tok)) return 0;
-    __asm__("" ::: "memory"); /* (a branch: gcc folded the tests below into this one) */
-    if (!ok || c->fast_exit || !regonly(&e->insn)) return 0;
+    if (!s->tok || !ok || c->fast_exit || !regonly(&e->insn)) return 0;
     /* (the successor's flags before its tag: most fail there) */
     const ic_entry *nx = e->seq;
     if (!nx || !regonly(&nx->insn) || nx != ic_successor(e) || s->ev.any ||
