@@ -133,6 +133,22 @@ static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, u
     }
     return nm_cache_access_slow(c, phys, write, victim);
 }
+/* A write miss found inline: the cache does not allocate on a write, and
+ * no way of the line's set holds it (`ways`, the cache's, a constant of
+ * the caller: the test unrolls).  Counted as nm_cache_access_slow's write
+ * miss (nothing else changes), true; else false and nothing done. */
+static inline __attribute__((always_inline)) bool nm_cache_write_absent(nm_cache *c, uint32_t phys,
+                                                                        const unsigned ways)
+{
+    nm_cache_head *h = (nm_cache_head *)(void *)c;
+    if (h->write_allocate) return false;
+    const uint32_t tag = (phys & h->line_mask) | 1u;
+    const uint32_t *t = &h->tag[((phys >> h->line_shift) & h->set_mask) * ways];
+    for (unsigned w = 0; w < ways; w++)
+        if (t[w] == tag) return false;
+    h->stats.write_misses++;
+    return true;
+}
 /* A read hit on the line its set used last: counted, that line is the
  * most recent (h->mru), nothing else changes; false when it is not that
  * line (then the caller asks the cache). */

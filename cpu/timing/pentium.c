@@ -259,6 +259,7 @@ static const p5_row rows[NM_OP_COUNT] = {
 #define BTB_SETS         64
 #define BTB_WAYS         4
 #define P5_L1_SETS       128 /* 8 KB, 2 ways, 32-byte lines (p5_create): address bits 5-11 */
+#define P5_L1_WAYS       2
 
 /* -------------------------------------------------------------- state */
 
@@ -452,7 +453,11 @@ typedef struct p5 {
     p5_stretch *stretch;    /* P5_STRETCH_SIZE */
     uint32_t stretch_turn;  /* the slot of a full set a new stretch takes, in turn */
     uint64_t stretch_insns; /* instructions run in stretches (of memo_hits) */
-    uint32_t next_tok;      /* the last token made */
+    /* data_alone: off (tests: run_log settles everything), and the misses
+     * it settled */
+    bool alone_off;
+    uint64_t alone_misses;
+    uint32_t next_tok; /* the last token made */
     uint32_t tok_epoch;
     uint32_t memo_turn; /* the slot of a full set a new outcome takes, in turn */
     /* The memo pays only when most issues find their outcome in it (a miss
@@ -1068,7 +1073,8 @@ static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
         cm_set(s, 1, s->cm_page); /* a device ran: the memory map may have changed */
         return 0;
     }
-    if (cacheable && (nm_cache_access(s->data, phys, true, NULL) & NM_CACHE_HIT)) {
+    if (cacheable && !nm_cache_write_absent(s->data, phys, P5_L1_WAYS) &&
+        (nm_cache_access(s->data, phys, true, NULL) & NM_CACHE_HIT)) {
         /* the most recent of its set now, and dirty (write-back) */
         s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] = (phys & ~31u) | 3u;
         s->st.data_hits++;
@@ -2264,11 +2270,12 @@ static inline __attribute__((always_inline)) void p5_code_memo(p5 *s)
 
 /* The log holds one data access (not a code one) that run_log would find
  * a hit in the data TLB's entry its set used last (with paging on:
- * nm_tlb_lookup's first case), aligned, within one
- * line, in the data cache's most recent line of its set (dmirror; a write
- * to a line known dirty) in cacheable RAM: its counters, and the log
- * emptied, as run_log would; else false and nothing done. */
-static inline __attribute__((always_inline)) bool data_alone(p5 *s)
+ * nm_tlb_lookup's first case), aligned, within one line (and one qword):
+ * settled at t0 as run_log would, the log emptied, its stall in *stall.
+ * Inline: in the data cache's most recent line of its set (dmirror; a
+ * write to a line known dirty) in cacheable RAM, a hit, its counters and
+ * no stall.  Else false and nothing done. */
+static inline __attribute__((always_inline)) bool data_alone(p5 *s, uint64_t t0, uint32_t *stall)
 {
     const p5_access *a = &s->log[0];
     const uint32_t phys = a->phys, size = a->size ? a->size : 1;
@@ -2280,13 +2287,25 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s)
     const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
     nm_cache_head *h = (nm_cache_head *)(void *)s->data;
     if (a->flags & NM_MEM_WRITE) {
-        if (m != line || !page_cacheable(s, phys)) return false;
-        h->stats.write_hits++;
-    } else {
-        if ((m | 2u) != line || !page_cached(s, phys)) return false;
+        if (m == line && page_cacheable(s, phys)) {
+            h->stats.write_hits++;
+            s->st.data_hits++;
+        } else {
+            /* (write_line's other case: no part across a qword) */
+            const uint32_t w = write_one(s, phys, t0);
+            s->part_wbuf += w;
+            *stall = w;
+            s->alone_misses++;
+        }
+    } else if ((m | 2u) == line && page_cached(s, phys)) {
         h->stats.read_hits++;
+        s->st.data_hits++;
+    } else {
+        const uint32_t w = read_line_slow(s, s->data, phys, t0, false);
+        s->part_data += w;
+        *stall = w;
+        s->alone_misses++;
     }
-    s->st.data_hits++;
     if (tlb) {
         s->data_tlb.mru = tag;
         s->data_tlb.stats.hits++;
@@ -2307,7 +2326,7 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
     bool code_miss = false, has_data = false;
     uint32_t first_data = 0, stall = 0;
     const uint64_t t0 = c->clock->cycles + s->ev.pending;
-    if (s->ev.nlog == 1 && data_alone(s)) {
+    if (s->ev.nlog == 1 && !s->alone_off && data_alone(s, t0, &stall)) {
         has_data = true;
         first_data = s->log[0].phys;
     } else if (s->ev.nlog) {
@@ -2489,10 +2508,10 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     /* 8 KB, 2-way, 32-byte lines, LRU; code read-only, data write-back
      * without write allocation [DB].  (The mirrors, p5.cmirror/dmirror,
      * index their P5_L1_SETS sets by address bits 5-11.) */
-    static const nm_cache_config code_cfg = {"code", 8192,        2, 32, NM_CACHE_WRITE_THROUGH,
-                                             false,  NM_CACHE_LRU};
-    static const nm_cache_config data_cfg = {"data", 8192,        2, 32, NM_CACHE_WRITE_BACK,
-                                             false,  NM_CACHE_LRU};
+    static const nm_cache_config code_cfg = {
+        "code", 8192, P5_L1_WAYS, 32, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_LRU};
+    static const nm_cache_config data_cfg = {
+        "data", 8192, P5_L1_WAYS, 32, NM_CACHE_WRITE_BACK, false, NM_CACHE_LRU};
     s->code = nm_cache_new(&code_cfg);
     s->data = nm_cache_new(&data_cfg);
     nm_timing_params p;
@@ -2586,6 +2605,16 @@ uint64_t nm_pentium_issue_memo_hits(const void *state)
 uint64_t nm_pentium_stretch_insns(const void *state)
 {
     return ((const p5 *)state)->stretch_insns;
+}
+
+void nm_pentium_set_data_alone(void *state, bool on)
+{
+    ((p5 *)state)->alone_off = !on;
+}
+
+uint64_t nm_pentium_data_alone_misses(const void *state)
+{
+    return ((const p5 *)state)->alone_misses;
 }
 
 static void p5_report(void *state, nm_report *r)

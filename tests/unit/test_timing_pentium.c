@@ -1085,6 +1085,57 @@ static uint64_t run_paged(fx *f, uint32_t eip, regs r)
     return (f->m->clock.cycles - c0) - (f->m->clock.bus_wait_cycles - b0) - 1;
 }
 
+/* An instruction's one data access settled alone (data_alone): its hits,
+ * write misses into the write buffer (stalling when it is full), byte and
+ * word writes, line fills: the same clocks and counters as through the
+ * log's walk (run_log), with paging off and on. */
+static void test_data_alone(void)
+{
+    static const uint8_t loop[] = {
+        0x8b, 0x06,             /* L: mov eax,[esi] (SRC: a line fill every 8) */
+        0x89, 0x07,             /* mov [edi],eax (DST2: never cached) */
+        0x88, 0x47, 0x05,       /* mov [edi+5],al */
+        0x66, 0x89, 0x47, 0x06, /* mov [edi+6],ax */
+        0x89, 0x1c, 0x24,       /* mov [esp],ebx (a hit) */
+        0x8b, 0x14, 0x24,       /* mov edx,[esp] (a hit) */
+        0x83, 0xc6, 0x04,       /* add esi,4 */
+        0x83, 0xc7, 0x08,       /* add edi,8 */
+        0x49,                   /* dec ecx */
+        0x75, 0xe7,             /* jnz L */
+        0xf4,                   /* hlt */
+    };
+    const regs r = {.ecx = 600, .esi = SRC, .edi = DST2};
+    for (int paged = 0; paged < 2; paged++) {
+        uint64_t clocks[2];
+        nm_p5_stats st[2];
+        for (int alone = 0; alone < 2; alone++) {
+            fx f;
+            fx_init(&f, "pentium-100");
+            nm_pentium_set_data_alone(f.st, alone);
+            load(&f, CODE, loop, sizeof loop);
+            if (paged) {
+                page_tables(&f, false);
+                run_paged(&f, CODE, r);
+                clocks[alone] = run_paged(&f, CODE, r);
+            } else {
+                run(&f, CODE, r);
+                clocks[alone] = run(&f, CODE, r);
+            }
+            st[alone] = *stats(&f);
+            if (alone)
+                g_assert_cmpuint(nm_pentium_data_alone_misses(f.st), >, 2 * 600);
+            else
+                g_assert_cmpuint(nm_pentium_data_alone_misses(f.st), ==, 0);
+            fx_free(&f);
+        }
+        g_test_message("paging %d: %" G_GUINT64_FORMAT " clocks", paged, clocks[1]);
+        g_assert_cmpuint(clocks[1], ==, clocks[0]);
+        g_assert_cmpint(memcmp(&st[1], &st[0], sizeof st[0]), ==, 0);
+        g_assert_cmpuint(st[1].wbuf_stalls, >, 600);
+        g_assert_cmpuint(st[1].line_fills, >=, 600 / 8);
+    }
+}
+
 /* The page loop at CODE: mov eax,[esi] / add esi,EBX-stride / dec ecx /
  * jnz; ECX pages from DATA + 4 KB (data TLB set 1).  A MOV CR3 / HLT at
  * CODE + 0x300 flushes the TLBs. */
@@ -1274,6 +1325,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/loop-predicted", test_loop_predicted);
     g_test_add_func("/timing/pentium/issue-memo", test_issue_memo);
     g_test_add_func("/timing/pentium/stretch-memo", test_stretch_memo);
+    g_test_add_func("/timing/pentium/data-alone", test_data_alone);
     g_test_add_func("/timing/pentium/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/fault-delivery", test_fault_delivery);
