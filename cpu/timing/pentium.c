@@ -333,6 +333,7 @@ typedef struct p5_memo {
     uint8_t bank_check; /* it paired in V with data after a U with data: no bank conflict then */
     uint8_t in_v;       /* it went to V */
     uint8_t cost, clocks, pair_saved, rmw_pair, agi, pfx_shadowed, pfx_cycles;
+    uint8_t line2; /* its code goes on into a second line (p5_static.line2) */
 } p5_memo;
 _Static_assert(sizeof(p5_memo) == 64, "a memo slot in a host cache line");
 #define P5_MEMO_BITS 16
@@ -364,6 +365,7 @@ typedef struct p5_stretch {
     /* the sums of its instructions' memo slots: clocks added, in V, and
      * the counters' steps */
     uint16_t cost, clocks, v_n, pair_saved, rmw_pair, agi, pfx_shadowed, pfx_cycles;
+    uint16_t line2; /* instructions whose code goes on into a second line */
     p5_pipe exit;
 } p5_stretch;
 #define P5_STRETCH_BITS 14
@@ -446,8 +448,10 @@ typedef struct p5 {
     uint32_t code_epoch; /* bumped when the code page memo or cmirror change (p5_memo) */
     /* Counted later (p5_fold): the code hits of the code page memo
      * (code_hits, the code cache's read hits and, with cm_paging, the code
-     * TLB's), and of those the fast path's instructions (instructions). */
-    uint64_t lazy_code, lazy_fast;
+     * TLB's), and of those the fast path's instructions (instructions);
+     * lazy_line2: the second lines' code hits of those across two lines
+     * (one TLB lookup each: settle_code_at). */
+    uint64_t lazy_code, lazy_fast, lazy_line2;
     p5_memo *memo;          /* P5_MEMO_SIZE slots */
     p5_name *names;         /* P5_NAMES_SIZE */
     p5_stretch *stretch;    /* P5_STRETCH_SIZE */
@@ -1190,13 +1194,13 @@ static void p5_fold(p5 *s)
 {
     uint64_t n = s->lazy_code + s->lazy_fast;
     s->st.instructions += s->lazy_fast;
-    s->st.code_hits += n;
-    ((nm_cache_head *)(void *)s->code)->stats.read_hits += n;
+    s->st.code_hits += n + s->lazy_line2;
+    ((nm_cache_head *)(void *)s->code)->stats.read_hits += n + s->lazy_line2;
     if (s->cm_paging) {
         s->code_tlb.stats.hits += n;
         s->st.tlb_code_hits += n;
     }
-    s->lazy_code = s->lazy_fast = 0;
+    s->lazy_code = s->lazy_fast = s->lazy_line2 = 0;
     s->st.pairs = s->st.v_issues;
 }
 
@@ -1480,6 +1484,7 @@ typedef struct p5_static {
     uint8_t d8[8];  /* p5_desc up to its clocks: the row's pair class, operands() */
     uint8_t clocks; /* the row's */
     uint8_t pfx;    /* prefix_bytes */
+    uint8_t line2;  /* 1: its code goes on into a second 32-byte line */
 } p5_static;
 _Static_assert(offsetof(nm_insn, model_data) == offsetof(nm_insn, model_tag) + 1, "p5_insn");
 _Static_assert(sizeof(p5_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
@@ -1584,9 +1589,16 @@ static const p5_static *static_of(p5 *s, const nm_insn *ci)
         .agi_wr = d.agi_wr,
         .addr = d.addr,
     };
+    /* The decoded-instruction cache holds an instruction at the index of
+     * its physical address (icache_fetch_entry): its offset in a line is
+     * the index's.  (Not for the uncacheable one past the end, which is
+     * decoded again each time: a new instruction for this model, its
+     * code settled by p5_insn_slow.) */
+    const uint32_t at = (uint32_t)(((const char *)i - s->ic_base) / sizeof(ic_entry));
     *st = (p5_static){
         .clocks = clocks,
         .pfx = (uint8_t)pfx,
+        .line2 = (uint8_t)((at & 31u) + i->len > 32u),
         .flags_lo = (uint8_t)f,
         .flags_hi = (uint8_t)(f >> 8),
     };
@@ -1987,6 +1999,7 @@ static __attribute__((noinline)) uint32_t p5_issue_record(p5 *s, nm_cpu *c, cons
         .agi = (uint8_t)agi,
         .pfx_shadowed = (uint8_t)sh,
         .pfx_cycles = (uint8_t)pc,
+        .line2 = st->line2,
     };
     return cost;
 }
@@ -2093,6 +2106,7 @@ static __attribute__((noinline)) p5_stretch *stretch_make(p5 *s, nm_cpu *c, cons
         t.agi += m->agi;
         t.pfx_shadowed += m->pfx_shadowed;
         t.pfx_cycles += m->pfx_cycles;
+        t.line2 += m->line2;
         tok = m->exit_tok;
         last = m;
         const ic_entry *nx = ic_successor(x);
@@ -2152,6 +2166,7 @@ static inline __attribute__((always_inline)) unsigned p5_ahead(void *opaque, nm_
     s->memo_hits += r->n;
     s->stretch_insns += r->n;
     s->lazy_fast += r->n; /* the code hits, the instructions */
+    s->lazy_line2 += r->line2;
     s->mode.next_eip = c->eip + r->bytes;
     *cost = r->cost;
     return r->n;
@@ -2250,36 +2265,82 @@ static __attribute__((noinline)) uint32_t p5_insn_slow(p5 *s, nm_cpu *c, const n
     return p5_insn_body(s, c, i, st, false);
 }
 
-/* Whether the instruction's code lies within one line of the code page
- * memo (p5.cm_lpage), the most recent line of its set (p5.cmirror): then
- * settle_code_at would count the code TLB's and the code cache's hits and
- * charge nothing (p5_code_memo counts them).  The set index (address bits
- * 5-11) is within the page offset: the linear address gives it. */
+/* Whether the instruction's code lies within the code page memo
+ * (p5.cm_lpage), in one line or two of the page, each the most recent line
+ * of its set (p5.cmirror): then settle_code_at would count the code TLB's
+ * hit and the code cache's (one a line) and charge nothing (p5_code_memo
+ * counts them).  The set index (address bits 5-11) is within the page
+ * offset: the linear address gives it. */
 static inline __attribute__((always_inline)) bool in_code_memo(const p5 *s, const nm_cpu *c,
                                                                const nm_insn *i, uint32_t code_lin)
 {
-    return (code_lin & 0xfffff000u) == s->cm_lpage && ((code_lin + i->len - 1u) ^ code_lin) < 32u &&
-           c->fetch_phys == s->cm_page &&
-           s->cmirror[(code_lin >> 5) & (P5_L1_SETS - 1)] ==
-               (c->fetch_phys | (code_lin & 0xfe0u) | 1u);
+    const uint32_t at = code_lin & 0xfe0u;
+    return (code_lin & 0xfffff000u) == s->cm_lpage && c->fetch_phys == s->cm_page &&
+           s->cmirror[at >> 5] == (c->fetch_phys | at | 1u) &&
+           (((code_lin + i->len - 1u) ^ code_lin) < 32u ||
+            (at != 0xfe0u && s->cmirror[(at >> 5) + 1] == (c->fetch_phys | (at + 32) | 1u)));
 }
-static inline __attribute__((always_inline)) void p5_code_memo(p5 *s)
+_Static_assert(P5_L1_SETS == 4096 / 32, "in_code_memo: a page's lines, one a set");
+static inline __attribute__((always_inline)) void p5_code_memo(p5 *s, const p5_static *st)
 {
     s->lazy_code++;
+    s->lazy_line2 += st->line2;
+}
+
+/* Whether the log's one access would be a hit that changes nothing but
+ * the counters if run_log settled it now (data_alone's first case, the
+ * tests written out again there: one pass measured faster): a data access
+ * in the data TLB's entry its set used last (with paging on:
+ * nm_tlb_lookup's first case), aligned, within one line, in the data
+ * cache's most recent line of its set (dmirror; a write to a line known
+ * dirty) in cacheable RAM. */
+static inline __attribute__((always_inline)) bool data_alone_hits(const p5 *s)
+{
+    const p5_access *a = &s->log[0];
+    const uint32_t phys = a->phys, size = a->size ? a->size : 1;
+    if ((a->flags & NM_MEM_CODE) || (phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) ||
+        (size == 4 && (phys & 3)))
+        return false;
+    if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK) &&
+        nm_tlb_small_set_mru(&s->data_tlb, a->lin) != ((a->lin & 0xfffff000u) | 1u))
+        return false;
+    const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
+    if (a->flags & NM_MEM_WRITE) return m == line && page_cacheable(s, phys);
+    return (m | 2u) == line && page_cached(s, phys);
+}
+
+/* The log's one access, a hit (data_alone_hits): its counters as run_log
+ * counts them, the log emptied. */
+static inline __attribute__((always_inline)) void data_alone_hit(p5 *s)
+{
+    const p5_access *a = &s->log[0];
+    nm_cache_head *h = (nm_cache_head *)(void *)s->data;
+    if (a->flags & NM_MEM_WRITE)
+        h->stats.write_hits++;
+    else
+        h->stats.read_hits++;
+    s->st.data_hits++;
+    if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK)) {
+        s->data_tlb.mru = (a->lin & 0xfffff000u) | 1u;
+        s->data_tlb.stats.hits++;
+        s->st.tlb_data_hits++;
+    }
+    s->ev.nlog = 0;
 }
 
 /* The log holds one data access (not a code one) that run_log would find
- * a hit in the data TLB's entry its set used last (with paging on:
+ * in the data TLB's entry its set used last (with paging on:
  * nm_tlb_lookup's first case), aligned, within one line (and one qword):
- * settled at t0 as run_log would, the log emptied, its stall in *stall.
- * Inline: in the data cache's most recent line of its set (dmirror; a
- * write to a line known dirty) in cacheable RAM, a hit, its counters and
- * no stall.  Else false and nothing done. */
+ * settled at t0 as run_log would, the log emptied, its stall in *stall: a
+ * hit in the most recent line of its set its counters and no stall
+ * (data_alone_hits), else a miss (a write into the write buffer, a line
+ * fill) or an uncached access.  Else false and nothing done. */
 static inline __attribute__((always_inline)) bool data_alone(p5 *s, uint64_t t0, uint32_t *stall)
 {
     const p5_access *a = &s->log[0];
     const uint32_t phys = a->phys, size = a->size ? a->size : 1;
-    if ((phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) || (size == 4 && (phys & 3)))
+    if ((a->flags & NM_MEM_CODE) || (phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) ||
+        (size == 4 && (phys & 3)))
         return false;
     const bool tlb = s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK);
     const uint32_t tag = (a->lin & 0xfffff000u) | 1u;
@@ -2334,7 +2395,7 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
     }
     const bool code_ok = in_code_memo(s, c, i, code_lin);
     if (code_ok)
-        p5_code_memo(s);
+        p5_code_memo(s, st);
     else
         stall = settle_code_at(s, code_lin, c->fetch_phys | (code_lin & 0xfff), i->len, true, t0,
                                stall, &code_miss);
@@ -2356,10 +2417,11 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
 {
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
     const unsigned sf = static_flags(st);
+    const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
     s->lazy_fast++; /* the code hits, the instruction */
+    s->lazy_line2 += st->line2;
     bool mispredict = false;
-    if (sf & PS_BTB)
-        mispredict = btb_branch(s, c->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    if (sf & PS_BTB) mispredict = btb_branch(s, code_lin, s->br_taken, s->br_to);
     s->ev.br_seen = false;
     if (unlikely(c->instructions >= s->memo_back_at)) memo_on(s);
     if (!mispredict && !s->memo_off) return p5_issue_memo(s, c, i, st, false, 0, true, true);
@@ -2371,9 +2433,11 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
 /* The insn hook.  Its fast path: a plain instruction after nothing else
  * (p5_insn_slow's test), no memory access, branch or pending clock logged,
  * its code within the code page memo: p5_insn_body's outcome for it is the
- * code hits counted and the issue with no stall, which is all this does. */
+ * code hits counted and the issue with no stall, which is all this does.
+ * `memo`: the instance asks the issue memo here (with the memo off, the
+ * run loop's other instance, p5_run_plain, leaves that to the calls). */
 static inline __attribute__((always_inline)) uint32_t
-p5_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
+p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bool memo)
 {
     p5 *s = opaque;
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
@@ -2395,14 +2459,17 @@ p5_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
              * for this instruction is the same as when recorded but for its
              * linear page) */
             const uint32_t owner = memo_owner(s, i);
-            p5_memo *m = s->tok ? memo_find(memo_set(s, owner), memo_key(owner, s->tok)) : NULL;
+            p5_memo *m =
+                memo && s->tok ? memo_find(memo_set(s, owner), memo_key(owner, s->tok)) : NULL;
             if (likely(m && m->code_key == s->code_epoch << 1 &&
                        (code_lin & 0xfffff000u) == s->cm_lpage)) {
                 s->lazy_fast++; /* the code hits, the instruction */
+                s->lazy_line2 += m->line2;
                 return memo_apply(s, c, m, false, 0, true);
             }
             if (in_code_memo(s, c, i, code_lin)) {
                 s->lazy_fast++; /* the code hits, the instruction */
+                s->lazy_line2 += st->line2;
                 if (m && !(m->code_key & 1u)) {
                     /* (only its code epoch was old) */
                     m->code_key = s->code_epoch << 1;
@@ -2415,6 +2482,24 @@ p5_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
                                 false, true);
             }
         }
+        /* One data access noted, a hit (data_alone's first case): the
+         * issue memo's slot for it with data, its code epoch the code page
+         * memo's now (as above), no bank conflict (memo_fits) */
+        static const union p5_ev one_access = {.nlog = 1};
+        if (memo && s->ev.any == one_access.any) {
+            const uint32_t owner = memo_owner(s, i);
+            p5_memo *m = s->tok ? memo_find(memo_set(s, owner), memo_key(owner, s->tok)) : NULL;
+            const uint32_t first_data = s->log[0].phys;
+            if (m && m->code_key == (s->code_epoch << 1 | 1u) &&
+                (code_lin & 0xfffff000u) == s->cm_lpage &&
+                !(m->bank_check && bank_conflict(first_data, s->u_data)) && !s->alone_off &&
+                data_alone_hits(s)) {
+                data_alone_hit(s);
+                s->lazy_fast++; /* the code hits, the instruction */
+                s->lazy_line2 += m->line2;
+                return memo_apply(s, c, m, true, first_data, true);
+            }
+        }
         /* nothing noted but a branch outcome */
         static const union p5_ev br_only = {.br_seen = true};
         if (s->ev.any == br_only.any && in_code_memo(s, c, i, code_lin))
@@ -2425,20 +2510,31 @@ p5_insn_inline(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
     return p5_insn_slow(s, c, i);
 }
 
+static inline __attribute__((always_inline)) uint32_t p5_insn_memo(void *opaque, nm_cpu *c,
+                                                                   const nm_insn *i, const bool seq)
+{
+    return p5_insn_fast(opaque, c, i, seq, true);
+}
+static inline __attribute__((always_inline)) uint32_t
+p5_insn_plain_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq)
+{
+    return p5_insn_fast(opaque, c, i, seq, false);
+}
+
 static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
 {
-    return p5_insn_inline(opaque, c, i, false);
+    return p5_insn_fast(opaque, c, i, false, true);
 }
 
 /* The CPU's run loop with this model as its only listener, the insn and
  * branch hooks inlined (nm_cpu_hooks.run). */
 static __attribute__((noinline)) void p5_run_stretches(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, p5_insn_inline, p5_branch, p5_ahead);
+    nm_cpu_hooked_loop(c, limit, true, p5_insn_memo, p5_branch, p5_ahead);
 }
 static __attribute__((noinline)) void p5_run_plain(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, p5_insn_inline, p5_branch, NULL);
+    nm_cpu_hooked_loop(c, limit, true, p5_insn_plain_fast, p5_branch, NULL);
 }
 static void p5_run(nm_cpu *c, uint64_t limit)
 {

@@ -1136,6 +1136,80 @@ static void test_data_alone(void)
     }
 }
 
+/* Instructions across two code lines, each line a hit: two code cache
+ * hits and one code TLB hit each (settle_code_at), also when the issue
+ * memo, a stretch or the branch case of the fast path counts them (the
+ * code page memo: in_code_memo), with paging off and on, the memo on and
+ * off (the same clocks and counters). */
+static void test_code_lines(void)
+{
+    uint8_t loop[0x60];
+    unsigned n = 0;
+    static const uint8_t head[] = {
+        0x8b, 0x06,                         /* L (CODE + 0x1b): mov eax,[esi] */
+        0x81, 0xc3, 0x78, 0x56, 0x34, 0x12, /* add ebx,imm32 (0x1d-0x22) */
+        0x89, 0x1f,                         /* mov [edi],ebx */
+    };
+    memcpy(loop, head, sizeof head);
+    n = sizeof head;
+    for (unsigned k = 0; k < 12; k++) { /* add edx,eax (0x25-0x3c) */
+        loop[n++] = 0x01;
+        loop[n++] = 0xc2;
+    }
+    static const uint8_t mid[] = {
+        0x90,             /* nop (0x3d) */
+        0x8b, 0x46, 0x04, /* mov eax,[esi+4] (0x3e-0x40) */
+    };
+    memcpy(loop + n, mid, sizeof mid);
+    n += sizeof mid;
+    for (unsigned k = 0; k < 15; k++) { /* add edx,eax (0x41-0x5e) */
+        loop[n++] = 0x01;
+        loop[n++] = 0xc2;
+    }
+    static const uint8_t tail[] = {
+        0x81, 0xc3, 0x78, 0x56, 0x34, 0x12, /* add ebx,imm32 (0x5f-0x64, in a stretch) */
+        0x01, 0xc2,                         /* add edx,eax */
+        0x49,                               /* dec ecx */
+        0x0f, 0x85, 0xad, 0xff, 0xff, 0xff, /* jnz L (0x68-0x6d) */
+        0xf4,                               /* hlt */
+    };
+    memcpy(loop + n, tail, sizeof tail);
+    n += sizeof tail;
+    g_assert_cmpuint(n, <=, sizeof loop);
+    const regs r = {.ecx = 300, .esi = DATA, .edi = DATA + 0x100};
+    for (int paged = 0; paged < 2; paged++) {
+        uint64_t clocks[2];
+        nm_p5_stats st[2];
+        for (int memo = 0; memo < 2; memo++) {
+            fx f;
+            fx_init(&f, "pentium-100");
+            nm_pentium_set_issue_memo(f.st, memo);
+            load(&f, CODE + 0x1b, loop, n);
+            if (paged) {
+                page_tables(&f, false);
+                run_paged(&f, CODE + 0x1b, r);
+                run_paged(&f, CODE + 0x1b, r);
+            } else {
+                run(&f, CODE + 0x1b, r);
+            }
+            const nm_p5_stats a = *stats(&f);
+            clocks[memo] = paged ? run_paged(&f, CODE + 0x1b, r) : run(&f, CODE + 0x1b, r);
+            st[memo] = *stats(&f);
+            const uint64_t insns = st[memo].instructions - a.instructions;
+            g_assert_cmpuint(insns, ==, 300 * 36 + 1);
+            /* three across two lines an iteration: the adds at 0x1d and
+             * 0x5f, the load at 0x3e */
+            g_assert_cmpuint(st[memo].code_hits - a.code_hits, ==, insns + 300 * 3);
+            g_assert_cmpuint(st[memo].code_misses - a.code_misses, ==, 0);
+            if (paged) g_assert_cmpuint(st[memo].tlb_code_hits - a.tlb_code_hits, ==, insns);
+            if (memo) g_assert_cmpuint(nm_pentium_stretch_insns(f.st), >, 300 * 10);
+            fx_free(&f);
+        }
+        g_assert_cmpuint(clocks[1], ==, clocks[0]);
+        g_assert_cmpint(memcmp(&st[1], &st[0], sizeof st[0]), ==, 0);
+    }
+}
+
 /* The page loop at CODE: mov eax,[esi] / add esi,EBX-stride / dec ecx /
  * jnz; ECX pages from DATA + 4 KB (data TLB set 1).  A MOV CR3 / HLT at
  * CODE + 0x300 flushes the TLBs. */
@@ -1326,6 +1400,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/issue-memo", test_issue_memo);
     g_test_add_func("/timing/pentium/stretch-memo", test_stretch_memo);
     g_test_add_func("/timing/pentium/data-alone", test_data_alone);
+    g_test_add_func("/timing/pentium/code-lines", test_code_lines);
     g_test_add_func("/timing/pentium/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/fault-delivery", test_fault_delivery);
