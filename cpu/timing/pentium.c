@@ -2412,6 +2412,15 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
                     true, false, false, false);
 }
 
+/* The fast path's case (p5_insn) with a branch outcome noted, the BTB
+ * consulted and wrong (p5_insn_branch's issue). */
+static __attribute__((noinline)) uint32_t p5_insn_mispredicted(p5 *s, nm_cpu *c, const nm_insn *i)
+{
+    const p5_static *st = (const p5_static *)(const void *)i->model_data;
+    return p5_issue(s, c, i, static_flags(st), st->pfx, static_desc(st), 0, false, false, 0, true,
+                    true, false, false, true);
+}
+
 /* The fast path's case (p5_insn) with a branch outcome noted. */
 static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const nm_insn *i)
 {
@@ -2502,8 +2511,26 @@ p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bo
         }
         /* nothing noted but a branch outcome */
         static const union p5_ev br_only = {.br_seen = true};
-        if (s->ev.any == br_only.any && in_code_memo(s, c, i, code_lin))
-            return p5_insn_branch(s, c, i);
+        if (s->ev.any == br_only.any) {
+            /* p5_insn_branch's outcome when the memo has a slot for it with
+             * its code epoch the code page memo's now (as above) and the
+             * BTB predicted it */
+            if (memo) {
+                const uint32_t owner = memo_owner(s, i);
+                p5_memo *m = s->tok ? memo_find(memo_set(s, owner), memo_key(owner, s->tok)) : NULL;
+                if (m && m->code_key == s->code_epoch << 1 &&
+                    (code_lin & 0xfffff000u) == s->cm_lpage) {
+                    s->lazy_fast++; /* the code hits, the instruction */
+                    s->lazy_line2 += m->line2;
+                    s->ev.br_seen = false;
+                    if (!(static_flags(st) & PS_BTB) ||
+                        !btb_branch(s, code_lin, s->br_taken, s->br_to))
+                        return memo_apply(s, c, m, false, 0, true);
+                    return p5_insn_mispredicted(s, c, i);
+                }
+            }
+            if (in_code_memo(s, c, i, code_lin)) return p5_insn_branch(s, c, i);
+        }
         /* (a full log: p5_insn_body's log overflow when it logs the code) */
         if (!s->ev.mode_stale && s->ev.nlog < LOG_CAP) return p5_insn_plain(s, c, i);
     }

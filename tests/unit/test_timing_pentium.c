@@ -1143,7 +1143,7 @@ static void test_data_alone(void)
  * off (the same clocks and counters). */
 static void test_code_lines(void)
 {
-    uint8_t loop[0x60];
+    uint8_t loop[0x70];
     unsigned n = 0;
     static const uint8_t head[] = {
         0x8b, 0x06,                         /* L (CODE + 0x1b): mov eax,[esi] */
@@ -1166,11 +1166,18 @@ static void test_code_lines(void)
         loop[n++] = 0x01;
         loop[n++] = 0xc2;
     }
-    static const uint8_t tail[] = {
+    static const uint8_t imm[] = {
         0x81, 0xc3, 0x78, 0x56, 0x34, 0x12, /* add ebx,imm32 (0x5f-0x64, in a stretch) */
-        0x01, 0xc2,                         /* add edx,eax */
+    };
+    memcpy(loop + n, imm, sizeof imm);
+    n += sizeof imm;
+    for (unsigned k = 0; k < 11; k++) { /* add edx,eax (0x65-0x7a) */
+        loop[n++] = 0x01;
+        loop[n++] = 0xc2;
+    }
+    static const uint8_t tail[] = {
         0x49,                               /* dec ecx */
-        0x0f, 0x85, 0xad, 0xff, 0xff, 0xff, /* jnz L (0x68-0x6d) */
+        0x0f, 0x85, 0x99, 0xff, 0xff, 0xff, /* jnz L (0x7c-0x81) */
         0xf4,                               /* hlt */
     };
     memcpy(loop + n, tail, sizeof tail);
@@ -1196,10 +1203,10 @@ static void test_code_lines(void)
             clocks[memo] = paged ? run_paged(&f, CODE + 0x1b, r) : run(&f, CODE + 0x1b, r);
             st[memo] = *stats(&f);
             const uint64_t insns = st[memo].instructions - a.instructions;
-            g_assert_cmpuint(insns, ==, 300 * 36 + 1);
-            /* three across two lines an iteration: the adds at 0x1d and
-             * 0x5f, the load at 0x3e */
-            g_assert_cmpuint(st[memo].code_hits - a.code_hits, ==, insns + 300 * 3);
+            g_assert_cmpuint(insns, ==, 300 * 46 + 1);
+            /* four across two lines an iteration: the adds at 0x1d and
+             * 0x5f, the load at 0x3e, the jnz at 0x7c */
+            g_assert_cmpuint(st[memo].code_hits - a.code_hits, ==, insns + 300 * 4);
             g_assert_cmpuint(st[memo].code_misses - a.code_misses, ==, 0);
             if (paged) g_assert_cmpuint(st[memo].tlb_code_hits - a.tlb_code_hits, ==, insns);
             if (memo) g_assert_cmpuint(nm_pentium_stretch_insns(f.st), >, 300 * 10);
