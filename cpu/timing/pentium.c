@@ -1069,7 +1069,8 @@ static uint32_t write_line(p5 *s, uint32_t phys, unsigned bytes, uint64_t now)
     return stall;
 }
 
-static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
+static inline __attribute__((always_inline)) uint32_t write_one_at(p5 *s, uint32_t phys,
+                                                                   uint64_t now)
 {
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
@@ -1095,6 +1096,10 @@ static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
         s->st.wbuf_stall_cycles += stall;
     }
     return stall;
+}
+static uint32_t write_one(p5 *s, uint32_t phys, uint64_t now)
+{
+    return write_one_at(s, phys, now);
 }
 
 /* A TLB miss at `now`: the PDE and PTE reads (one for a 4 MB page) of
@@ -1256,37 +1261,40 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
 {
     uint32_t stall = 0;
     unsigned data_idx = 0;
-    for (unsigned k = 0; k < s->ev.nlog; k++) {
+    const bool paging = s->cpu->paging;
+    bool data = *has_data;
+    const unsigned n = s->ev.nlog;
+    for (unsigned k = 0; k < n; k++) {
         const p5_access *a = &s->log[k];
-        if (a->flags & NM_MEM_CODE) {
+        const unsigned flags = a->flags;
+        if (flags & NM_MEM_CODE) {
             stall = settle_code(s, a, t0, stall, code_miss);
             continue;
         }
-        unsigned size = a->size ? a->size : 1;
-        uint32_t first = a->phys & ~31u, last = (a->phys + size - 1) & ~31u;
-        if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK)) {
-            uint64_t at = t0 + stall;
-            if (per_iter) at += (uint64_t)(data_idx / stride) * per_iter;
-            stall += tlb_access(s, a->lin, size, false, at);
-        }
-        uint64_t now = t0 + stall + (per_iter ? (uint64_t)(data_idx / stride) * per_iter : 0);
+        const uint32_t phys = a->phys, size = a->size ? a->size : 1;
+        /* (a string's: its iteration's start) */
+        const uint64_t base = t0 + (per_iter ? (uint64_t)(data_idx / stride) * per_iter : 0);
         data_idx++;
-        if (!*has_data) {
-            *has_data = true;
-            *first_data = a->phys;
+        if (paging && !(flags & NM_MEM_PAGEWALK))
+            stall += tlb_access(s, a->lin, size, false, base + stall);
+        uint64_t now = base + stall;
+        if (!data) {
+            data = true;
+            *first_data = phys;
         }
         /* Misaligned: a word across a dword boundary, a dword not on one [MA]. */
-        if ((size == 2 && (a->phys & 3) == 3) || (size == 4 && (a->phys & 3))) {
+        if ((size == 2 && (phys & 3) == 3) || (size == 4 && (phys & 3))) {
             stall += MISALIGN_CLOCKS;
             s->part_mis += MISALIGN_CLOCKS;
             now += MISALIGN_CLOCKS;
             s->st.misaligned++;
         }
+        const uint32_t first = phys & ~31u, last = (phys + size - 1) & ~31u;
         for (uint32_t line = first;; line += 32) {
-            uint32_t addr = line == first ? a->phys : line;
+            const uint32_t addr = line == first ? phys : line;
             uint32_t w;
-            if (a->flags & NM_MEM_WRITE) {
-                uint32_t end = a->phys + size, part = (end > line + 32 ? line + 32 : end) - addr;
+            if (flags & NM_MEM_WRITE) {
+                const uint32_t end = phys + size, part = (end > line + 32 ? line + 32 : end) - addr;
                 w = write_line(s, addr, part, now);
                 s->part_wbuf += w;
             } else {
@@ -1298,6 +1306,7 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
             if (line == last) break;
         }
     }
+    *has_data = data;
     s->ev.nlog = 0;
     return stall;
 }
@@ -2353,7 +2362,7 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s, uint64_t t0,
             s->st.data_hits++;
         } else {
             /* (write_line's other case: no part across a qword) */
-            const uint32_t w = write_one(s, phys, t0);
+            const uint32_t w = write_one_at(s, phys, t0);
             s->part_wbuf += w;
             *stall = w;
             s->alone_misses++;
