@@ -158,6 +158,7 @@ static unsigned do_fill(nm_cache *c, uint32_t set, uint32_t line, bool dirty, ui
         }
     }
     c->tag[idx] = line | TAG_VALID;
+    c->h.content_gen++;
     c->dirty[idx] = dirty;
     c->h.stats.fills++;
     touch(c, set, way);
@@ -247,6 +248,7 @@ bool nm_cache_invalidate_line(nm_cache *c, uint32_t phys)
     c->tag[idx] = 0;
     c->dirty[idx] = 0;
     c->h.stats.line_invalidations++;
+    c->h.content_gen++;
     c->h.mru = 0;
     if (c->set_mru[set] == (line | TAG_VALID)) c->set_mru[set] = 0;
     return was_dirty;
@@ -280,6 +282,7 @@ static uint32_t drop_all(nm_cache *c)
         c->set_mru[s] = 0;
     }
     c->h.stats.flushes++;
+    c->h.content_gen++;
     c->h.mru = 0;
     return dirty;
 }

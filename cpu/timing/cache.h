@@ -85,6 +85,10 @@ typedef struct nm_cache_head {
     bool write_allocate;
     const uint32_t *tag;
     nm_cache_stats stats;
+    /* Moved on by every change of which lines are present (a fill, an
+     * invalidation, a flush); never reset: what a model worked out from
+     * the lines present holds while it is unchanged. */
+    uint64_t content_gen;
 } nm_cache_head;
 
 /* NULL (with nothing allocated) if the geometry is impossible: size not a

@@ -366,6 +366,7 @@ typedef struct i486_state {
     uint64_t stretch_insns;
     uint64_t window_insns, window_stretch, stretch_back_at;
     struct i486_stretch *stretch; /* STRETCH_SIZE */
+    struct i486_run_memo *runs;   /* RUN_MEMO_SIZE */
     const char *ic_base;          /* the decoded-instruction cache's first instruction */
 } i486_state;
 /* What i486_ahead works out of the instructions from one in its line (a
@@ -382,6 +383,42 @@ struct i486_stretch {
      * next line (0: none; its sums and its fast_end at each use) */
     uint8_t cross_len;
 };
+/* What the fast path's ends leave of the queue that its next instruction's
+ * fetch test and end read (i486_insn_inline, fast_tail, fast_end_easy),
+ * followed through a stretch without changing the model (i486_ahead). */
+typedef struct {
+    uint32_t arm_line, arm_fast, arm_stay, arm_two, pq_last;
+    bool pf_pending;
+} queue_view;
+
+/* i486_ahead's walk's outcome (run_walk). */
+enum { RUN_MAX_CHANGES = 8 };
+typedef struct {
+    uint32_t n, clocks, bytes;
+    uint32_t base, pfx, index, agi;
+    uint8_t written, changes;
+    uint16_t change_off[RUN_MAX_CHANGES];
+    uint8_t change_len[RUN_MAX_CHANGES];
+    uint32_t change_spent[RUN_MAX_CHANGES];
+} run_sums;
+
+/* What i486_ahead's walk found from an instruction (its icache place) with
+ * every fill all in (so nothing of the clock read): the same while the
+ * page's decoded instructions (tag, generation), the lines the cache holds
+ * (content_gen), the register written last, the queue and whether it is
+ * in use are. */
+struct i486_run_memo {
+    uint64_t tag; /* 0: none */
+    uint32_t gen;
+    uint64_t cache_gen;
+    queue_view q;
+    uint8_t written_in;
+    bool pq_valid;
+    run_sums out;
+};
+#define RUN_MEMO_BITS 14
+#define RUN_MEMO_SIZE (1u << RUN_MEMO_BITS)
+
 #define STRETCH_BITS   16
 #define STRETCH_SIZE   (1u << STRETCH_BITS)
 #define STRETCH_WINDOW 65536u
@@ -432,6 +469,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     for (unsigned k = 0; k < BUS_CORE_N; k++)
         s->bus_core[k] = nm_bus_to_core(model, k);
     s->stretch = g_new0(struct i486_stretch, STRETCH_SIZE);
+    s->runs = g_new0(struct i486_run_memo, RUN_MEMO_SIZE);
     s->ic_base = (const char *)&((const icache *)cpu->icache)->e[0].insn;
     return s;
 }
@@ -457,6 +495,7 @@ static void i486_destroy(void *st)
 {
     i486_state *s = st;
     g_free(s->stretch);
+    g_free(s->runs);
     nm_cache_free(s->cache);
     nm_board_free(&s->board);
     g_free(s);
@@ -2122,14 +2161,6 @@ static inline __attribute__((always_inline)) bool regonly(const nm_insn *i)
            ((const i486_static *)(const void *)i->model_data)->regonly;
 }
 
-/* What the fast path's ends leave of the queue that its next instruction's
- * fetch test and end read (i486_insn_inline, fast_tail, fast_end_easy),
- * followed through a stretch without changing the model (i486_ahead). */
-typedef struct {
-    uint32_t arm_line, arm_fast, arm_stay, arm_two, pq_last;
-    bool pf_pending;
-} queue_view;
-
 /* i486_ahead's instructions from e (at `phys`) that end in its line with
  * the next byte there too, and the one after them when its next byte is
  * in the next line, made into slot r; NULL when an instruction the model
@@ -2179,6 +2210,117 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
     return r;
 }
 
+/* i486_ahead's walk from e (at `phys`, the queue as q0): the stretch's
+ * instructions and sums, and its line changes; *unseen when an instruction
+ * the model has not seen yet stopped it (it may go further once seen). */
+static inline __attribute__((always_inline)) void run_walk(i486_state *s, const ic_entry *e,
+                                                           uint32_t phys, uint32_t gen,
+                                                           uint64_t now, queue_view q,
+                                                           run_sums *out, bool *unseen)
+{
+    uint8_t written = s->last_written;
+    uint32_t n = 0, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0, at = phys;
+    unsigned changes = 0;
+    for (const ic_entry *x = e;;) {
+        const uint32_t here = at & ~(LINE - 1);
+        if (q.arm_fast != here || q.arm_stay != here) break;
+        const uint32_t owner = (uint32_t)((const char *)&x->insn - s->ic_base);
+        struct i486_stretch *r = &s->stretch[(owner >> 5) & (STRETCH_SIZE - 1)];
+        if (r->tag != x->tag || r->gen != gen) {
+            r = stretch_walk(r, x, at, gen);
+            if (!r) {
+                *unseen = true;
+                break;
+            }
+        }
+        if (r->n) {
+            /* the first one's address rule against the register written
+             * before it */
+            const nm_insn *h = &x->insn;
+            const i486_static *hs = (const i486_static *)(const void *)h->model_data;
+            const uint32_t head_agi = (hs->flags & ST_MEM_AGI) && written != NM_REG_NONE &&
+                                      (h->base == written || h->index == written);
+            n += r->n;
+            clocks += r->clocks + head_agi;
+            agi += r->agi + head_agi;
+            base += r->base;
+            pfx += r->pfx;
+            index += r->index;
+            written = r->written;
+            at += r->bytes;
+        }
+        if (!r->cross_len || changes == RUN_MAX_CHANGES) break;
+        /* the one whose next byte is in the next line: its fetch made ready
+         * (its last byte in the line), or into the line after one armed
+         * with it ready too; its end fast_end_easy's */
+        const ic_entry *cx = x + r->bytes; /* (e + len: the successor, icache.c) */
+        const nm_insn *ci = &cx->insn;
+        const i486_static *cs = (const i486_static *)(const void *)ci->model_data;
+        const uint32_t next = at + ci->len, last = (next - 1) & ~(LINE - 1);
+        const uint32_t line1 = here + LINE, line2 = line1 + LINE;
+        if (last != q.arm_fast && !(s->pq_valid && last != q.arm_line && last == q.arm_two + LINE))
+            break;
+        if (line1 != q.pq_last || q.pf_pending || ((next ^ at) & ~0xfffu) || !(line2 & 0xfffu))
+            break;
+        uint32_t a = 0;
+        if (cs->flags & ST_MEM_AGI) {
+            if (cs->flags & ST_INDEX) {
+                a++;
+                index++;
+            }
+            if (written != NM_REG_NONE && (ci->base == written || ci->index == written)) {
+                a++;
+                agi++;
+            }
+        }
+        const uint64_t start = now + clocks;
+        out->change_off[changes] = (uint16_t)(at - phys);
+        out->change_len[changes] = (uint8_t)ci->len;
+        out->change_spent[changes++] = clocks;
+        clocks += cs->base + cs->pfx + a;
+        base += cs->base;
+        pfx += cs->pfx;
+        written = cs->written;
+        n++;
+        at = next;
+        /* fast_end_easy_at's outcome for the queue */
+        const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
+        const bool pending = ((line2 & ch->line_mask) | 1u) !=
+                                 ch->set_mru[(line2 >> ch->line_shift) & ch->set_mask] &&
+                             !nm_cache_probe(s->cache, line2);
+        const bool all = s->fills_in_at <= start;
+        const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line1));
+        q.pq_last = line2;
+        q.pf_pending = pending;
+        q.arm_line = line1;
+        q.arm_fast = all_in <= start ? line1 : 1;
+        q.arm_stay = line1;
+        q.arm_two =
+            q.arm_fast == line1 && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
+                ? line1
+                : 1;
+        /* (ic_successor written out: through it, cpubench measured 0.25%
+         * slower here) */
+        const ic_entry *nx = cx->seq;
+        if (!nx || nx->tag != cx->tag + ((uint64_t)ci->len << 1)) break;
+        if (nx->insn.model_tag != NM_INSN_TAG_486) {
+            *unseen = true;
+            break;
+        }
+        if (!regonly(&nx->insn)) break;
+        x = nx;
+    }
+    out->n = n;
+    out->clocks = clocks;
+    out->bytes = at - phys;
+    out->base = base;
+    out->pfx = pfx;
+    out->index = index;
+    out->agi = agi;
+    out->written = written;
+    out->changes = (uint8_t)changes;
+}
+
 /* The run loop's question before an instruction (nm_cpu_hooked_loop's
  * `ahead`; `ok`: the last insn hook returned in the loop and nothing ran
  * since, the page is 32-bit code within the CS limit).  A stretch here:
@@ -2215,93 +2357,37 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     const uint32_t gen = *ic_gen(c->icache, c->fetch_phys);
     /* The queue as fast_end_easy leaves it at each line change (followed
      * without changing the model), the sums, and the changes to make. */
-    queue_view q = {s->arm_line, s->arm_fast, s->arm_stay, s->arm_two, s->pq_last, s->pf_n != 0};
-    uint8_t written = s->last_written;
-    uint32_t n = 0, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0, at = phys;
-    enum { MAX_CHANGES = 8 };
-    uint32_t change_at[MAX_CHANGES], change_len[MAX_CHANGES], change_spent[MAX_CHANGES];
-    unsigned changes = 0;
-    for (const ic_entry *x = e;;) {
-        const uint32_t here = at & ~(LINE - 1);
-        if (q.arm_fast != here || q.arm_stay != here) break;
-        const uint32_t owner = (uint32_t)((const char *)&x->insn - s->ic_base);
-        struct i486_stretch *r = &s->stretch[(owner >> 5) & (STRETCH_SIZE - 1)];
-        if (r->tag != x->tag || r->gen != gen) {
-            r = stretch_walk(r, x, at, gen);
-            if (!r) break;
+    const queue_view q0 = {s->arm_line, s->arm_fast, s->arm_stay,
+                           s->arm_two,  s->pq_last,  s->pf_n != 0};
+    /* Every fill all in by now (so by every start in the stretch): the walk
+     * reads nothing of the clock, and what it finds holds while its inputs
+     * do (i486_run_memo) */
+    const bool settled = s->fills_in_at <= now;
+    const uint64_t cache_gen = ((const nm_cache_head *)(const void *)s->cache)->content_gen;
+    struct i486_run_memo *rm =
+        &s->runs[((uint32_t)((const char *)&e->insn - s->ic_base) >> 5) & (RUN_MEMO_SIZE - 1)];
+    run_sums walked;
+    const run_sums *w = &rm->out;
+    if (settled && rm->tag == e->tag && rm->gen == gen && rm->cache_gen == cache_gen &&
+        rm->written_in == s->last_written && rm->pq_valid == s->pq_valid &&
+        rm->q.arm_line == q0.arm_line && rm->q.arm_fast == q0.arm_fast &&
+        rm->q.arm_stay == q0.arm_stay && rm->q.arm_two == q0.arm_two &&
+        rm->q.pq_last == q0.pq_last && rm->q.pf_pending == q0.pf_pending) {
+    } else {
+        bool unseen = false;
+        run_walk(s, e, phys, gen, now, q0, &walked, &unseen);
+        w = &walked;
+        if (settled && !unseen) {
+            rm->tag = e->tag;
+            rm->gen = gen;
+            rm->cache_gen = cache_gen;
+            rm->written_in = s->last_written;
+            rm->pq_valid = s->pq_valid;
+            rm->q = q0;
+            rm->out = walked;
         }
-        if (r->n) {
-            /* the first one's address rule against the register written
-             * before it */
-            const nm_insn *h = &x->insn;
-            const i486_static *hs = (const i486_static *)(const void *)h->model_data;
-            const uint32_t head_agi = (hs->flags & ST_MEM_AGI) && written != NM_REG_NONE &&
-                                      (h->base == written || h->index == written);
-            n += r->n;
-            clocks += r->clocks + head_agi;
-            agi += r->agi + head_agi;
-            base += r->base;
-            pfx += r->pfx;
-            index += r->index;
-            written = r->written;
-            at += r->bytes;
-        }
-        if (!r->cross_len || changes == MAX_CHANGES) break;
-        /* the one whose next byte is in the next line: its fetch made ready
-         * (its last byte in the line), or into the line after one armed
-         * with it ready too; its end fast_end_easy's */
-        const ic_entry *cx = x + r->bytes; /* (e + len: the successor, icache.c) */
-        const nm_insn *ci = &cx->insn;
-        const i486_static *cs = (const i486_static *)(const void *)ci->model_data;
-        const uint32_t next = at + ci->len, last = (next - 1) & ~(LINE - 1);
-        const uint32_t line1 = here + LINE, line2 = line1 + LINE;
-        if (last != q.arm_fast && !(s->pq_valid && last != q.arm_line && last == q.arm_two + LINE))
-            break;
-        if (line1 != q.pq_last || q.pf_pending || ((next ^ at) & ~0xfffu) || !(line2 & 0xfffu))
-            break;
-        uint32_t a = 0;
-        if (cs->flags & ST_MEM_AGI) {
-            if (cs->flags & ST_INDEX) {
-                a++;
-                index++;
-            }
-            if (written != NM_REG_NONE && (ci->base == written || ci->index == written)) {
-                a++;
-                agi++;
-            }
-        }
-        const uint64_t start = now + clocks;
-        change_at[changes] = at;
-        change_len[changes] = ci->len;
-        change_spent[changes++] = clocks;
-        clocks += cs->base + cs->pfx + a;
-        base += cs->base;
-        pfx += cs->pfx;
-        written = cs->written;
-        n++;
-        at = next;
-        /* fast_end_easy_at's outcome for the queue */
-        const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
-        const bool pending = ((line2 & ch->line_mask) | 1u) !=
-                                 ch->set_mru[(line2 >> ch->line_shift) & ch->set_mask] &&
-                             !nm_cache_probe(s->cache, line2);
-        const bool all = s->fills_in_at <= start;
-        const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line1));
-        q.pq_last = line2;
-        q.pf_pending = pending;
-        q.arm_line = line1;
-        q.arm_fast = all_in <= start ? line1 : 1;
-        q.arm_stay = line1;
-        q.arm_two =
-            q.arm_fast == line1 && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
-                ? line1
-                : 1;
-        /* (ic_successor written out: through it, cpubench measured 0.25%
-         * slower here) */
-        const ic_entry *nx = cx->seq;
-        if (!nx || nx->tag != cx->tag + ((uint64_t)ci->len << 1) || !regonly(&nx->insn)) break;
-        x = nx;
     }
+    const uint32_t n = w->n, clocks = w->clocks;
     if (n < 2 || n >= budget || now + clocks >= deadline || s->stretch_off) return 0;
     s->stretch_insns += n;
     /* fast_tail's steps for each, and tlb_quick_hit's */
@@ -2310,28 +2396,28 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         s->tlb.stats.hits += n;
         s->tlb_code_hits += n;
     }
-    s->c_index += index;
-    s->agi += agi;
-    s->c_agi += agi;
-    s->c_prefix += pfx;
+    s->c_index += w->index;
+    s->agi += w->agi;
+    s->c_agi += w->agi;
+    s->c_prefix += w->pfx;
     s->rep_continues = false;
-    s->last_written = written;
+    s->last_written = w->written;
     s->accesses = 0;
-    s->prev.next_eip = c->eip + (at - phys);
+    s->prev.next_eip = c->eip + w->bytes;
     s->insns += n;
     s->clocks += clocks;
-    s->c_base += base;
+    s->c_base += w->base;
     /* the line changes, at the start of the instruction that makes each
      * (keep_code, fast_end_easy_at) */
-    for (unsigned k = 0; k < changes; k++) {
-        const uint64_t start = now + change_spent[k];
-        s->pq_next = change_at[k] + change_len[k];
-        s->code_phys = change_at[k];
-        s->code_len = change_len[k];
+    for (unsigned k = 0; k < w->changes; k++) {
+        const uint64_t start = now + w->change_spent[k];
+        s->pq_next = phys + w->change_off[k] + w->change_len[k];
+        s->code_phys = phys + w->change_off[k];
+        s->code_len = w->change_len[k];
         s->code_ready = start;
         fast_end_easy_at(s, start);
     }
-    s->pq_next = at;
+    s->pq_next = phys + w->bytes;
     *cost = clocks;
     return n;
 }

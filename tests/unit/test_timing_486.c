@@ -1176,6 +1176,111 @@ static void test_stretch_lines(void)
     stretch_lines(slow, sizeof slow, 9000);
 }
 
+/* What a stretch's walk found is kept for the queue, the register written
+ * and the lines the cache holds (i486_run_memo): a loop whose stretches run
+ * over its first four lines, and every other iteration loads four lines
+ * into the sets of its third and fourth (evicting them: the line after the
+ * next one is then missing at a stretch's line change) -- the same clocks,
+ * counts and report with stretches on and off. */
+static void test_stretch_evict(void)
+{
+    uint8_t code[0x80];
+    size_t n = 0;
+    for (int k = 0; k < 22; k++) { /* L: add eax,ebx (0x00-0x2b) */
+        code[n++] = 0x01;
+        code[n++] = 0xd8;
+    }
+    static const uint8_t tail[] = {
+        0xf6, 0xc1, 0x01,                   /* test cl,1 */
+        0x74, 0x29,                         /* jz skip */
+        0x8b, 0x16,                         /* mov edx,[esi] (ESI: the set of L + 0x20) */
+        0x8b, 0x96, 0x00, 0x08, 0x00, 0x00, /* mov edx,[esi+0x800] */
+        0x8b, 0x96, 0x00, 0x10, 0x00, 0x00, /* mov edx,[esi+0x1000] */
+        0x8b, 0x96, 0x00, 0x18, 0x00, 0x00, /* mov edx,[esi+0x1800] */
+        0x8b, 0x56, 0x10,                   /* mov edx,[esi+0x10] (the set of L + 0x30) */
+        0x8b, 0x96, 0x10, 0x08, 0x00, 0x00, /* mov edx,[esi+0x810] */
+        0x8b, 0x96, 0x10, 0x10, 0x00, 0x00, /* mov edx,[esi+0x1010] */
+        0x8b, 0x96, 0x10, 0x18, 0x00, 0x00, /* mov edx,[esi+0x1810] */
+        0x6b, 0xd2, 0x03,                   /* skip: imul edx,edx,3 (the fills come in) */
+        0x6b, 0xd2, 0x03,                   /* imul edx,edx,3 */
+        0x6b, 0xd2, 0x03,                   /* imul edx,edx,3 */
+        0x6b, 0xd2, 0x03,                   /* imul edx,edx,3 */
+        0x6b, 0xd2, 0x03,                   /* imul edx,edx,3 */
+        0x6b, 0xd2, 0x03,                   /* imul edx,edx,3 */
+        0x49,                               /* dec ecx */
+        0x75, 0x91,                         /* jnz L */
+        0xf4,                               /* hlt */
+    };
+    memcpy(code + n, tail, sizeof tail);
+    n += sizeof tail;
+    after_run seen[2];
+    char *report[2];
+    uint64_t code_misses[2];
+    for (int on = 0; on < 2; on++) {
+        fx f = {0};
+        fx_init(&f, code, n);
+        f.regs[NM_EBX] = 3;
+        f.regs[NM_ECX] = 40;
+        f.regs[NM_ESI] = DATA + 0x20;
+        nm_i486_set_stretch(f.c->hooks.opaque, on);
+        stretch_start(&f);
+        nm_cpu_run(f.c, 100000);
+        g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+        seen[on] = after_of(f.c);
+        report[on] = report_text(&f);
+        code_misses[on] = report_of(&f, "cache_code_misses");
+        if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 40 * 10);
+        fx_free(&f);
+    }
+    g_assert_cmpuint(code_misses[1], >=, 20); /* (the line evicted, fetched again) */
+    g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
+    g_assert_cmpstr(report[1], ==, report[0]);
+    g_free(report[0]);
+    g_free(report[1]);
+}
+
+/* Code written over by a guest store with nothing else changing the lines
+ * the cache holds (the writer's code in the cache already, the line
+ * written present: a write-through hit): what a stretch's walk found
+ * (i486_run_memo) is not used for the new instruction. */
+static void test_stretch_recode_warm(void)
+{
+    uint8_t code[sizeof stretch_recode_loop + 1];
+    memcpy(code, stretch_recode_loop, sizeof stretch_recode_loop);
+    code[sizeof stretch_recode_loop] = 0xf4; /* hlt */
+    /* at +0x300: mov [esi],di / hlt (ESI: CODE32 + 7; DI: 89 da, the same
+     * bytes, then d1 e2, SHL EDX,1) */
+    static const uint8_t patch[] = {0x66, 0x89, 0x3e, 0xf4};
+    uint64_t clocks[2][2];
+    for (int on = 0; on < 2; on++) {
+        fx f = {0};
+        fx_init(&f, code, sizeof code);
+        memcpy(f.ram + CODE32 + 0x300, patch, sizeof patch);
+        f.regs[NM_EBX] = 2463534242u;
+        f.regs[NM_ECX] = 100;
+        f.regs[NM_ESI] = CODE32 + 7;
+        nm_i486_set_stretch(f.c->hooks.opaque, on);
+        warm(&f);
+        for (int k = 0; k < 2; k++) {
+            f.regs[NM_EDI] = k ? 0xe2d1u : 0xda89u;
+            stretch_start(&f);
+            nm_cpu_set_eip(f.c, CODE32 + 0x300);
+            nm_cpu_run(f.c, 1000000);
+            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+            const uint64_t c0 = f.m->clock.cycles;
+            stretch_start(&f);
+            nm_cpu_run(f.c, 1000000);
+            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+            clocks[on][k] = f.m->clock.cycles - c0;
+        }
+        if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 100 * 4);
+        fx_free(&f);
+    }
+    g_assert_cmpuint(clocks[1][0], ==, clocks[0][0]);
+    g_assert_cmpuint(clocks[1][1], ==, clocks[0][1]);
+    g_assert_cmpuint(clocks[1][1], >=, clocks[1][0] + 100 * 2);
+}
+
 /* A stretch is worked out once from the decoded instructions it covers
  * (i486_stretch): code written over one in its middle (MOV EDX,EBX, 1
  * clock, by SHL EDX,1, 3), by a store of the guest's or by DMA, is costed
@@ -1291,6 +1396,8 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/stretch", test_stretch);
     g_test_add_func("/timing/486/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/486/stretch-lines", test_stretch_lines);
+    g_test_add_func("/timing/486/stretch-evict", test_stretch_evict);
+    g_test_add_func("/timing/486/stretch-recode-warm", test_stretch_recode_warm);
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
     g_test_add_func("/timing/486/real-mode-io-int", test_real_mode_io_int);
