@@ -65,10 +65,14 @@ static inline void nm_wbuf_init(nm_wbuf *w, unsigned depth)
 /* Drops entries completed by `now`. */
 static inline void nm_wbuf_retire(nm_wbuf *w, uint64_t now)
 {
-    while (w->count && w->done_at[w->head] <= now) {
-        w->head = (w->head + 1) % NM_WBUF_MAX;
-        w->count--;
-    }
+    unsigned count = w->count, head = w->head;
+    if (!count || w->done_at[head] > now) return;
+    do {
+        head = (head + 1) % NM_WBUF_MAX;
+        count--;
+    } while (count && w->done_at[head] <= now);
+    w->count = count;
+    w->head = head;
 }
 
 /* Time the buffer is empty (all writes on the bus done). */
