@@ -2034,15 +2034,6 @@ p5_issue_memo(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const boo
     return p5_issue_record(s, c, i, st, has_data, first_data, lazy, code_ok);
 }
 
-/* p5_issue_memo for p5_insn_plain (out of line: its other paths keep
- * their registers). */
-static __attribute__((noinline)) uint32_t p5_issue_memo_data(p5 *s, nm_cpu *c, const nm_insn *i,
-                                                             const p5_static *st, bool has_data,
-                                                             uint32_t first_data, bool code_ok)
-{
-    return p5_issue_memo(s, c, i, st, has_data, first_data, false, code_ok);
-}
-
 /* Bumps every memo slot's code epoch off (code_key) and starts again. */
 static void code_epoch_wrap(p5 *s)
 {
@@ -2415,7 +2406,7 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
         mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
     s->ev.br_seen = false;
     if (!s->memo_off && !(stall | code_miss | mispredict))
-        return p5_issue_memo_data(s, c, i, st, has_data, first_data, code_ok);
+        return p5_issue_memo(s, c, i, st, has_data, first_data, false, code_ok);
     p5_desc d = static_desc(st);
     return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
                     true, false, false, false);
