@@ -104,6 +104,30 @@ const nm_cache_config *nm_cache_get_config(const nm_cache *c);
  * when NM_CACHE_WRITEBACK is set, *victim (may be NULL) gets the line
  * address written back. */
 unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim);
+/* Whether no way of a set (its tags from `t`: `ways` of them, 1, 2 or 4,
+ * a constant of the caller) holds the line tagged `tag`. */
+static inline __attribute__((always_inline)) bool
+nm_cache_set_lacks(const uint32_t *t, uint32_t tag, const unsigned ways)
+{
+    return ways == 1   ? t[0] != tag
+           : ways == 2 ? t[0] != tag && t[1] != tag
+                       : t[0] != tag && t[1] != tag && t[2] != tag && t[3] != tag;
+}
+/* A write miss found inline: the cache does not allocate on a write, and
+ * no way of the line's set holds it (`ways`, the cache's, a constant of
+ * the caller).  Counted as nm_cache_access_slow's write miss (nothing else
+ * changes), true; else false and nothing done. */
+static inline __attribute__((always_inline)) bool nm_cache_write_absent(nm_cache *c, uint32_t phys,
+                                                                        const unsigned ways)
+{
+    nm_cache_head *h = (nm_cache_head *)(void *)c;
+    if (h->write_allocate) return false;
+    const uint32_t tag = (phys & h->line_mask) | 1u;
+    if (!nm_cache_set_lacks(&h->tag[((phys >> h->line_shift) & h->set_mask) * ways], tag, ways))
+        return false;
+    h->stats.write_misses++;
+    return true;
+}
 static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
 {
     nm_cache_head *h = (nm_cache_head *)(void *)c;
@@ -126,8 +150,8 @@ static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, u
         }
         if (!h->write_allocate) {
             const uint32_t *t = &h->tag[set * h->ways];
-            bool absent = h->ways == 4   ? t[0] != tag && t[1] != tag && t[2] != tag && t[3] != tag
-                          : h->ways == 1 ? t[0] != tag
+            bool absent = h->ways == 4   ? nm_cache_set_lacks(t, tag, 4)
+                          : h->ways == 1 ? nm_cache_set_lacks(t, tag, 1)
                                          : false;
             if (absent) { /* nm_cache_access_slow's write miss */
                 h->stats.write_misses++;
@@ -136,22 +160,6 @@ static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, u
         }
     }
     return nm_cache_access_slow(c, phys, write, victim);
-}
-/* A write miss found inline: the cache does not allocate on a write, and
- * no way of the line's set holds it (`ways`, the cache's, a constant of
- * the caller: the test unrolls).  Counted as nm_cache_access_slow's write
- * miss (nothing else changes), true; else false and nothing done. */
-static inline __attribute__((always_inline)) bool nm_cache_write_absent(nm_cache *c, uint32_t phys,
-                                                                        const unsigned ways)
-{
-    nm_cache_head *h = (nm_cache_head *)(void *)c;
-    if (h->write_allocate) return false;
-    const uint32_t tag = (phys & h->line_mask) | 1u;
-    const uint32_t *t = &h->tag[((phys >> h->line_shift) & h->set_mask) * ways];
-    for (unsigned w = 0; w < ways; w++)
-        if (t[w] == tag) return false;
-    h->stats.write_misses++;
-    return true;
 }
 /* A read hit on the line its set used last: counted, that line is the
  * most recent (h->mru), nothing else changes; false when it is not that
