@@ -2044,16 +2044,24 @@ static void code_epoch_wrap(p5 *s)
 
 /* ------------------------------------------------------ the stretch memo */
 
-/* Whether an instruction was seen by this model and is PS_REGONLY. */
-static inline __attribute__((always_inline)) bool regonly(const nm_insn *i)
+/* Whether an instruction was seen by this model and has the PS_* flag
+ * `ps`, one of p5_static.flags_hi's: the tag and the flag in one test
+ * (flags_hi is next to nm_insn.model_tag). */
+static inline __attribute__((always_inline)) bool seen_with(const nm_insn *i, const unsigned ps)
 {
-    static const uint8_t mask[2] = {0xff, PS_REGONLY >> 8};
-    static const uint8_t want[2] = {NM_INSN_TAG_PENTIUM, PS_REGONLY >> 8};
+    const uint8_t mask[2] = {0xff, (uint8_t)(ps >> 8)};
+    const uint8_t want[2] = {NM_INSN_TAG_PENTIUM, (uint8_t)(ps >> 8)};
     uint16_t tp, m, w;
     memcpy(&tp, &i->model_tag, 2);
     memcpy(&m, mask, 2);
     memcpy(&w, want, 2);
     return (tp & m) == w;
+}
+
+/* Whether an instruction was seen by this model and is PS_REGONLY. */
+static inline __attribute__((always_inline)) bool regonly(const nm_insn *i)
+{
+    return seen_with(i, PS_REGONLY);
 }
 
 static inline __attribute__((always_inline)) p5_stretch *stretch_set(p5 *s, uint32_t owner)
@@ -2450,17 +2458,11 @@ p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bo
 {
     p5 *s = opaque;
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
-    /* the tag and PS_PLAIN (p5_static.flags_hi) in one test */
-    static const uint8_t tag_mask[2] = {0xff, PS_PLAIN >> 8};
-    static const uint8_t tag_plain[2] = {NM_INSN_TAG_PENTIUM, PS_PLAIN >> 8};
-    uint16_t tp, mask, want;
-    memcpy(&tp, &i->model_tag, 2);
-    memcpy(&mask, tag_mask, 2);
-    memcpy(&want, tag_plain, 2);
     /* seq: the last instruction's call left EIP and CS in s->mode and
      * hook_resync clear, and nothing has run since */
-    if (likely((tp & mask) == want && (seq || (!c->hook_resync && c->insn_eip == s->mode.next_eip &&
-                                               c->seg[NM_CS].selector == s->mode.cs)))) {
+    if (likely(seen_with(i, PS_PLAIN) &&
+               (seq || (!c->hook_resync && c->insn_eip == s->mode.next_eip &&
+                        c->seg[NM_CS].selector == s->mode.cs)))) {
         const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
         if (likely(!s->ev.any)) {
             /* p5_issue_memo's test with in_code_memo's: the slot's code
