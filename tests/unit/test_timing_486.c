@@ -1239,6 +1239,18 @@ static void test_stretch_evict(void)
     g_free(report[1]);
 }
 
+/* From `eip` (0: the entry) with the test's registers to the HLT: the
+ * clocks it took. */
+static uint64_t run_to_hlt(fx *f, uint32_t eip)
+{
+    stretch_start(f);
+    if (eip) nm_cpu_set_eip(f->c, eip);
+    const uint64_t c0 = f->m->clock.cycles;
+    nm_cpu_run(f->c, 1000000);
+    g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
+    return f->m->clock.cycles - c0;
+}
+
 /* Code written over by a guest store with nothing else changing the lines
  * the cache holds (the writer's code in the cache already, the line
  * written present: a write-through hit): what a stretch's walk found
@@ -1263,15 +1275,8 @@ static void test_stretch_recode_warm(void)
         warm(&f);
         for (int k = 0; k < 2; k++) {
             f.regs[NM_EDI] = k ? 0xe2d1u : 0xda89u;
-            stretch_start(&f);
-            nm_cpu_set_eip(f.c, CODE32 + 0x300);
-            nm_cpu_run(f.c, 1000000);
-            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
-            const uint64_t c0 = f.m->clock.cycles;
-            stretch_start(&f);
-            nm_cpu_run(f.c, 1000000);
-            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
-            clocks[on][k] = f.m->clock.cycles - c0;
+            run_to_hlt(&f, CODE32 + 0x300);
+            clocks[on][k] = run_to_hlt(&f, 0);
         }
         if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 100 * 4);
         fx_free(&f);
@@ -1303,25 +1308,14 @@ static void test_stretch_recode(void)
             f.regs[NM_ECX] = 100;
             nm_i486_set_stretch(f.c->hooks.opaque, on);
             warm(&f);
-            uint64_t c0 = f.m->clock.cycles;
-            stretch_start(&f);
-            nm_cpu_run(f.c, 1000000);
-            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
-            clocks[on][0] = f.m->clock.cycles - c0;
+            clocks[on][0] = run_to_hlt(&f, 0);
             if (dma) {
                 g_assert_true(nm_mem_dma_write(f.m->mem, CODE32 + 7, shl1, sizeof shl1));
             } else {
                 memcpy(f.ram + CODE32 + 0x300, patch, sizeof patch);
-                stretch_start(&f);
-                nm_cpu_set_eip(f.c, CODE32 + 0x300);
-                nm_cpu_run(f.c, 1000000);
-                g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+                run_to_hlt(&f, CODE32 + 0x300);
             }
-            c0 = f.m->clock.cycles;
-            stretch_start(&f);
-            nm_cpu_run(f.c, 1000000);
-            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
-            clocks[on][1] = f.m->clock.cycles - c0;
+            clocks[on][1] = run_to_hlt(&f, 0);
             if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 100 * 4);
             fx_free(&f);
         }
