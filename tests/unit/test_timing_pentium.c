@@ -1085,6 +1085,12 @@ static uint64_t run_paged(fx *f, uint32_t eip, regs r)
     return (f->m->clock.cycles - c0) - (f->m->clock.bus_wait_cycles - b0) - 1;
 }
 
+/* run_paged when `paged` (the page tables set), else run. */
+static uint64_t run_as(fx *f, uint32_t eip, regs r, bool paged)
+{
+    return paged ? run_paged(f, eip, r) : run(f, eip, r);
+}
+
 /* An instruction's one data access settled alone (data_alone): its hits,
  * write misses into the write buffer (stalling when it is full), byte and
  * word writes, line fills: the same clocks and counters as through the
@@ -1113,14 +1119,9 @@ static void test_data_alone(void)
             fx_init(&f, "pentium-100");
             nm_pentium_set_data_alone(f.st, alone);
             load(&f, CODE, loop, sizeof loop);
-            if (paged) {
-                page_tables(&f, false);
-                run_paged(&f, CODE, r);
-                clocks[alone] = run_paged(&f, CODE, r);
-            } else {
-                run(&f, CODE, r);
-                clocks[alone] = run(&f, CODE, r);
-            }
+            if (paged) page_tables(&f, false);
+            run_as(&f, CODE, r, paged);
+            clocks[alone] = run_as(&f, CODE, r, paged);
             st[alone] = *stats(&f);
             if (alone)
                 g_assert_cmpuint(nm_pentium_data_alone_misses(f.st), >, 2 * 600);
@@ -1192,15 +1193,13 @@ static void test_code_lines(void)
             fx_init(&f, "pentium-100");
             nm_pentium_set_issue_memo(f.st, memo);
             load(&f, CODE + 0x1b, loop, n);
-            if (paged) {
+            if (paged) { /* (two paged runs to warm up: run_paged) */
                 page_tables(&f, false);
                 run_paged(&f, CODE + 0x1b, r);
-                run_paged(&f, CODE + 0x1b, r);
-            } else {
-                run(&f, CODE + 0x1b, r);
             }
+            run_as(&f, CODE + 0x1b, r, paged);
             const nm_p5_stats a = *stats(&f);
-            clocks[memo] = paged ? run_paged(&f, CODE + 0x1b, r) : run(&f, CODE + 0x1b, r);
+            clocks[memo] = run_as(&f, CODE + 0x1b, r, paged);
             st[memo] = *stats(&f);
             const uint64_t insns = st[memo].instructions - a.instructions;
             g_assert_cmpuint(insns, ==, 300 * 46 + 1);
