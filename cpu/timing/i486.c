@@ -2213,14 +2213,13 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
 /* i486_ahead's walk from e (at `phys`, the queue as q0): the stretch's
  * instructions and sums, and its line changes; *unseen when an instruction
  * the model has not seen yet stopped it (it may go further once seen). */
-static inline __attribute__((always_inline)) void run_walk(i486_state *s, const ic_entry *e,
-                                                           uint32_t phys, uint32_t gen,
-                                                           uint64_t now, queue_view q,
-                                                           run_sums *out, bool *unseen)
+static inline __attribute__((always_inline)) void
+run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t now, queue_view q,
+         const bool pq_valid, run_sums *out, bool *unseen)
 {
     uint8_t written = s->last_written;
     uint32_t n = 0, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0, at = phys;
-    unsigned changes = 0;
+    unsigned changes = out->changes; /* (the target's end: target_walk's) */
     for (const ic_entry *x = e;;) {
         const uint32_t here = at & ~(LINE - 1);
         if (q.arm_fast != here || q.arm_stay != here) break;
@@ -2258,7 +2257,7 @@ static inline __attribute__((always_inline)) void run_walk(i486_state *s, const 
         const i486_static *cs = (const i486_static *)(const void *)ci->model_data;
         const uint32_t next = at + ci->len, last = (next - 1) & ~(LINE - 1);
         const uint32_t line1 = here + LINE, line2 = line1 + LINE;
-        if (last != q.arm_fast && !(s->pq_valid && last != q.arm_line && last == q.arm_two + LINE))
+        if (last != q.arm_fast && !(pq_valid && last != q.arm_line && last == q.arm_two + LINE))
             break;
         if (line1 != q.pq_last || q.pf_pending || ((next ^ at) & ~0xfffu) || !(line2 & 0xfffu))
             break;
@@ -2321,6 +2320,32 @@ static inline __attribute__((always_inline)) void run_walk(i486_state *s, const 
     out->changes = (uint8_t)changes;
 }
 
+/* run_walk from a branch target, the queue flushed (e at `phys`, every
+ * fill all in): its fetch as target_fetch makes it (its line a cache hit,
+ * no prefetch pending) and its end as fast_end_easy_at (its next byte in
+ * the line, the line after it in the page), the first of the changes, at
+ * its start; then the walk with the queue that end leaves.  n 0 when the
+ * line is not in the cache or the instruction's next byte is past it. */
+static inline __attribute__((always_inline)) void target_walk(i486_state *s, const ic_entry *e,
+                                                              uint32_t phys, uint32_t gen,
+                                                              uint64_t now, run_sums *out,
+                                                              bool *unseen)
+{
+    const uint32_t line = phys & ~(LINE - 1), line2 = line + LINE, len = e->insn.len;
+    *out = (run_sums){0};
+    if (((phys + len) & ~(LINE - 1)) != line || !(line2 & 0xfffu) ||
+        !nm_cache_probe(s->cache, phys))
+        return;
+    const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
+    const bool pending =
+        ((line2 & ch->line_mask) | 1u) != ch->set_mru[(line2 >> ch->line_shift) & ch->set_mask] &&
+        !nm_cache_probe(s->cache, line2);
+    const queue_view q = {line, line, line, pending ? 1 : line, line2, pending};
+    out->change_len[0] = (uint8_t)len; /* (offset 0, at the start) */
+    out->changes = 1;
+    run_walk(s, e, phys, gen, now, q, true, out, unseen);
+}
+
 /* The run loop's question before an instruction (nm_cpu_hooked_loop's
  * `ahead`; `ok`: the last insn hook returned in the loop and nothing ran
  * since, the page is 32-bit code within the CS limit).  A stretch here:
@@ -2349,20 +2374,30 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     if (!ok || !regonly(&e->insn) || !e->seq || !regonly(&e->seq->insn)) return 0;
     const uint32_t lin = c->seg[NM_CS].base + c->eip;
     const uint32_t phys = c->fetch_phys | (lin & 0xfff), line = phys & ~(LINE - 1);
-    if (phys != s->pq_next || s->arm_fast != line || s->arm_stay != line || s->code_done ||
-        s->taken || (s->misaligned | s->stall) || c->fast_exit || (c->cr0 & NM_CR0_CD))
+    /* Every fill all in by now (so by every start in the stretch): the walk
+     * reads nothing of the clock, and what it finds holds while its inputs
+     * do (i486_run_memo) */
+    const bool settled = s->fills_in_at <= now;
+    /* A branch target (the queue flushed: target_walk), every fill all in
+     * and no prefetch pending (the flush drops nothing), not MMIO, or the
+     * line armed */
+    const bool target = !s->pq_valid;
+    if (target ? !settled || s->pf_n || is_mmio(c, phys)
+               : phys != s->pq_next || s->arm_fast != line || s->arm_stay != line)
+        return 0;
+    if (s->code_done || s->taken || (s->misaligned | s->stall) || c->fast_exit ||
+        (c->cr0 & NM_CR0_CD))
         return 0;
     const uint32_t page_tag = (lin & 0xfffff000u) | 1u;
     if (c->paging && nm_tlb_small_set_mru(&s->tlb, lin) != page_tag) return 0;
     const uint32_t gen = *ic_gen(c->icache, c->fetch_phys);
     /* The queue as fast_end_easy leaves it at each line change (followed
-     * without changing the model), the sums, and the changes to make. */
-    const queue_view q0 = {s->arm_line, s->arm_fast, s->arm_stay,
-                           s->arm_two,  s->pq_last,  s->pf_n != 0};
-    /* Every fill all in by now (so by every start in the stretch): the walk
-     * reads nothing of the clock, and what it finds holds while its inputs
-     * do (i486_run_memo) */
-    const bool settled = s->fills_in_at <= now;
+     * without changing the model), the sums, and the changes to make.  (A
+     * target's: none, the flush's; target_walk's queue follows from the
+     * line.) */
+    const queue_view q0 =
+        target ? (queue_view){0} : (queue_view){s->arm_line, s->arm_fast, s->arm_stay,
+                                                s->arm_two,  s->pq_last,  s->pf_n != 0};
     const uint64_t cache_gen = ((const nm_cache_head *)(const void *)s->cache)->content_gen;
     struct i486_run_memo *rm =
         &s->runs[((uint32_t)((const char *)&e->insn - s->ic_base) >> 5) & (RUN_MEMO_SIZE - 1)];
@@ -2375,7 +2410,12 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         rm->q.pq_last == q0.pq_last && rm->q.pf_pending == q0.pf_pending) {
     } else {
         bool unseen = false;
-        run_walk(s, e, phys, gen, now, q0, &walked, &unseen);
+        if (target) {
+            target_walk(s, e, phys, gen, now, &walked, &unseen);
+        } else {
+            walked.changes = 0;
+            run_walk(s, e, phys, gen, now, q0, true, &walked, &unseen);
+        }
         w = &walked;
         if (settled && !unseen) {
             rm->tag = e->tag;
@@ -2407,13 +2447,28 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     s->insns += n;
     s->clocks += clocks;
     s->c_base += w->base;
+    if (target) {
+        /* target_fetch's steps: the flush, nothing pending to settle, the
+         * line a hit (target_walk found it) */
+        s->queue_flushes++;
+        s->pq_valid = true;
+        nm_cache_access(s->cache, phys, false, NULL);
+        s->code_lin = lin;
+    }
     /* the line changes, at the start of the instruction that makes each
-     * (keep_code, fast_end_easy_at) */
-    for (unsigned k = 0; k < w->changes; k++) {
-        const uint64_t start = now + w->change_spent[k];
-        s->pq_next = phys + w->change_off[k] + w->change_len[k];
-        s->code_phys = phys + w->change_off[k];
-        s->code_len = w->change_len[k];
+     * (keep_code, fast_end_easy_at; a target's end the first): what one
+     * leaves the next overwrites but its cache lookup of the line after
+     * the next byte's, a hit (the walk goes past a change only when that
+     * line is in the cache: nothing pending) */
+    if (w->changes) {
+        const unsigned last = w->changes - 1u;
+        for (unsigned k = 0; k < last; k++)
+            nm_cache_read_if_present(
+                s->cache, ((phys + w->change_off[k] + w->change_len[k]) & ~(LINE - 1)) + LINE);
+        const uint64_t start = now + w->change_spent[last];
+        s->pq_next = phys + w->change_off[last] + w->change_len[last];
+        s->code_phys = phys + w->change_off[last];
+        s->code_len = w->change_len[last];
         s->code_ready = start;
         fast_end_easy_at(s, start);
     }

@@ -1176,6 +1176,65 @@ static void test_stretch_lines(void)
     stretch_lines(slow, sizeof slow, 9000);
 }
 
+/* A stretch from a branch target (i486_ahead's target_walk: the queue
+ * flushed, the target's fetch and end made with the stretch): a loop whose
+ * target is at offset 0, 5, 14 (its next byte in the next line) and 15
+ * (across two lines) of its line, cold and warm, stopped by step limits and
+ * timers, paging off and on -- the same clocks, registers and report with
+ * stretches on and off; with the target in its line, most of the loop's
+ * instructions ran in stretches. */
+static void test_stretch_targets(void)
+{
+    static const unsigned offsets[] = {0, 5, 14, 15};
+    for (unsigned o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+        uint8_t code[0x60];
+        const unsigned at = 0x20 + offsets[o]; /* L */
+        size_t n = 0;
+        code[n++] = 0xeb; /* jmp L */
+        code[n++] = (uint8_t)(at - 2);
+        while (n < at)
+            code[n++] = 0x90;         /* nop */
+        for (int k = 0; k < 6; k++) { /* L: add eax,ebx; lea edx,[eax+eax]; ... */
+            code[n++] = 0x01;
+            code[n++] = 0xd8;
+            code[n++] = 0x8d;
+            code[n++] = 0x14;
+            code[n++] = 0x00;
+        }
+        code[n++] = 0x49; /* dec ecx */
+        code[n++] = 0x75; /* jnz L */
+        code[n] = (uint8_t)(at - (n + 1));
+        n++;
+        code[n++] = 0xf4; /* hlt */
+        g_assert_cmpuint(n, <=, sizeof code);
+        for (int paging = 0; paging < 2; paging++) {
+            fx both[2] = {{0}, {0}};
+            static stretch_seen seen[2];
+            char *report[2];
+            for (int k = 0; k < 2; k++) {
+                fx *f = &both[k];
+                fx_init(f, code, n);
+                if (paging) paging_on(f);
+                f->regs[NM_EBX] = 7;
+                f->regs[NM_ECX] = 30;
+                nm_i486_set_stretch(f->c->hooks.opaque, k == 1);
+                stretch_runs(f, &seen[k]);
+                report[k] = report_text(f);
+            }
+            g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
+            g_assert_cmpstr(report[1], ==, report[0]);
+            /* 44 runs of 30 x 14 instructions: the 13 from L in one stretch
+             * (but the cold first ones) when L ends in its line */
+            if (offsets[o] < 14)
+                g_assert_cmpuint(nm_i486_stretch_insns(both[1].c->hooks.opaque), >, 44 * 30 * 12);
+            for (int k = 0; k < 2; k++) {
+                g_free(report[k]);
+                fx_free(&both[k]);
+            }
+        }
+    }
+}
+
 /* What a stretch's walk found is kept for the queue, the register written
  * and the lines the cache holds (i486_run_memo): a loop whose stretches run
  * over its first four lines, and every other iteration loads four lines
@@ -1391,6 +1450,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/486/stretch-lines", test_stretch_lines);
     g_test_add_func("/timing/486/stretch-evict", test_stretch_evict);
+    g_test_add_func("/timing/486/stretch-targets", test_stretch_targets);
     g_test_add_func("/timing/486/stretch-recode-warm", test_stretch_recode_warm);
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
