@@ -581,11 +581,11 @@ static void __attribute__((noinline)) run_fast16(nm_cpu *c, uint64_t limit)
 
 static void __attribute__((noinline)) run_hooked_model(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, NULL, NULL, NULL);
+    nm_cpu_hooked_loop(c, limit, true, NULL, NULL, NULL, NULL);
 }
 static void __attribute__((noinline)) run_hooked(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, false, NULL, NULL, NULL);
+    nm_cpu_hooked_loop(c, limit, false, NULL, NULL, NULL, NULL);
 }
 
 uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions)

@@ -56,6 +56,35 @@ static __attribute__((noinline)) const ic_entry *nm_cpu_run_stretch(nm_cpu *c, c
     return e;
 }
 
+/* A stretch (nm_cpu_hooked_loop's `ahead`) whose last instruction is a
+ * near conditional jump, which runs with the others (the flag in the count
+ * the model returns); its outcome then goes to the model's `ahead_branch`. */
+#define NM_STRETCH_BRANCH 0x80000000u
+
+/* nm_cpu_run_stretch, the last of the k instructions a near conditional
+ * jump that cannot fault (the model's promise: a flat CS), run with EIP at
+ * the byte after it; whether it jumped. */
+static __attribute__((noinline)) bool nm_cpu_run_stretch_branch(nm_cpu *c, const ic_entry **pe,
+                                                                unsigned k)
+{
+    const ic_entry *e = *pe;
+    uint32_t at = c->eip;
+    for (unsigned j = 1; j < k; j++) {
+        at += e->insn.len;
+        e->run_fn(c, &e->insn);
+        e = e->seq;
+    }
+    const uint32_t next = at + e->insn.len;
+    c->insn_eip = at;
+    c->eip = next;
+    c->cur_insn = &e->insn;
+    e->insn.fn(c, &e->insn);
+    c->instructions += k;
+    c->steps += k;
+    *pe = e;
+    return c->eip != next;
+}
+
 /* The branches whose outcome is a condition (the others are always taken,
  * even to the next instruction): the branch hook's `taken`. */
 static const bool nm_cpu_conditional_op[NM_OP_COUNT] = {
@@ -85,13 +114,18 @@ static const bool nm_cpu_conditional_op[NM_OP_COUNT] = {
  * the page is 32-bit code within the CS limit (EIP does not wrap in it);
  * the model also leaves the stretch alone while a full check is due
  * (cpu->fast_exit), and when its clocks would reach `deadline` from `now`
- * or its instructions use up `budget`. */
+ * or its instructions use up `budget`.  ahead_branch: NULL, or the cost
+ * model's (named likewise) for a stretch whose count it returns with
+ * NM_STRETCH_BRANCH: the last of them a near conditional jump that cannot
+ * fault, run with the others; its outcome (`taken`) then, which returns
+ * the clocks the model adds to the stretch's for it. */
 static inline __attribute__((always_inline)) void nm_cpu_hooked_loop(
     nm_cpu *c, uint64_t limit, const bool model_only,
     uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i, bool seq),
     void (*const branch)(void *opaque, uint32_t from, uint32_t to, bool taken),
     unsigned (*const ahead)(void *opaque, nm_cpu *cpu, const ic_entry *e, bool ok, uint64_t now,
-                            uint64_t deadline, uint64_t budget, uint32_t *cost))
+                            uint64_t deadline, uint64_t budget, uint32_t *cost),
+    uint32_t (*const ahead_branch)(void *opaque, nm_cpu *cpu, bool taken))
 {
     nm_clock *const clk = c->clock;
     nm_machine *const m = c->m;
@@ -215,9 +249,33 @@ static inline __attribute__((always_inline)) void nm_cpu_hooked_loop(
              * nothing but their registers can tell.  The
              * model leaves the deadline and the budget ahead of them. */
             uint32_t cost;
-            const unsigned k =
+            if (!ahead_branch) {
+                const unsigned k =
+                    ahead(h.opaque, c, e, seq && page_ahead, clk->cycles, deadline, budget, &cost);
+                if (k) {
+                    e = nm_cpu_run_stretch(c, e, k);
+                    clk->cycles += cost;
+                    budget -= k;
+                    n = ic_successor(e);
+                    if (!n) goto lookup;
+                    e = n;
+                }
+                continue;
+            }
+            unsigned k =
                 ahead(h.opaque, c, e, seq && page_ahead, clk->cycles, deadline, budget, &cost);
-            if (k) {
+            if (k & NM_STRETCH_BRANCH) {
+                /* ending in a conditional jump: its outcome's clocks and
+                 * state are the model's (within the deadline either way) */
+                k &= ~NM_STRETCH_BRANCH;
+                const bool taken = nm_cpu_run_stretch_branch(c, &e, k);
+                clk->cycles += cost + ahead_branch(h.opaque, c, taken);
+                budget -= k;
+                if (taken) goto lookup;
+                n = ic_successor(e);
+                if (!n) goto lookup;
+                e = n;
+            } else if (k) {
                 e = nm_cpu_run_stretch(c, e, k);
                 clk->cycles += cost;
                 budget -= k;

@@ -847,7 +847,7 @@ static uint32_t i386_insn(void *opaque, nm_cpu *c, const nm_insn *i)
  * branch hooks inlined (nm_cpu_hooks.run). */
 static void i386_run(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, i386_insn_inline, i386_branch, NULL);
+    nm_cpu_hooked_loop(c, limit, true, i386_insn_inline, i386_branch, NULL, NULL);
 }
 
 static void i386_report(void *opaque, nm_report *r)

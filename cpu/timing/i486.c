@@ -364,6 +364,10 @@ typedef struct i486_state {
      * them; i486_run's gate: the window so far, and when the rest ends */
     bool stretch_off;
     uint64_t stretch_insns;
+    /* the Jcc the last stretch ended with (i486_ahead_branch): its
+     * physical address, length, start clock and the clocks a jump adds */
+    uint32_t jcc_phys, jcc_len, jcc_extra;
+    uint64_t jcc_start;
     uint64_t window_insns, window_stretch, stretch_back_at;
     struct i486_stretch *stretch; /* STRETCH_SIZE */
     struct i486_run_memo *runs;   /* RUN_MEMO_SIZE */
@@ -382,6 +386,9 @@ struct i486_stretch {
     /* the instruction after them when it is one whose next byte is in the
      * next line (0: none; its sums and its fast_end at each use) */
     uint8_t cross_len;
+    /* else the near Jcc after them, its next byte in the line too (0:
+     * none; a stretch may end with it: NM_STRETCH_BRANCH) */
+    uint8_t jcc_len;
 };
 /* What the fast path's ends leave of the queue that its next instruction's
  * fetch test and end read (i486_insn_inline, fast_tail, fast_end_easy),
@@ -397,6 +404,12 @@ typedef struct {
     uint32_t n, clocks, bytes;
     uint32_t base, pfx, index, agi;
     uint8_t written, changes;
+    /* the near Jcc it ends with (jcc_len 0: none), counted as not taken:
+     * its place, its start (clocks from the first one's) and the clocks a
+     * jump adds */
+    uint8_t jcc_len, jcc_extra;
+    uint16_t jcc_off;
+    uint32_t jcc_spent;
     uint16_t change_off[RUN_MAX_CHANGES];
     uint8_t change_len[RUN_MAX_CHANGES];
     uint32_t change_spent[RUN_MAX_CHANGES];
@@ -2177,7 +2190,11 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
         const i486_static *st = (const i486_static *)(const void *)i->model_data;
         const uint32_t next = at + i->len;
         if (i->model_tag != NM_INSN_TAG_486) return NULL;
-        if (!st->regonly) break;
+        if (!st->regonly) {
+            if (i->op == NM_OP_JCC && (st->flags & ST_NEAR_BRANCH) && (next & ~(LINE - 1)) == line)
+                t.jcc_len = i->len;
+            break;
+        }
         if ((next & ~(LINE - 1)) != line) {
             t.cross_len = i->len;
             break;
@@ -2220,6 +2237,7 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
     uint8_t written = s->last_written;
     uint32_t n = 0, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0, at = phys;
     unsigned changes = out->changes; /* (the target's end: target_walk's) */
+    out->jcc_len = out->jcc_extra = 0;
     for (const ic_entry *x = e;;) {
         const uint32_t here = at & ~(LINE - 1);
         if (q.arm_fast != here || q.arm_stay != here) break;
@@ -2248,7 +2266,28 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
             written = r->written;
             at += r->bytes;
         }
-        if (!r->cross_len || changes == RUN_MAX_CHANGES) break;
+        if (!r->cross_len) {
+            if (r->jcc_len) {
+                /* the near Jcc after them (in the line made ready, its next
+                 * byte there): the fast path's outcome if not taken (no
+                 * address rules: no memory operand); a jump's is added
+                 * after it ran (i486_ahead_branch) */
+                const nm_insn *ji = &(x + r->bytes)->insn;
+                const i486_static *js = (const i486_static *)(const void *)ji->model_data;
+                out->jcc_len = ji->len;
+                out->jcc_extra = (uint8_t)(js->base_taken - js->base);
+                out->jcc_off = (uint16_t)(at - phys);
+                out->jcc_spent = clocks;
+                clocks += js->base + js->pfx;
+                base += js->base;
+                pfx += js->pfx;
+                written = js->written;
+                n++;
+                at += ji->len;
+            }
+            break;
+        }
+        if (changes == RUN_MAX_CHANGES) break;
         /* the one whose next byte is in the next line: its fetch made ready
          * (its last byte in the line), or into the line after one armed
          * with it ready too; its end fast_end_easy's */
@@ -2428,7 +2467,11 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         }
     }
     const uint32_t n = w->n, clocks = w->clocks;
-    if (n < 2 || n >= budget || now + clocks >= deadline || s->stretch_off) return 0;
+    /* (a Jcc at the end: its jump's clocks within the deadline too, and no
+     * fault possible, the segment flat) */
+    if (n < 2 || n >= budget || now + clocks + w->jcc_extra >= deadline || s->stretch_off ||
+        (w->jcc_len && c->seg[NM_CS].limit != 0xffffffffu))
+        return 0;
     s->stretch_insns += n;
     /* fast_tail's steps for each, and tlb_quick_hit's */
     if (c->paging) {
@@ -2474,7 +2517,38 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     }
     s->pq_next = phys + w->bytes;
     *cost = clocks;
+    if (w->jcc_len) {
+        s->jcc_phys = phys + w->jcc_off;
+        s->jcc_len = w->jcc_len;
+        s->jcc_extra = w->jcc_extra;
+        s->jcc_start = now + w->jcc_spent;
+        return n | NM_STRETCH_BRANCH;
+    }
     return n;
+}
+
+/* The outcome of the Jcc a stretch ended with (nm_cpu_hooked_loop's
+ * ahead_branch), counted as not taken by i486_ahead: a jump is fast_taken's
+ * further steps from its start (keep_code's), its further clocks
+ * returned. */
+static inline __attribute__((always_inline)) uint32_t i486_ahead_branch(void *opaque, nm_cpu *c,
+                                                                        bool taken)
+{
+    i486_state *s = opaque;
+    if (!taken) return 0;
+    const uint32_t extra = s->jcc_extra;
+    s->c_base += extra;
+    s->clocks += extra;
+    s->code_phys = s->jcc_phys;
+    s->code_len = s->jcc_len;
+    s->code_ready = s->jcc_start;
+    /* (prefetch_ahead asks for nothing: the line after the Jcc's is queued
+     * already, arm_stay; pq_next is its next byte) */
+    s->taken_transfers++;
+    s->pq_valid = false;
+    s->prev.next_eip = c->eip;
+    disarm(s);
+    return extra;
 }
 
 /* The CPU's run loop with this model as its only listener, the insn and
@@ -2484,11 +2558,12 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
  * instructions a guest instruction inlined, 153.1 through the pointer.) */
 static __attribute__((noinline)) void i486_run_stretches(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, i486_branch, i486_ahead);
+    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, i486_branch, i486_ahead,
+                       i486_ahead_branch);
 }
 static __attribute__((noinline)) void i486_run_plain(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, i486_branch, NULL);
+    nm_cpu_hooked_loop(c, limit, true, i486_insn_inline, i486_branch, NULL, NULL);
 }
 static void i486_run(nm_cpu *c, uint64_t limit)
 {

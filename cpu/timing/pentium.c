@@ -2559,11 +2559,11 @@ static uint32_t p5_insn(void *opaque, nm_cpu *c, const nm_insn *i)
  * branch hooks inlined (nm_cpu_hooks.run). */
 static __attribute__((noinline)) void p5_run_stretches(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, p5_insn_memo, p5_branch, p5_ahead);
+    nm_cpu_hooked_loop(c, limit, true, p5_insn_memo, p5_branch, p5_ahead, NULL);
 }
 static __attribute__((noinline)) void p5_run_plain(nm_cpu *c, uint64_t limit)
 {
-    nm_cpu_hooked_loop(c, limit, true, p5_insn_plain_fast, p5_branch, NULL);
+    nm_cpu_hooked_loop(c, limit, true, p5_insn_plain_fast, p5_branch, NULL, NULL);
 }
 static void p5_run(nm_cpu *c, uint64_t limit)
 {

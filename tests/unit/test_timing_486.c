@@ -1235,6 +1235,56 @@ static void test_stretch_targets(void)
     }
 }
 
+/* A stretch ending with a Jcc (i486_ahead_branch) only with a flat CS,
+ * where the jump cannot fault: a loop whose JZ leaves it for an address
+ * past a CS limit just after the code's page (#GP: the run goes on in the
+ * handler at the IDT's gate), cold and warm -- the same clocks,
+ * instructions, registers and report with stretches on and off (the
+ * instructions after the JZ in stretches). */
+static void test_stretch_jcc_limit(void)
+{
+    uint8_t code[0x48] = {0};
+    static const uint8_t prog[] = {
+        0x01, 0xd8,                         /* L: add eax,ebx */
+        0x01, 0xd8,                         /* add eax,ebx */
+        0x49,                               /* dec ecx */
+        0x0f, 0x84, 0x00, 0x30, 0x00, 0x00, /* jz L+0x300b (past the limit) */
+        0x01, 0xd8,                         /* add eax,ebx */
+        0x01, 0xd8,                         /* add eax,ebx */
+        0xeb, 0xef,                         /* jmp L */
+    };
+    memcpy(code, prog, sizeof prog);
+    code[0x40] = 0x41; /* the #GP handler: inc ecx */
+    code[0x41] = 0xf4; /* hlt */
+    after_run seen[2];
+    char *report[2];
+    for (int on = 0; on < 2; on++) {
+        fx f = {0};
+        fx_init(&f, code, sizeof code);
+        pm_tables(&f, CODE32 + 0x40);
+        put_desc(f.ram + PM_IDT + 13 * 8, (0x08u << 16) | ((CODE32 + 0x40) & 0xffff),
+                 ((CODE32 + 0x40) & 0xffff0000u) | 0x8e00); /* #GP: an interrupt gate */
+        f.regs[NM_EBX] = 5;
+        f.regs[NM_ECX] = 50;
+        nm_i486_set_stretch(f.c->hooks.opaque, on);
+        for (int pass = 0; pass < 2; pass++) { /* cold, then warm */
+            stretch_start(&f);
+            f.c->seg[NM_CS].limit = CODE32 + 0x1fff; /* the code's page and the next */
+            nm_cpu_run(f.c, 100000);
+            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+            g_assert_cmpuint(nm_cpu_get_reg(f.c, NM_ECX), ==, 1); /* (the handler ran) */
+        }
+        seen[on] = after_of(f.c);
+        report[on] = report_text(&f);
+        if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 0);
+        fx_free(&f);
+    }
+    g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
+    g_assert_cmpstr(report[1], ==, report[0]);
+    g_free(report[0]);
+    g_free(report[1]);
+}
+
 /* What a stretch's walk found is kept for the queue, the register written
  * and the lines the cache holds (i486_run_memo): a loop whose stretches run
  * over its first four lines, and every other iteration loads four lines
@@ -1451,6 +1501,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/stretch-lines", test_stretch_lines);
     g_test_add_func("/timing/486/stretch-evict", test_stretch_evict);
     g_test_add_func("/timing/486/stretch-targets", test_stretch_targets);
+    g_test_add_func("/timing/486/stretch-jcc-limit", test_stretch_jcc_limit);
     g_test_add_func("/timing/486/stretch-recode-warm", test_stretch_recode_warm);
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
