@@ -2505,9 +2505,14 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
      * line is in the cache: nothing pending) */
     if (w->changes) {
         const unsigned last = w->changes - 1u;
-        for (unsigned k = 0; k < last; k++)
-            nm_cache_read_if_present(
-                s->cache, ((phys + w->change_off[k] + w->change_len[k]) & ~(LINE - 1)) + LINE);
+        for (unsigned k = 0; k < last; k++) {
+            /* (nm_cache_read_if_present written out: left to the
+             * compiler, it was a call here) */
+            const uint32_t line2 =
+                ((phys + w->change_off[k] + w->change_len[k]) & ~(LINE - 1)) + LINE;
+            if (!nm_cache_read_set_mru(s->cache, line2))
+                nm_cache_read_if_present_slow(s->cache, line2);
+        }
         const uint64_t start = now + w->change_spent[last];
         s->pq_next = phys + w->change_off[last] + w->change_len[last];
         s->code_phys = phys + w->change_off[last];
