@@ -132,6 +132,10 @@ struct nm_cpu {
      * CR3 only after the instructions that may change them (NM_SYNC_CHECK)
      * takes them again then and clears it. */
     bool hook_resync;
+    /* How many times in a row the hooked loop may run a stretch its cost
+     * model flagged NM_STRETCH_LOOP (hooked_loop.h), set by the model's
+     * `ahead` with the flag. */
+    uint32_t stretch_reps;
     /* The uncosted loop's run of straight-line instructions (cpu.c): the
      * cache entry of the one executing (NULL outside a run, and for the
      * run's last instruction), the run's first entry and its EIP.  A fault

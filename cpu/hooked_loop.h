@@ -60,6 +60,10 @@ static __attribute__((noinline)) const ic_entry *nm_cpu_run_stretch(nm_cpu *c, c
  * near conditional jump, which runs with the others (the flag in the count
  * the model returns); its outcome then goes to the model's `ahead_branch`. */
 #define NM_STRETCH_BRANCH 0x80000000u
+/* ... and that Jcc jumps back to the stretch's first instruction: the loop
+ * may run it again at once while it does, up to cpu->stretch_reps times in
+ * all, and tells the model how many more it ran (`ahead_branch`). */
+#define NM_STRETCH_LOOP 0x40000000u
 
 /* nm_cpu_run_stretch, the last of the k instructions a near conditional
  * jump that cannot fault (the model's promise: a flat CS), run with EIP at
@@ -118,14 +122,18 @@ static const bool nm_cpu_conditional_op[NM_OP_COUNT] = {
  * model's (named likewise) for a stretch whose count it returns with
  * NM_STRETCH_BRANCH: the last of them a near conditional jump that cannot
  * fault, run with the others; its outcome (`taken`) then, which returns
- * the clocks the model adds to the stretch's for it. */
+ * the clocks the model adds to the stretch's for it.  With NM_STRETCH_LOOP
+ * too, the jump goes back to the stretch's first instruction, and the loop
+ * runs the stretch again while it does, up to cpu->stretch_reps times in
+ * all: `again`, the times it ran after the first (all but the last
+ * jumping back), and `taken`, the last one's outcome. */
 static inline __attribute__((always_inline)) void nm_cpu_hooked_loop(
     nm_cpu *c, uint64_t limit, const bool model_only,
     uint32_t (*const insn)(void *opaque, nm_cpu *cpu, const nm_insn *i, bool seq),
     void (*const branch)(void *opaque, uint32_t from, uint32_t to, bool taken),
     unsigned (*const ahead)(void *opaque, nm_cpu *cpu, const ic_entry *e, bool ok, uint64_t now,
                             uint64_t deadline, uint64_t budget, uint32_t *cost),
-    uint32_t (*const ahead_branch)(void *opaque, nm_cpu *cpu, bool taken))
+    uint32_t (*const ahead_branch)(void *opaque, nm_cpu *cpu, bool taken, uint32_t again))
 {
     nm_clock *const clk = c->clock;
     nm_machine *const m = c->m;
@@ -266,11 +274,25 @@ static inline __attribute__((always_inline)) void nm_cpu_hooked_loop(
                 ahead(h.opaque, c, e, seq && page_ahead, clk->cycles, deadline, budget, &cost);
             if (k & NM_STRETCH_BRANCH) {
                 /* ending in a conditional jump: its outcome's clocks and
-                 * state are the model's (within the deadline either way) */
-                k &= ~NM_STRETCH_BRANCH;
-                const bool taken = nm_cpu_run_stretch_branch(c, &e, k);
-                clk->cycles += cost + ahead_branch(h.opaque, c, taken);
-                budget -= k;
+                 * state are the model's (within the deadline and the
+                 * budget either way); a loop's body again while it jumps
+                 * back, as many times as the model allows */
+                const bool loop = k & NM_STRETCH_LOOP;
+                k &= ~(NM_STRETCH_BRANCH | NM_STRETCH_LOOP);
+                const ic_entry *const head = e;
+                const uint32_t head_eip = c->eip;
+                bool taken = nm_cpu_run_stretch_branch(c, &e, k);
+                uint32_t again = 0;
+                if (loop) {
+                    const uint32_t reps = c->stretch_reps;
+                    while (taken && c->eip == head_eip && again + 1 < reps) {
+                        e = head;
+                        taken = nm_cpu_run_stretch_branch(c, &e, k);
+                        again++;
+                    }
+                }
+                clk->cycles += cost + ahead_branch(h.opaque, c, taken, again);
+                budget -= k * (again + 1);
                 if (taken) goto lookup;
                 n = ic_successor(e);
                 if (!n) goto lookup;

@@ -368,6 +368,12 @@ typedef struct i486_state {
      * physical address, length, start clock and the clocks a jump adds */
     uint32_t jcc_phys, jcc_len, jcc_extra;
     uint64_t jcc_start;
+    /* the last stretch flagged NM_STRETCH_LOOP: its walk, place, page tag,
+     * EIP and start (i486_ahead_branch's `again`) */
+    const struct i486_run_memo *loop;
+    uint32_t loop_phys, loop_lin, loop_page_tag, loop_eip;
+    uint64_t loop_now;
+    uint64_t loop_again; /* the runs made after the first (a test's count) */
     uint64_t window_insns, window_stretch, stretch_back_at;
     struct i486_stretch *stretch; /* STRETCH_SIZE */
     struct i486_run_memo *runs;   /* RUN_MEMO_SIZE */
@@ -408,6 +414,10 @@ typedef struct {
      * its place, its start (clocks from the first one's) and the clocks a
      * jump adds */
     uint8_t jcc_len, jcc_extra;
+    /* loops: that Jcc jumps back to the first one (NM_STRETCH_LOOP);
+     * end_pending: the line after the last change's is not in the cache (a
+     * prefetch of it pending after the stretch) */
+    uint8_t loops, end_pending;
     uint16_t jcc_off;
     uint32_t jcc_spent;
     uint16_t change_off[RUN_MAX_CHANGES];
@@ -429,6 +439,9 @@ struct i486_run_memo {
     bool pq_valid;
     run_sums out;
 };
+/* The most runs of a loop's body the loop makes at once (NM_STRETCH_LOOP;
+ * its step limit and the deadline bound it anyway). */
+#define LOOP_REPS_MAX 65536u
 #define RUN_MEMO_BITS 14
 #define RUN_MEMO_SIZE (1u << RUN_MEMO_BITS)
 
@@ -2237,7 +2250,7 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
     uint8_t written = s->last_written;
     uint32_t n = 0, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0, at = phys;
     unsigned changes = out->changes; /* (the target's end: target_walk's) */
-    out->jcc_len = out->jcc_extra = 0;
+    out->jcc_len = out->jcc_extra = out->loops = 0;
     for (const ic_entry *x = e;;) {
         const uint32_t here = at & ~(LINE - 1);
         if (q.arm_fast != here || q.arm_stay != here) break;
@@ -2277,6 +2290,8 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
                 out->jcc_len = ji->len;
                 out->jcc_extra = (uint8_t)(js->base_taken - js->base);
                 out->jcc_off = (uint16_t)(at - phys);
+                /* (32-bit: its target its next byte + disp) */
+                out->loops = !(ji->prefixes & NM_PFX_OPSIZE) && at - phys + ji->len + ji->disp == 0;
                 out->jcc_spent = clocks;
                 clocks += js->base + js->pfx;
                 base += js->base;
@@ -2357,6 +2372,7 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
     out->agi = agi;
     out->written = written;
     out->changes = (uint8_t)changes;
+    out->end_pending = q.pf_pending;
 }
 
 /* run_walk from a branch target, the queue flushed (e at `phys`, every
@@ -2383,6 +2399,66 @@ static inline __attribute__((always_inline)) void target_walk(i486_state *s, con
     out->change_len[0] = (uint8_t)len; /* (offset 0, at the start) */
     out->changes = 1;
     run_walk(s, e, phys, gen, now, q, true, out, unseen);
+}
+
+/* i486_ahead's outcome for the stretch `w` from `phys` (`lin`, EIP `eip`,
+ * the code page's TLB tag `page_tag`) starting at `now`, a branch target's
+ * (target_walk) or not: each one's fast_tail steps and tlb_quick_hit's,
+ * then its line changes, made afterwards at each one's start. */
+static inline __attribute__((always_inline)) void
+stretch_apply(i486_state *s, const nm_cpu *c, const run_sums *w, uint32_t phys, uint32_t lin,
+              uint32_t page_tag, uint32_t eip, uint64_t now, const bool target)
+{
+    const uint32_t n = w->n;
+    s->stretch_insns += n;
+    /* fast_tail's steps for each, and tlb_quick_hit's */
+    if (c->paging) {
+        s->tlb.mru = page_tag;
+        s->tlb.stats.hits += n;
+        s->tlb_code_hits += n;
+    }
+    s->c_index += w->index;
+    s->agi += w->agi;
+    s->c_agi += w->agi;
+    s->c_prefix += w->pfx;
+    s->rep_continues = false;
+    s->last_written = w->written;
+    s->accesses = 0;
+    s->prev.next_eip = eip + w->bytes;
+    s->insns += n;
+    s->clocks += w->clocks;
+    s->c_base += w->base;
+    if (target) {
+        /* target_fetch's steps: the flush, nothing pending to settle, the
+         * line a hit (target_walk found it) */
+        s->queue_flushes++;
+        s->pq_valid = true;
+        nm_cache_access(s->cache, phys, false, NULL);
+        s->code_lin = lin;
+    }
+    /* the line changes, at the start of the instruction that makes each
+     * (keep_code, fast_end_easy_at; a target's end the first): what one
+     * leaves the next overwrites but its cache lookup of the line after
+     * the next byte's, a hit (the walk goes past a change only when that
+     * line is in the cache: nothing pending) */
+    if (w->changes) {
+        const unsigned last = w->changes - 1u;
+        for (unsigned k = 0; k < last; k++) {
+            /* (nm_cache_read_if_present written out: left to the
+             * compiler, it was a call here) */
+            const uint32_t line2 =
+                ((phys + w->change_off[k] + w->change_len[k]) & ~(LINE - 1)) + LINE;
+            if (!nm_cache_read_set_mru(s->cache, line2))
+                nm_cache_read_if_present_slow(s->cache, line2);
+        }
+        const uint64_t start = now + w->change_spent[last];
+        s->pq_next = phys + w->change_off[last] + w->change_len[last];
+        s->code_phys = phys + w->change_off[last];
+        s->code_len = w->change_len[last];
+        s->code_ready = start;
+        fast_end_easy_at(s, start);
+    }
+    s->pq_next = phys + w->bytes;
 }
 
 /* The run loop's question before an instruction (nm_cpu_hooked_loop's
@@ -2464,6 +2540,7 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
             rm->pq_valid = s->pq_valid;
             rm->q = q0;
             rm->out = walked;
+            w = &rm->out;
         }
     }
     const uint32_t n = w->n, clocks = w->clocks;
@@ -2472,64 +2549,92 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     if (n < 2 || n >= budget || now + clocks + w->jcc_extra >= deadline || s->stretch_off ||
         (w->jcc_len && c->seg[NM_CS].limit != 0xffffffffu))
         return 0;
-    s->stretch_insns += n;
-    /* fast_tail's steps for each, and tlb_quick_hit's */
-    if (c->paging) {
-        s->tlb.mru = page_tag;
-        s->tlb.stats.hits += n;
-        s->tlb_code_hits += n;
-    }
-    s->c_index += w->index;
-    s->agi += w->agi;
-    s->c_agi += w->agi;
-    s->c_prefix += w->pfx;
-    s->rep_continues = false;
-    s->last_written = w->written;
-    s->accesses = 0;
-    s->prev.next_eip = c->eip + w->bytes;
-    s->insns += n;
-    s->clocks += clocks;
-    s->c_base += w->base;
-    if (target) {
-        /* target_fetch's steps: the flush, nothing pending to settle, the
-         * line a hit (target_walk found it) */
-        s->queue_flushes++;
-        s->pq_valid = true;
-        nm_cache_access(s->cache, phys, false, NULL);
-        s->code_lin = lin;
-    }
-    /* the line changes, at the start of the instruction that makes each
-     * (keep_code, fast_end_easy_at; a target's end the first): what one
-     * leaves the next overwrites but its cache lookup of the line after
-     * the next byte's, a hit (the walk goes past a change only when that
-     * line is in the cache: nothing pending) */
-    if (w->changes) {
-        const unsigned last = w->changes - 1u;
-        for (unsigned k = 0; k < last; k++) {
-            /* (nm_cache_read_if_present written out: left to the
-             * compiler, it was a call here) */
-            const uint32_t line2 =
-                ((phys + w->change_off[k] + w->change_len[k]) & ~(LINE - 1)) + LINE;
-            if (!nm_cache_read_set_mru(s->cache, line2))
-                nm_cache_read_if_present_slow(s->cache, line2);
-        }
-        const uint64_t start = now + w->change_spent[last];
-        s->pq_next = phys + w->change_off[last] + w->change_len[last];
-        s->code_phys = phys + w->change_off[last];
-        s->code_len = w->change_len[last];
-        s->code_ready = start;
-        fast_end_easy_at(s, start);
-    }
-    s->pq_next = phys + w->bytes;
+    const uint8_t written_before = s->last_written;
+    stretch_apply(s, c, w, phys, lin, page_tag, c->eip, now, target);
     *cost = clocks;
     if (w->jcc_len) {
         s->jcc_phys = phys + w->jcc_off;
         s->jcc_len = w->jcc_len;
         s->jcc_extra = w->jcc_extra;
         s->jcc_start = now + w->jcc_spent;
+        /* A loop's body from its target (kept: w is the memo's), whose next
+         * run would find what this one did: the register written last the
+         * same, nothing pending after it, every fill still in (a
+         * target's), and its cache lookups of the consecutive lines it
+         * runs through (distinct sets) hits on their sets' last lines, the
+         * queue flushed again -- each run the same but for its clock.  As
+         * many as i486_ahead would take one after the other: each within
+         * the deadline, jump included, and short of the budget. */
+        if (target && w->loops && !w->end_pending && w == &rm->out &&
+            written_before == w->written) {
+            const uint64_t per = clocks + w->jcc_extra;
+            uint64_t reps = (deadline - now - 1) / per;
+            if ((budget - 1) / n < reps) reps = (budget - 1) / n;
+            if (reps > LOOP_REPS_MAX) reps = LOOP_REPS_MAX;
+            if (reps > 1) {
+                c->stretch_reps = (uint32_t)reps;
+                s->loop = rm;
+                s->loop_phys = phys;
+                s->loop_lin = lin;
+                s->loop_page_tag = page_tag;
+                s->loop_eip = c->eip;
+                s->loop_now = now;
+                return n | NM_STRETCH_BRANCH | NM_STRETCH_LOOP;
+            }
+        }
         return n | NM_STRETCH_BRANCH;
     }
     return n;
+}
+
+/* i486_ahead_branch when the loop ran a loop's body `again` more times
+ * (NM_STRETCH_LOOP): the first one's jump, the ones between (jumps too) as
+ * counts -- each the same but for its clock -- and the last one as
+ * i486_ahead makes it at its start, then its Jcc's outcome; their clocks
+ * but the first one's. */
+static uint32_t __attribute__((noinline))
+loop_again(i486_state *s, nm_cpu *c, bool taken, uint32_t again)
+{
+    const run_sums *w = &s->loop->out;
+    const uint32_t n = w->n, clocks = w->clocks, extra = w->jcc_extra;
+    s->loop_again += again;
+    s->c_base += extra;
+    s->clocks += extra;
+    s->taken_transfers++;
+    const uint64_t mid = again - 1u;
+    s->stretch_insns += mid * n;
+    if (c->paging) {
+        s->tlb.stats.hits += mid * n;
+        s->tlb_code_hits += mid * n;
+    }
+    s->c_index += mid * w->index;
+    s->agi += mid * w->agi;
+    s->c_agi += mid * w->agi;
+    s->c_prefix += mid * w->pfx;
+    s->insns += mid * n;
+    s->clocks += mid * (clocks + extra);
+    s->c_base += mid * (w->base + extra);
+    s->queue_flushes += mid;
+    s->taken_transfers += mid;
+    /* the target's lookup and each change's */
+    ((nm_cache_head *)(void *)s->cache)->stats.read_hits += mid * (1u + w->changes);
+    const uint64_t now = s->loop_now + (uint64_t)again * (clocks + extra);
+    stretch_apply(s, c, w, s->loop_phys, s->loop_lin, s->loop_page_tag, s->loop_eip, now, true);
+    s->jcc_start = now + w->jcc_spent;
+    uint32_t add = again * (clocks + extra);
+    if (taken) {
+        s->c_base += extra;
+        s->clocks += extra;
+        s->code_phys = s->jcc_phys;
+        s->code_len = s->jcc_len;
+        s->code_ready = s->jcc_start;
+        s->taken_transfers++;
+        s->pq_valid = false;
+        s->prev.next_eip = c->eip;
+        disarm(s);
+        add += extra;
+    }
+    return add;
 }
 
 /* The outcome of the Jcc a stretch ended with (nm_cpu_hooked_loop's
@@ -2537,9 +2642,10 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
  * further steps from its start (keep_code's), its further clocks
  * returned. */
 static inline __attribute__((always_inline)) uint32_t i486_ahead_branch(void *opaque, nm_cpu *c,
-                                                                        bool taken)
+                                                                        bool taken, uint32_t again)
 {
     i486_state *s = opaque;
+    if (unlikely(again)) return loop_again(s, c, taken, again);
     if (!taken) return 0;
     const uint32_t extra = s->jcc_extra;
     s->c_base += extra;
@@ -2625,6 +2731,11 @@ void nm_i486_set_stretch(void *state, bool on)
 uint64_t nm_i486_stretch_insns(const void *state)
 {
     return ((const i486_state *)state)->stretch_insns;
+}
+
+uint64_t nm_i486_loop_again(const void *state)
+{
+    return ((const i486_state *)state)->loop_again;
 }
 
 static void i486_report(void *opaque, nm_report *r)

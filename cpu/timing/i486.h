@@ -12,5 +12,8 @@
  * and counters are the same either way. */
 void nm_i486_set_stretch(void *state, bool on);
 uint64_t nm_i486_stretch_insns(const void *state);
+/* The runs of loops' bodies made after the first at once so far
+ * (NM_STRETCH_LOOP's `again`). */
+uint64_t nm_i486_loop_again(const void *state);
 
 #endif

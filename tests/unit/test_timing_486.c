@@ -1285,6 +1285,106 @@ static void test_stretch_jcc_limit(void)
     g_free(report[1]);
 }
 
+static uint64_t run_to_hlt(fx *f, uint32_t eip);
+
+/* A loop's body run again at once while its Jcc jumps back
+ * (NM_STRETCH_LOOP, i486.c loop_again): the same clocks, instructions,
+ * registers and report with stretches on and off, stopped by step limits
+ * and timers, paging off and on; (a) entered by a CALL, whose ESP the
+ * body's first instruction reads (an AGI in the first run only); (b) warm
+ * but for the line after the body's last, evicted (a prefetch of it
+ * pending after the first run, so the next one waits for the bus) --
+ * and runs made at once in both. */
+static void test_stretch_loop_again(void)
+{
+    static const uint8_t call_loop[] = {
+        0xe8, 0x00, 0x00, 0x00, 0x00, /* call L */
+        0x8d, 0x14, 0x04,             /* L: lea edx,[esp+eax] */
+        0x66, 0x01, 0xd8,             /* add ax,bx (a prefix) */
+        0x49,                         /* dec ecx */
+        0x75, 0xf7,                   /* jnz L (its next byte in L's line) */
+        0xf4,                         /* hlt */
+    };
+    for (int paging = 0; paging < 2; paging++) {
+        fx both[2] = {{0}, {0}};
+        static stretch_seen seen[2];
+        char *report[2];
+        for (int k = 0; k < 2; k++) {
+            fx *f = &both[k];
+            fx_init(f, call_loop, sizeof call_loop);
+            if (paging) paging_on(f);
+            f->regs[NM_EBX] = 3;
+            f->regs[NM_ECX] = 40;
+            nm_i486_set_stretch(f->c->hooks.opaque, k == 1);
+            stretch_runs(f, &seen[k]);
+            report[k] = report_text(f);
+        }
+        g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
+        g_assert_cmpstr(report[1], ==, report[0]);
+        g_assert_cmpuint(nm_i486_loop_again(both[1].c->hooks.opaque), >, 44 * 20);
+        for (int k = 0; k < 2; k++) {
+            g_free(report[k]);
+            fx_free(&both[k]);
+        }
+    }
+
+    /* (b) L at 0x00: its body over lines 0x00 and 0x10, the JNZ's next
+     * byte in 0x10 (a JMP to the HLT at 0x40 there too): 0x20 is only
+     * asked for by the prefetcher.  At 0x80, the program that evicts it:
+     * four loads into its set (8 KB, 4 ways: 2 KB apart), then HLT; at
+     * 0x60 a JMP to L. */
+    uint8_t code[0xa0];
+    memset(code, 0x90, sizeof code);
+    size_t n = 0;
+    for (int k = 0; k < 13; k++) { /* L: add eax,ebx x 13 (0x00-0x19) */
+        code[n++] = 0x01;
+        code[n++] = 0xd8;
+    }
+    code[n++] = 0x49; /* dec ecx (0x1a) */
+    code[n++] = 0x75; /* jnz L (0x1b) */
+    code[n] = (uint8_t)(0 - (n + 1));
+    n++;
+    code[n++] = 0xeb; /* jmp 0x40 (0x1d) */
+    code[n] = (uint8_t)(0x40 - (n + 1));
+    code[0x40] = 0xf4;
+    code[0x60] = 0xeb; /* jmp L: the first run from a branch target too */
+    code[0x61] = (uint8_t)(0 - 0x62);
+    static const uint8_t evict[] = {
+        0x8b, 0x86, 0x00, 0x00, 0x00, 0x00, /* mov eax,[esi] */
+        0x8b, 0x86, 0x00, 0x08, 0x00, 0x00, /* mov eax,[esi+0x800] */
+        0x8b, 0x86, 0x00, 0x10, 0x00, 0x00, /* mov eax,[esi+0x1000] */
+        0x8b, 0x86, 0x00, 0x18, 0x00, 0x00, /* mov eax,[esi+0x1800] */
+        0xf4,                               /* hlt */
+    };
+    memcpy(code + 0x80, evict, sizeof evict);
+    after_run seen[2];
+    char *report[2];
+    uint64_t again[2];
+    for (int on = 0; on < 2; on++) {
+        fx f = {0};
+        fx_init(&f, code, sizeof code);
+        f.regs[NM_EBX] = 3;
+        f.regs[NM_ECX] = 30;
+        f.regs[NM_ESI] = DATA + ((CODE32 + 0x20) & 0x7ff);
+        nm_i486_set_stretch(f.c->hooks.opaque, on);
+        run_to_hlt(&f, CODE32 + 0x60); /* cold: 0x20 and 0x70 cached too */
+        run_to_hlt(&f, CODE32 + 0x60); /* warm */
+        run_to_hlt(&f, CODE32 + 0x80); /* 0x20 evicted */
+        f.m->clock.cycles += 1000;     /* every fill in */
+        run_to_hlt(&f, CODE32 + 0x60);
+        seen[on] = after_of(f.c);
+        report[on] = report_text(&f);
+        again[on] = nm_i486_loop_again(f.c->hooks.opaque);
+        fx_free(&f);
+    }
+    g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
+    g_assert_cmpstr(report[1], ==, report[0]);
+    g_assert_cmpuint(again[0], ==, 0);
+    g_assert_cmpuint(again[1], >, 20);
+    g_free(report[0]);
+    g_free(report[1]);
+}
+
 /* What a stretch's walk found is kept for the queue, the register written
  * and the lines the cache holds (i486_run_memo): a loop whose stretches run
  * over its first four lines, and every other iteration loads four lines
@@ -1502,6 +1602,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/stretch-evict", test_stretch_evict);
     g_test_add_func("/timing/486/stretch-targets", test_stretch_targets);
     g_test_add_func("/timing/486/stretch-jcc-limit", test_stretch_jcc_limit);
+    g_test_add_func("/timing/486/stretch-loop-again", test_stretch_loop_again);
     g_test_add_func("/timing/486/stretch-recode-warm", test_stretch_recode_warm);
     g_test_add_func("/timing/486/far-call-gate", test_far_call_gate);
     g_test_add_func("/timing/486/int-iret-protected", test_int_iret_protected);
