@@ -368,6 +368,7 @@ typedef struct i486_state {
      * physical address, length, start clock and the clocks a jump adds */
     uint32_t jcc_phys, jcc_len, jcc_extra;
     uint64_t jcc_start;
+    bool jcc_cross; /* its next byte in the next line: its line change (or its jump's) */
     /* the last stretch flagged NM_STRETCH_LOOP: its walk, place, page tag,
      * EIP and start (i486_ahead_branch's `again`) */
     const struct i486_run_memo *loop;
@@ -390,10 +391,12 @@ struct i486_stretch {
     uint8_t n, bytes, pfx, index, agi, written; /* agi: but the first one's */
     uint16_t clocks, base;                      /* clocks: rows, prefixes, index and those AGIs */
     /* the instruction after them when it is one whose next byte is in the
-     * next line (0: none; its sums and its fast_end at each use) */
+     * next line (0: none; its sums and its fast_end at each use): a
+     * register-only one, or a near Jcc (a stretch may end with it:
+     * NM_STRETCH_BRANCH) */
     uint8_t cross_len;
     /* else the near Jcc after them, its next byte in the line too (0:
-     * none; a stretch may end with it: NM_STRETCH_BRANCH) */
+     * none; a stretch may end with it) */
     uint8_t jcc_len;
 };
 /* What the fast path's ends leave of the queue that its next instruction's
@@ -412,8 +415,9 @@ typedef struct {
     uint8_t written, changes;
     /* the near Jcc it ends with (jcc_len 0: none), counted as not taken:
      * its place, its start (clocks from the first one's) and the clocks a
-     * jump adds */
-    uint8_t jcc_len, jcc_extra;
+     * jump adds; jcc_cross: its next byte in the next line (the last line
+     * change its own, made only if it does not jump) */
+    uint8_t jcc_len, jcc_extra, jcc_cross;
     /* loops: that Jcc jumps back to the first one (NM_STRETCH_LOOP);
      * end_pending: the line after the last change's is not in the cache (a
      * prefetch of it pending after the stretch) */
@@ -2204,8 +2208,12 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
         const uint32_t next = at + i->len;
         if (i->model_tag != NM_INSN_TAG_486) return NULL;
         if (!st->regonly) {
-            if (i->op == NM_OP_JCC && (st->flags & ST_NEAR_BRANCH) && (next & ~(LINE - 1)) == line)
-                t.jcc_len = i->len;
+            if (i->op == NM_OP_JCC && (st->flags & ST_NEAR_BRANCH)) {
+                if ((next & ~(LINE - 1)) == line)
+                    t.jcc_len = i->len;
+                else
+                    t.cross_len = i->len;
+            }
             break;
         }
         if ((next & ~(LINE - 1)) != line) {
@@ -2250,7 +2258,7 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
     uint8_t written = s->last_written;
     uint32_t n = 0, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0, at = phys;
     unsigned changes = out->changes; /* (the target's end: target_walk's) */
-    out->jcc_len = out->jcc_extra = out->loops = 0;
+    out->jcc_len = out->jcc_extra = out->loops = out->jcc_cross = 0;
     for (const ic_entry *x = e;;) {
         const uint32_t here = at & ~(LINE - 1);
         if (q.arm_fast != here || q.arm_stay != here) break;
@@ -2335,6 +2343,16 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
         pfx += cs->pfx;
         written = cs->written;
         n++;
+        if (!cs->regonly) {
+            /* a near Jcc (stretch_walk): the stretch ends with it */
+            out->jcc_len = ci->len;
+            out->jcc_extra = (uint8_t)(cs->base_taken - cs->base);
+            out->jcc_off = (uint16_t)(at - phys);
+            out->jcc_spent = out->change_spent[changes - 1];
+            out->jcc_cross = 1;
+            at = next;
+            break;
+        }
         at = next;
         /* fast_end_easy_at's outcome for the queue */
         const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
@@ -2441,8 +2459,9 @@ stretch_apply(i486_state *s, const nm_cpu *c, const run_sums *w, uint32_t phys, 
      * leaves the next overwrites but its cache lookup of the line after
      * the next byte's, a hit (the walk goes past a change only when that
      * line is in the cache: nothing pending) */
-    if (w->changes) {
-        const unsigned last = w->changes - 1u;
+    const unsigned made = w->changes - w->jcc_cross; /* (a Jcc's: i486_ahead_branch's) */
+    if (made) {
+        const unsigned last = made - 1u;
         for (unsigned k = 0; k < last; k++) {
             /* (nm_cache_read_if_present written out: left to the
              * compiler, it was a call here) */
@@ -2557,6 +2576,7 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         s->jcc_len = w->jcc_len;
         s->jcc_extra = w->jcc_extra;
         s->jcc_start = now + w->jcc_spent;
+        s->jcc_cross = w->jcc_cross;
         /* A loop's body from its target (kept: w is the memo's), whose next
          * run would find what this one did: the register written last the
          * same, nothing pending after it, every fill still in (a
@@ -2637,6 +2657,29 @@ loop_again(i486_state *s, nm_cpu *c, bool taken, uint32_t again)
     return add;
 }
 
+/* i486_ahead_branch for a Jcc whose next byte is in the next line: not
+ * taken, its line change (the walk's, at its start); taken, prefetch_ahead
+ * asks for the line after it.  Either way from keep_code's state. */
+static uint32_t __attribute__((noinline)) ahead_branch_cross(i486_state *s, nm_cpu *c, bool taken)
+{
+    s->code_phys = s->jcc_phys;
+    s->code_len = s->jcc_len;
+    s->code_ready = s->jcc_start;
+    if (!taken) {
+        fast_end_easy_at(s, s->jcc_start);
+        return 0;
+    }
+    const uint32_t extra = s->jcc_extra;
+    s->c_base += extra;
+    s->clocks += extra;
+    prefetch_ahead(s);
+    s->taken_transfers++;
+    s->pq_valid = false;
+    s->prev.next_eip = c->eip;
+    disarm(s);
+    return extra;
+}
+
 /* The outcome of the Jcc a stretch ended with (nm_cpu_hooked_loop's
  * ahead_branch), counted as not taken by i486_ahead: a jump is fast_taken's
  * further steps from its start (keep_code's), its further clocks
@@ -2646,6 +2689,7 @@ static inline __attribute__((always_inline)) uint32_t i486_ahead_branch(void *op
 {
     i486_state *s = opaque;
     if (unlikely(again)) return loop_again(s, c, taken, again);
+    if (unlikely(s->jcc_cross)) return ahead_branch_cross(s, c, taken);
     if (!taken) return 0;
     const uint32_t extra = s->jcc_extra;
     s->c_base += extra;
