@@ -1233,12 +1233,28 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
     code_fetch(s, lin, phys, len);
 }
 
-/* code_early_slow, but for the instruction's second and later accesses
- * (its code fetched already: the common case) inline */
+/* code_early_slow, but inline for the instruction's second and later
+ * accesses (its code fetched already) and for the first when its code is
+ * in the line made ready and all in by the start of the instruction that
+ * made it ready (arm_fast: no wait; armed, so the cache is on), with
+ * paging on a TLB hit on its set's last entry: code_early_slow's steps
+ * then. */
 static inline __attribute__((always_inline)) void code_early(i486_state *s)
 {
     const nm_cpu *c = s->cpu;
-    if (s->code_done && s->code_lin == c->seg[NM_CS].base + c->insn_eip) return;
+    const uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
+    if (s->code_done) {
+        if (s->code_lin == lin) return;
+    } else if (likely(c->code32)) {
+        const uint32_t len = c->eip - c->insn_eip, phys = c->fetch_phys | (lin & 0xfff);
+        if (len - 1u < 15u && phys == s->pq_next &&
+            ((phys + len - 1) & ~(LINE - 1)) == s->arm_fast && *s->map_gen == s->arm_gen &&
+            (!c->paging || tlb_quick_hit(s, lin, len, true))) {
+            code_fetched(s, lin, phys, len, now_of(s));
+            s->code_armed = true;
+            return;
+        }
+    }
     code_early_slow(s);
 }
 

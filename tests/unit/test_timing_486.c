@@ -862,6 +862,35 @@ static void test_tlb_fits(void)
     fx_free(&f);
 }
 
+/* Every instruction's code is one lookup in the TLB, also a load's whose
+ * code was made ready by the instruction before it (fetched at its data
+ * access: code_early): a warm loop of ADD, MOV from memory, DEC, JNZ with
+ * paging -- code hits and misses together as many as the instructions. */
+static void test_tlb_code_lookups(void)
+{
+    static const uint8_t code[] = {
+        0x83, 0xc3, 0x01, /* L: add ebx,1 */
+        0x8b, 0x06,       /* mov eax,[esi] */
+        0x49,             /* dec ecx */
+        0x75, 0xf8,       /* jnz L */
+        0xf4,             /* hlt */
+    };
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    paging_on(&f);
+    f.regs[NM_ECX] = 50;
+    f.regs[NM_ESI] = DATA;
+    const uint64_t insns0 = f.c->instructions;
+    set_regs(&f);
+    nm_cpu_set_eip(f.c, entry_of(&f));
+    nm_cpu_run(f.c, 100000);
+    g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+    g_assert_cmpuint(report_of(&f, "tlb_code_hits") + report_of(&f, "tlb_code_misses"), ==,
+                     f.c->instructions - insns0);
+    g_assert_cmpuint(report_of(&f, "tlb_data_hits"), ==, 49);
+    fx_free(&f);
+}
+
 /* Five data pages in one TLB set (stride 8 pages + 16 bytes): four ways
  * cycled through five pages.  The tree pseudo-LRU (tlb.h) then gives, in
  * the second pass, A miss, B hit, C miss, D miss, E miss (the order
@@ -1610,6 +1639,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/fault-delivery", test_fault_delivery);
     g_test_add_func("/timing/486/rep-vs-unrolled-stores", test_rep_vs_unrolled_stores);
     g_test_add_func("/timing/486/tlb-fits", test_tlb_fits);
+    g_test_add_func("/timing/486/tlb-code-lookups", test_tlb_code_lookups);
     g_test_add_func("/timing/486/tlb-overflow", test_tlb_overflow);
     g_test_add_func("/timing/486/tlb-mov-cr3", test_tlb_mov_cr3);
     g_test_add_func("/timing/486/tlb-invlpg", test_tlb_invlpg);
