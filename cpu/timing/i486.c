@@ -1238,14 +1238,15 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
  * in the line made ready and all in by the start of the instruction that
  * made it ready (arm_fast: no wait; armed, so the cache is on), with
  * paging on a TLB hit on its set's last entry: code_early_slow's steps
- * then. */
+ * then.  (arm_fast tested first: in a Linux window the line is often
+ * still coming in, and the test of the rest cost more than it saved.) */
 static inline __attribute__((always_inline)) void code_early(i486_state *s)
 {
     const nm_cpu *c = s->cpu;
     const uint32_t lin = c->seg[NM_CS].base + c->insn_eip;
     if (s->code_done) {
         if (s->code_lin == lin) return;
-    } else if (likely(c->code32)) {
+    } else if (s->arm_fast != 1 && likely(c->code32)) {
         const uint32_t len = c->eip - c->insn_eip, phys = c->fetch_phys | (lin & 0xfff);
         if (len - 1u < 15u && phys == s->pq_next &&
             ((phys + len - 1) & ~(LINE - 1)) == s->arm_fast && *s->map_gen == s->arm_gen &&
