@@ -2624,6 +2624,27 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     return n;
 }
 
+/* The Jcc a stretch ended with jumped: keep_code's state from its start,
+ * then fast_taken's steps (`prefetch`: its next byte in the next line, for
+ * which prefetch_ahead asks; in its line it asks for nothing, the line
+ * after queued already, arm_stay); the clocks a jump adds. */
+static inline __attribute__((always_inline)) uint32_t jcc_jumped(i486_state *s, const nm_cpu *c,
+                                                                 const bool prefetch)
+{
+    const uint32_t extra = s->jcc_extra;
+    s->c_base += extra;
+    s->clocks += extra;
+    s->code_phys = s->jcc_phys;
+    s->code_len = s->jcc_len;
+    s->code_ready = s->jcc_start;
+    if (prefetch) prefetch_ahead(s);
+    s->taken_transfers++;
+    s->pq_valid = false;
+    s->prev.next_eip = c->eip;
+    disarm(s);
+    return extra;
+}
+
 /* i486_ahead_branch when the loop ran a loop's body `again` more times
  * (NM_STRETCH_LOOP): the first one's jump, the ones between (jumps too) as
  * counts -- each the same but for its clock -- and the last one as
@@ -2658,20 +2679,7 @@ loop_again(i486_state *s, nm_cpu *c, bool taken, uint32_t again)
     const uint64_t now = s->loop_now + (uint64_t)again * (clocks + extra);
     stretch_apply(s, c, w, s->loop_phys, s->loop_lin, s->loop_page_tag, s->loop_eip, now, true);
     s->jcc_start = now + w->jcc_spent;
-    uint32_t add = again * (clocks + extra);
-    if (taken) {
-        s->c_base += extra;
-        s->clocks += extra;
-        s->code_phys = s->jcc_phys;
-        s->code_len = s->jcc_len;
-        s->code_ready = s->jcc_start;
-        s->taken_transfers++;
-        s->pq_valid = false;
-        s->prev.next_eip = c->eip;
-        disarm(s);
-        add += extra;
-    }
-    return add;
+    return again * (clocks + extra) + (taken ? jcc_jumped(s, c, false) : 0);
 }
 
 /* i486_ahead_branch for a Jcc whose next byte is in the next line: not
@@ -2679,22 +2687,12 @@ loop_again(i486_state *s, nm_cpu *c, bool taken, uint32_t again)
  * asks for the line after it.  Either way from keep_code's state. */
 static uint32_t __attribute__((noinline)) ahead_branch_cross(i486_state *s, nm_cpu *c, bool taken)
 {
+    if (taken) return jcc_jumped(s, c, true);
     s->code_phys = s->jcc_phys;
     s->code_len = s->jcc_len;
     s->code_ready = s->jcc_start;
-    if (!taken) {
-        fast_end_easy_at(s, s->jcc_start);
-        return 0;
-    }
-    const uint32_t extra = s->jcc_extra;
-    s->c_base += extra;
-    s->clocks += extra;
-    prefetch_ahead(s);
-    s->taken_transfers++;
-    s->pq_valid = false;
-    s->prev.next_eip = c->eip;
-    disarm(s);
-    return extra;
+    fast_end_easy_at(s, s->jcc_start);
+    return 0;
 }
 
 /* The outcome of the Jcc a stretch ended with (nm_cpu_hooked_loop's
@@ -2707,20 +2705,7 @@ static inline __attribute__((always_inline)) uint32_t i486_ahead_branch(void *op
     i486_state *s = opaque;
     if (unlikely(again)) return loop_again(s, c, taken, again);
     if (unlikely(s->jcc_cross)) return ahead_branch_cross(s, c, taken);
-    if (!taken) return 0;
-    const uint32_t extra = s->jcc_extra;
-    s->c_base += extra;
-    s->clocks += extra;
-    s->code_phys = s->jcc_phys;
-    s->code_len = s->jcc_len;
-    s->code_ready = s->jcc_start;
-    /* (prefetch_ahead asks for nothing: the line after the Jcc's is queued
-     * already, arm_stay; pq_next is its next byte) */
-    s->taken_transfers++;
-    s->pq_valid = false;
-    s->prev.next_eip = c->eip;
-    disarm(s);
-    return extra;
+    return taken ? jcc_jumped(s, c, false) : 0;
 }
 
 /* The CPU's run loop with this model as its only listener, the insn and
