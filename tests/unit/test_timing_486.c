@@ -1102,6 +1102,43 @@ static char *report_text(fx *f)
     return js;
 }
 
+/* What the on/off stretch comparisons read of the model with stretches
+ * on and off ([0] off, [1] on). */
+typedef struct {
+    uint64_t stretch_insns[2], loop_again[2];
+} stretch_counts;
+
+/* `code` (n bytes) with EBX and ECX set, warm, under stretch_runs with
+ * stretches off and on, paging as asked: the same clocks, registers,
+ * stopping points and report either way; what each ran in stretches. */
+static stretch_counts stretch_on_off(const uint8_t *code, size_t n, bool paging, uint32_t ebx,
+                                     uint32_t ecx)
+{
+    static stretch_seen seen[2];
+    fx both[2] = {{0}, {0}};
+    char *report[2];
+    stretch_counts out;
+    for (int k = 0; k < 2; k++) {
+        fx *f = &both[k];
+        fx_init(f, code, n);
+        if (paging) paging_on(f);
+        f->regs[NM_EBX] = ebx;
+        f->regs[NM_ECX] = ecx;
+        nm_i486_set_stretch(f->c->hooks.opaque, k == 1);
+        stretch_runs(f, &seen[k]);
+        report[k] = report_text(f);
+        out.stretch_insns[k] = nm_i486_stretch_insns(f->c->hooks.opaque);
+        out.loop_again[k] = nm_i486_loop_again(f->c->hooks.opaque);
+    }
+    g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
+    g_assert_cmpstr(report[1], ==, report[0]);
+    for (int k = 0; k < 2; k++) {
+        g_free(report[k]);
+        fx_free(&both[k]);
+    }
+    return out;
+}
+
 /* Stretches (i486.c, i486_ahead): instructions that can neither fault nor
  * touch memory, within the line made ready, run at once with the fast
  * path's outcome for each worked out together: a loop of them (a
@@ -1117,30 +1154,10 @@ static void test_stretch(void)
     memcpy(code, stretch_loop, sizeof stretch_loop);
     code[sizeof stretch_loop] = 0xf4; /* hlt */
     for (int paging = 0; paging < 2; paging++) {
-        fx off = {0}, on = {0};
-        static stretch_seen seen_off, seen_on;
-        fx *both[2] = {&off, &on};
-        stretch_seen *seen[2] = {&seen_off, &seen_on};
-        char *report[2];
-        for (int k = 0; k < 2; k++) {
-            fx *f = both[k];
-            fx_init(f, code, sizeof code);
-            if (paging) paging_on(f);
-            f->regs[NM_EBX] = 2463534242u;
-            f->regs[NM_ECX] = 200;
-            nm_i486_set_stretch(f->c->hooks.opaque, k == 1);
-            stretch_runs(f, seen[k]);
-            report[k] = report_text(f);
-        }
-        g_assert_cmpuint(nm_i486_stretch_insns(off.c->hooks.opaque), ==, 0);
-        g_assert_cmpint(memcmp(&seen_on, &seen_off, sizeof seen_on), ==, 0);
-        g_assert_cmpstr(report[1], ==, report[0]);
+        const stretch_counts got = stretch_on_off(code, sizeof code, paging, 2463534242u, 200);
+        g_assert_cmpuint(got.stretch_insns[0], ==, 0);
         /* 44 runs of the whole loop, 200 x 17 instructions: half of them at least */
-        g_assert_cmpuint(nm_i486_stretch_insns(on.c->hooks.opaque), >, 44 * 200 * 8);
-        for (int k = 0; k < 2; k++) {
-            g_free(report[k]);
-            fx_free(both[k]);
-        }
+        g_assert_cmpuint(got.stretch_insns[1], >, 44 * 200 * 8);
     }
 }
 
@@ -1237,29 +1254,10 @@ static void test_stretch_targets(void)
         code[n++] = 0xf4; /* hlt */
         g_assert_cmpuint(n, <=, sizeof code);
         for (int paging = 0; paging < 2; paging++) {
-            fx both[2] = {{0}, {0}};
-            static stretch_seen seen[2];
-            char *report[2];
-            for (int k = 0; k < 2; k++) {
-                fx *f = &both[k];
-                fx_init(f, code, n);
-                if (paging) paging_on(f);
-                f->regs[NM_EBX] = 7;
-                f->regs[NM_ECX] = 30;
-                nm_i486_set_stretch(f->c->hooks.opaque, k == 1);
-                stretch_runs(f, &seen[k]);
-                report[k] = report_text(f);
-            }
-            g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
-            g_assert_cmpstr(report[1], ==, report[0]);
+            const stretch_counts got = stretch_on_off(code, n, paging, 7, 30);
             /* 44 runs of 30 x 14 instructions: the 13 from L in one stretch
              * (but the cold first ones) when L ends in its line */
-            if (offsets[o] < 14)
-                g_assert_cmpuint(nm_i486_stretch_insns(both[1].c->hooks.opaque), >, 44 * 30 * 12);
-            for (int k = 0; k < 2; k++) {
-                g_free(report[k]);
-                fx_free(&both[k]);
-            }
+            if (offsets[o] < 14) g_assert_cmpuint(got.stretch_insns[1], >, 44 * 30 * 12);
         }
     }
 }
@@ -1335,26 +1333,8 @@ static void test_stretch_loop_again(void)
         0xf4,                         /* hlt */
     };
     for (int paging = 0; paging < 2; paging++) {
-        fx both[2] = {{0}, {0}};
-        static stretch_seen seen[2];
-        char *report[2];
-        for (int k = 0; k < 2; k++) {
-            fx *f = &both[k];
-            fx_init(f, call_loop, sizeof call_loop);
-            if (paging) paging_on(f);
-            f->regs[NM_EBX] = 3;
-            f->regs[NM_ECX] = 40;
-            nm_i486_set_stretch(f->c->hooks.opaque, k == 1);
-            stretch_runs(f, &seen[k]);
-            report[k] = report_text(f);
-        }
-        g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
-        g_assert_cmpstr(report[1], ==, report[0]);
-        g_assert_cmpuint(nm_i486_loop_again(both[1].c->hooks.opaque), >, 44 * 20);
-        for (int k = 0; k < 2; k++) {
-            g_free(report[k]);
-            fx_free(&both[k]);
-        }
+        const stretch_counts got = stretch_on_off(call_loop, sizeof call_loop, paging, 3, 40);
+        g_assert_cmpuint(got.loop_again[1], >, 44 * 20);
     }
 
     /* (b) L at 0x00: its body over lines 0x00 and 0x10, the JNZ's next
