@@ -609,3 +609,66 @@ diff_undef diff_undefined(const diff_insn *t, const diff_record *r)
     u.flags = s2->undef | (u.flags & kept);
     return u;
 }
+
+/* ------------------------------------------------------------------------
+ * Reading a record file. */
+
+static int field_ok(const char *s, size_t n)
+{
+    return memchr(s, 0, n) != NULL && s[0] != 0;
+}
+
+int diff_read_file(const char *path, diff_header *h, diff_record **recs, char *err, size_t errlen)
+{
+    *recs = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open", path);
+        return -1;
+    }
+    const diff_insn *t;
+    unsigned n = diff_table_build(&t);
+    if (fread(h, sizeof *h, 1, f) != 1 || memcmp(h->magic, DIFF_MAGIC, 8) ||
+        h->record_size != sizeof(diff_record) || !field_ok(h->reference, sizeof h->reference) ||
+        !field_ok(h->cases, sizeof h->cases) || !memchr(h->cpu, 0, sizeof h->cpu)) {
+        snprintf(err, errlen, "%s is not a diffgen record file of this version", path);
+        fclose(f);
+        return -1;
+    }
+    if (h->templates != n || h->table_hash != diff_table_hash()) {
+        snprintf(err, errlen, "%s was written for another template table: rerun the generator",
+                 path);
+        fclose(f);
+        return -1;
+    }
+    uint64_t total = 0;
+    for (unsigned i = 0; i < n && h->percent >= 1 && h->percent <= 10000; i++)
+        total += diff_case_count(&t[i], h->percent);
+    if (h->records > total) {
+        snprintf(err, errlen, "%s: bad scale (%u%%) or record count (%u)", path, h->percent,
+                 h->records);
+        fclose(f);
+        return -1;
+    }
+    diff_record *r = malloc((size_t)h->records * sizeof *r + 1);
+    if (!r || fread(r, sizeof *r, h->records, f) != h->records || fgetc(f) != EOF) {
+        snprintf(err, errlen, "%s is truncated or has trailing bytes", path);
+        free(r);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    for (uint32_t i = 0; i < h->records; i++) {
+        const diff_record *p = &r[i];
+        if (p->tmpl >= n || p->len == 0 || p->len > 16 ||
+            p->idx >= diff_case_count(&t[p->tmpl], h->percent) ||
+            (i &&
+             (p->tmpl < r[i - 1].tmpl || (p->tmpl == r[i - 1].tmpl && p->idx <= r[i - 1].idx)))) {
+            snprintf(err, errlen, "%s: record %u is corrupt or out of order", path, i);
+            free(r);
+            return -1;
+        }
+    }
+    *recs = r;
+    return 0;
+}

@@ -1,17 +1,20 @@
-/* Differential tests against the host CPU: what the native generator
- * (diffgen, built with -m32 and run on the host) and the emulator-side test
- * (test_diff, linked with nicemu_core) share.
+/* Differential tests against a reference CPU: what the native generators
+ * (diffgen: 32-bit, run on the host or under qemu-i386; diffgen64: the same
+ * source in long mode), the comparison tool (diff_compare) and the
+ * emulator-side test (test_diff, linked with nicemu_core) share.
  *
  *   - the table of instruction templates, built by diff_table_build() in the
- *     same order on both sides (a template's index is its id in the file);
- *   - the record written by diffgen for every executed case;
- *   - the file header.
+ *     same order on all sides (a template's index is its id in the file);
+ *   - the record written by a generator for every executed case;
+ *   - the file header, which names the reference that ran the cases;
+ *   - reading a record file.
  *
  * Plain C11 with fixed-size fields only: the layout is the same for the
- * 32-bit generator and the 64-bit test. */
+ * 32-bit and the 64-bit programs. */
 #ifndef NICEMU_DIFF_TABLE_H
 #define NICEMU_DIFF_TABLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Addresses shared by the host and the emulator: an instruction with a
@@ -140,6 +143,7 @@ typedef struct diff_record {
     uint32_t out_flags;
     uint8_t mem_in[DIFF_WIN];
     uint8_t mem_out[DIFF_WIN];
+    uint32_t idx; /* the case's number within its template */
 } diff_record;
 
 enum {
@@ -147,16 +151,41 @@ enum {
     DIFF_ST_DE = 1, /* the host raised #DE (SIGFPE): outputs = inputs */
 };
 
-#define DIFF_MAGIC "NMDIFF01"
+/* Which cases a file holds: every case, the cases long mode can run
+ * (diffgen64), or the others (diffgen's complement of diffgen64). */
+#define DIFF_CASES_ALL    "all"
+#define DIFF_CASES_LONG   "long"
+#define DIFF_CASES_LEGACY "legacy"
+
+/* Who ran them. */
+#define DIFF_REF_HOST32 "host-32"   /* diffgen, natively (32-bit process) */
+#define DIFF_REF_HOST64 "host-64"   /* diffgen64, natively in long mode */
+#define DIFF_REF_QEMU   "qemu-i386" /* diffgen under qemu-user's i386 emulation */
+
+#define DIFF_MAGIC "NMDIFF02"
 typedef struct diff_header {
     char magic[8];
     uint32_t seed;
+    uint32_t percent;
     uint32_t templates;
     uint32_t table_hash;
     uint32_t records;
     uint32_t record_size;
-    uint32_t reserved;
+    char reference[16]; /* DIFF_REF_* */
+    char cases[8];      /* DIFF_CASES_* */
+    char cpu[48];       /* the CPUID brand string of the CPU that ran them */
 } diff_header;
+
+/* How many cases a generator runs of template t at scale `percent`. */
+static inline uint32_t diff_case_count(const diff_insn *t, uint32_t percent)
+{
+    return (uint32_t)(((uint64_t)t->cases * percent + 99) / 100);
+}
+
+/* Reads a record file written for this table (header checked, records in
+ * (template, case) order, every template id and case number in range).
+ * Returns 0, or -1 with a one-line reason in err. *recs is malloc'ed. */
+int diff_read_file(const char *path, diff_header *h, diff_record **recs, char *err, size_t errlen);
 
 /* What the SDM leaves undefined in one case: flags, and the destination
  * (bits `mask` of register `reg`, or the memory operand) when it is. */

@@ -1,13 +1,20 @@
-/* Differential test, emulator side: replays every record diffgen wrote on
- * the host CPU through nicemu's interpreter and compares all eight GPRs,
- * the memory window, EIP and the *defined* arithmetic flags (plus DF).
- * What the SDM leaves undefined is masked per instruction: see
- * undefined() below and README.md.  Host #DE cases must raise vector 0 in
- * the emulator, at the faulting instruction, with the registers untouched.
+/* Differential test, emulator side: replays every record a reference CPU
+ * wrote (diffgen on the host or under qemu-i386, diffgen64 in long mode)
+ * through nicemu's interpreter and compares all eight GPRs, the memory
+ * window, EIP and the *defined* arithmetic flags (plus DF).  What the SDM
+ * leaves undefined is masked per instruction: see diff_undefined() and
+ * README.md.  Host #DE cases must raise vector 0 in the emulator, at the
+ * faulting instruction, with the registers untouched.
  *
- *   NICEMU_DIFF_RECORDS=records.bin test_diff [-p /diff/alu] [--verbose]
+ *   NICEMU_DIFF_RECORDS=a.bin[:b.bin...] test_diff [-p /diff/alu] [--verbose]
  *
- * One g_test case per template: /diff/<group>/<name>. */
+ * The files together must hold every case of every template once (diffgen64's
+ * long-mode cases and a 32-bit reference's others, say); with
+ * NICEMU_DIFF_PARTIAL=1 cases no file holds are reported and left out, and
+ * a run in which no template had a case exits 77 (skipped).
+ *
+ * One g_test case per template: /diff/<group>/<name>.  The first case of a
+ * group prints which references ran the group's cases. */
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +38,19 @@
 #define ARITH    (NM_FLAG_CF | NM_FLAG_PF | NM_FLAG_AF | NM_FLAG_ZF | NM_FLAG_SF | NM_FLAG_OF)
 #define COMPARED (ARITH | NM_FLAG_DF)
 
+#define MAX_FILES 4
+
 static const diff_insn *table;
 static unsigned ntable;
-static diff_record *records;
+static diff_record *records; /* every file's, in (template, case) order */
+static uint8_t *rec_file;    /* which file each record came from */
 static uint32_t nrecords;
 static uint32_t *first, *count; /* per template */
-static uint32_t file_seed;
+static uint32_t file_seed, file_percent;
+static diff_header headers[MAX_FILES];
+static unsigned nfiles;
+static bool partial;
+static unsigned templates_run, templates_skipped;
 
 static nm_config *cfg;
 static nm_machine *mach;
@@ -183,8 +197,8 @@ static void report(const diff_insn *t, const diff_record *r, const emu_out *o, c
     for (int i = 0; i < 8; i++)
         if (i != NM_ESP) g_string_append_printf(s, " %s=%08x", regn[i], r->in_regs[i]);
     if (t->mem) g_string_append_printf(s, " [mem]=%08x", mem_in32(r, 4));
-    g_string_append_printf(s, "\n  host:%s eflags=%08x", r->status == DIFF_ST_DE ? " #DE" : "",
-                           r->out_flags);
+    g_string_append_printf(s, "\n  %s:%s eflags=%08x", headers[rec_file[r - records]].reference,
+                           r->status == DIFF_ST_DE ? " #DE" : "", r->out_flags);
     for (int i = 0; i < 8; i++)
         if (i != NM_ESP) g_string_append_printf(s, " %s=%08x", regn[i], r->out_regs[i]);
     if (t->mem)
@@ -215,9 +229,9 @@ static const char *check(const diff_insn *t, const diff_record *r, const emu_out
                          const diff_undef *u, char *buf, size_t len)
 {
     if (r->status == DIFF_ST_DE) {
-        if (!o->exception) return "host raised #DE, emulator did not";
+        if (!o->exception) return "the reference raised #DE, the emulator did not";
         if (o->vector != NM_EXC_DE) {
-            snprintf(buf, len, "host raised #DE, emulator raised vector %u", o->vector);
+            snprintf(buf, len, "the reference raised #DE, the emulator vector %u", o->vector);
             return buf;
         }
         if (o->pushed_eip != CODE) {
@@ -253,10 +267,66 @@ static const char *check(const diff_insn *t, const diff_record *r, const emu_out
     return NULL;
 }
 
+/* Per file, how many of the given templates' cases it holds; and the cases
+ * no file holds. */
+static void tally(unsigned from, unsigned to, uint32_t *per_file, uint32_t *missing)
+{
+    memset(per_file, 0, MAX_FILES * sizeof *per_file);
+    *missing = 0;
+    for (unsigned i = from; i < to; i++) {
+        for (uint32_t k = 0; k < count[i]; k++)
+            per_file[rec_file[first[i] + k]]++;
+        *missing += diff_case_count(&table[i], file_percent) - count[i];
+    }
+}
+
+static void print_sources(GString *s, const uint32_t *per_file, uint32_t missing)
+{
+    bool any = false;
+    for (unsigned f = 0; f < nfiles; f++) {
+        if (!per_file[f]) continue;
+        g_string_append_printf(s, "%s%s (%s) %u cases", any ? ", " : "", headers[f].reference,
+                               headers[f].cpu, per_file[f]);
+        any = true;
+    }
+    if (missing)
+        g_string_append_printf(s, "%s%u cases without a reference", any ? ", " : "", missing);
+}
+
+/* The first case of a group says who ran the group's cases. */
+static void print_group(unsigned tid)
+{
+    static const char *printed;
+    const char *g = table[tid].group;
+    if (printed && !strcmp(printed, g)) return;
+    printed = g;
+    unsigned from = tid, to = tid;
+    while (from > 0 && !strcmp(table[from - 1].group, g))
+        from--;
+    while (to < ntable && !strcmp(table[to].group, g))
+        to++;
+    uint32_t per_file[MAX_FILES], missing;
+    tally(from, to, per_file, &missing);
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "# diff/%s: %u templates; reference: ", g, to - from);
+    print_sources(s, per_file, missing);
+    printf("%s\n", s->str);
+    fflush(stdout); /* before a mismatch report on stderr */
+    g_string_free(s, TRUE);
+}
+
 static void test_template(gconstpointer data)
 {
     unsigned tid = GPOINTER_TO_UINT(data);
     const diff_insn *t = &table[tid];
+    print_group(tid);
+    uint32_t expected = diff_case_count(t, file_percent);
+    if (!count[tid]) {
+        templates_skipped++;
+        g_test_skip("no reference ran this template's cases");
+        return;
+    }
+    templates_run++;
     if (!cpu) machine_setup();
     unsigned bad = 0, de = 0, undef_differs = 0, dest_differs = 0;
     for (uint32_t k = 0; k < count[tid]; k++) {
@@ -278,10 +348,19 @@ static void test_template(gconstpointer data)
             bad++;
         }
     }
-    if (g_test_verbose())
-        printf("# %s: %u cases (%u #DE), %u mismatches, %u differ from the host only in what "
-               "is undefined (%u in an undefined destination)\n",
-               t->name, count[tid], de, bad, undef_differs, dest_differs);
+    if (g_test_verbose()) {
+        uint32_t per_file[MAX_FILES], missing;
+        tally(tid, tid + 1, per_file, &missing);
+        GString *s = g_string_new(NULL);
+        print_sources(s, per_file, missing);
+        printf("# %s: %u cases (%u #DE), %u mismatches, %u differ from the reference only in "
+               "what is undefined (%u in an undefined destination); %s\n",
+               t->name, count[tid], de, bad, undef_differs, dest_differs, s->str);
+        g_string_free(s, TRUE);
+    } else if (count[tid] < expected) {
+        printf("# %s: %u of %u cases have no reference\n", t->name, expected - count[tid],
+               expected);
+    }
     if (bad) {
         fprintf(stderr, "%s: %u of %u cases differ (seed %u)\n", t->name, bad, count[tid],
                 file_seed);
@@ -289,56 +368,111 @@ static void test_template(gconstpointer data)
     }
 }
 
-/* ---------------------------------------------------------- the file */
+/* ---------------------------------------------------------- the files */
 
-static bool load(const char *path)
+static diff_record *file_recs[MAX_FILES];
+
+typedef struct {
+    uint32_t file, i;
+} rec_ref;
+
+static int by_case(const void *a, const void *b)
 {
-    gchar *data;
-    gsize len;
-    GError *err = NULL;
-    if (!g_file_get_contents(path, &data, &len, &err)) {
-        fprintf(stderr, "test_diff: %s\n", err->message);
-        g_error_free(err);
-        return false;
+    const rec_ref *p = a, *q = b;
+    const diff_record *x = &file_recs[p->file][p->i], *y = &file_recs[q->file][q->i];
+    if (x->tmpl != y->tmpl) return x->tmpl < y->tmpl ? -1 : 1;
+    if (x->idx != y->idx) return x->idx < y->idx ? -1 : 1;
+    return p->file < q->file ? -1 : p->file > q->file;
+}
+
+static bool load(const char *list)
+{
+    gchar **paths = g_strsplit(list, ":", -1);
+    bool ok = false;
+    uint64_t total = 0;
+    for (nfiles = 0; paths[nfiles]; nfiles++) {
+        if (nfiles == MAX_FILES) {
+            fprintf(stderr, "test_diff: more than %u record files\n", MAX_FILES);
+            goto out;
+        }
+        char err[256];
+        diff_header *h = &headers[nfiles];
+        if (diff_read_file(paths[nfiles], h, &file_recs[nfiles], err, sizeof err)) {
+            fprintf(stderr, "test_diff: %s\n", err);
+            goto out;
+        }
+        if (nfiles && (h->seed != headers[0].seed || h->percent != headers[0].percent)) {
+            fprintf(stderr,
+                    "test_diff: %s (seed %u, %u%%) and %s (seed %u, %u%%) ran other "
+                    "cases\n",
+                    paths[nfiles], h->seed, h->percent, paths[0], headers[0].seed,
+                    headers[0].percent);
+            goto out;
+        }
+        total += h->records;
     }
-    diff_header h;
-    if (len < sizeof h) goto bad;
-    memcpy(&h, data, sizeof h);
-    if (memcmp(h.magic, DIFF_MAGIC, 8) || h.record_size != sizeof(diff_record) ||
-        len != sizeof h + (gsize)h.records * sizeof(diff_record))
-        goto bad;
-    if (h.templates != ntable || h.table_hash != diff_table_hash()) {
-        fprintf(stderr, "test_diff: %s was written for another template table: rerun diffgen\n",
-                path);
-        g_free(data);
-        return false;
+    if (!nfiles) goto out;
+    file_seed = headers[0].seed;
+    file_percent = headers[0].percent;
+    if (total > UINT32_MAX) goto out;
+
+    /* All files' records, sorted by (template, case). */
+    nrecords = (uint32_t)total;
+    rec_ref *order = g_new(rec_ref, nrecords + 1);
+    uint32_t n = 0;
+    for (unsigned f = 0; f < nfiles; f++)
+        for (uint32_t i = 0; i < headers[f].records; i++)
+            order[n++] = (rec_ref){f, i};
+    qsort(order, nrecords, sizeof *order, by_case);
+    records = g_new(diff_record, nrecords + 1);
+    rec_file = g_new(uint8_t, nrecords + 1);
+    for (uint32_t i = 0; i < nrecords; i++) {
+        records[i] = file_recs[order[i].file][order[i].i];
+        rec_file[i] = (uint8_t)order[i].file;
     }
-    file_seed = h.seed;
-    nrecords = h.records;
-    records = g_malloc((gsize)nrecords * sizeof(diff_record));
-    memcpy(records, data + sizeof h, (gsize)nrecords * sizeof(diff_record));
-    g_free(data);
+    g_free(order);
+
     first = g_new0(uint32_t, ntable);
     count = g_new0(uint32_t, ntable);
     for (uint32_t i = 0; i < nrecords; i++) {
-        unsigned tid = records[i].tmpl;
-        if (tid >= ntable || records[i].len == 0 || records[i].len > 16) {
-            fprintf(stderr, "test_diff: %s: record %u is corrupt\n", path, i);
-            return false;
+        const diff_record *r = &records[i];
+        if (i && r->tmpl == records[i - 1].tmpl && r->idx == records[i - 1].idx) {
+            fprintf(stderr, "test_diff: case %u of %s is in %s and in %s\n", r->idx,
+                    table[r->tmpl].name, paths[rec_file[i - 1]], paths[rec_file[i]]);
+            goto out;
         }
-        if (!count[tid]) first[tid] = i;
-        if (first[tid] + count[tid] != i) {
-            fprintf(stderr, "test_diff: %s: records of template %u are not contiguous\n", path,
-                    tid);
-            return false;
-        }
-        count[tid]++;
+        if (!count[r->tmpl]) first[r->tmpl] = i;
+        count[r->tmpl]++;
     }
-    return true;
-bad:
-    fprintf(stderr, "test_diff: %s is not a diffgen record file (or is truncated)\n", path);
-    g_free(data);
-    return false;
+    uint32_t per_file[MAX_FILES], missing;
+    tally(0, ntable, per_file, &missing);
+    if (missing && !partial) {
+        for (unsigned i = 0; i < ntable; i++)
+            if (count[i] < diff_case_count(&table[i], file_percent)) {
+                fprintf(stderr,
+                        "test_diff: %u cases (%s first) are in none of the record files, "
+                        "which hold: %s cases",
+                        missing, table[i].name, headers[0].cases);
+                for (unsigned f = 1; f < nfiles; f++)
+                    fprintf(stderr, " + %s", headers[f].cases);
+                fprintf(stderr, " (NICEMU_DIFF_PARTIAL=1 runs what is there)\n");
+                break;
+            }
+        goto out;
+    }
+    GString *s = g_string_new(NULL);
+    print_sources(s, per_file, missing);
+    printf("# differential records: %s, seed %u, %u%%, %u cases of %u templates: %s\n", list,
+           file_seed, file_percent, nrecords, ntable, s->str);
+    g_string_free(s, TRUE);
+    ok = true;
+out:
+    for (unsigned f = 0; f < MAX_FILES; f++) {
+        free(file_recs[f]);
+        file_recs[f] = NULL;
+    }
+    g_strfreev(paths);
+    return ok;
 }
 
 static char *test_path(const diff_insn *t)
@@ -359,14 +493,12 @@ int main(int argc, char **argv)
     const char *path = g_getenv("NICEMU_DIFF_RECORDS");
     if (!path && argc > 1) path = argv[1];
     if (!path) {
-        fprintf(stderr, "test_diff: set NICEMU_DIFF_RECORDS to the file diffgen wrote\n");
+        fprintf(stderr, "test_diff: set NICEMU_DIFF_RECORDS to the file(s) diffgen wrote\n");
         return 2;
     }
+    partial = !g_strcmp0(g_getenv("NICEMU_DIFF_PARTIAL"), "1");
     if (!load(path)) return 1;
-    printf("# differential records: %s, seed %u, %u cases, %u templates\n", path, file_seed,
-           nrecords, ntable);
     for (unsigned i = 0; i < ntable; i++) {
-        if (!count[i]) continue;
         char *p = test_path(&table[i]);
         g_test_add_data_func(p, GUINT_TO_POINTER(i), test_template);
         g_free(p);
@@ -376,7 +508,10 @@ int main(int argc, char **argv)
     if (mach) nm_machine_free(mach);
     nm_config_free(cfg);
     g_free(records);
+    g_free(rec_file);
     g_free(first);
     g_free(count);
+    /* Nothing ran: every selected template lacked a reference. */
+    if (rc == 0 && !templates_run && templates_skipped) return 77;
     return rc;
 }
