@@ -168,6 +168,15 @@ static inline bool cpu_isa486(const nm_cpu *c)
     return c->model->family >= NM_CPU_486 || !c->strict_isa;
 }
 
+/* The 386 models: where the manuals leave a result undefined, the 386's
+ * own (measured by test386.asm's author on a 386SX: flags of AAA, AAS,
+ * AAD, DAA, DAS, byte and word SHL/SHR, BT*; a SIB byte with no index and
+ * a scale; POPAD with a 16-bit stack).  docs/cpu.md "Model corner cases". */
+static inline bool cpu_is386(const nm_cpu *c)
+{
+    return c->model->family == NM_CPU_386;
+}
+
 /* ===== provided by the core ===== */
 
 /* Raise an exception: does not return (longjmps to the run loop, which

@@ -132,6 +132,13 @@ static void modrm(dctx *d, nm_insn *i)
                 i->base = (uint8_t)base;
                 ss = base == NM_ESP || base == NM_EBP;
             }
+            /* Index 100 is "none" (SDM vol. 2A, table 2-3), but the 386
+             * applies a non-zero scale to the base instead (measured by
+             * test386.asm's author; the 486 and Pentium follow the table). */
+            if (idx == 4 && i->scale && i->base != NM_REG_NONE && cpu_is386(d->c)) {
+                i->index = i->base;
+                i->base = NM_REG_NONE;
+            }
         } else if (rm == 5 && i->mod == 0) {
             i->disp = fetch32(d);
         } else {

@@ -8,6 +8,21 @@ static void set_cf(nm_cpu *c, bool cf)
     flags_set_arith(c, cf ? f | NM_FLAG_CF : f & ~NM_FLAG_CF);
 }
 
+/* BT* set CF to the bit; OF is undefined: the 486 and Pentium models keep
+ * it, the 386 sets it to the top two bits XORed of the operand rotated
+ * right by the bit offset (fits every point test386.asm's author measured
+ * on a 386SX, where his README calls it RCR's OF with CF clear). */
+static void bt_flags(nm_cpu *c, uint32_t v, unsigned n, unsigned bits)
+{
+    if (!cpu_is386(c)) {
+        set_cf(c, (v >> n) & 1);
+        return;
+    }
+    bool of = ((v >> ((n + bits - 1) % bits)) ^ (v >> ((n + bits - 2) % bits))) & 1;
+    uint32_t f = cpu_get_eflags(c) & ~(NM_FLAG_CF | NM_FLAG_OF);
+    flags_set_arith(c, f | (((v >> n) & 1) ? NM_FLAG_CF : 0) | (of ? NM_FLAG_OF : 0));
+}
+
 static uint32_t bit_op(unsigned op, uint32_t v, uint32_t bit)
 {
     switch (op) {
@@ -24,7 +39,7 @@ static void bt_common(nm_cpu *c, const nm_insn *i, uint32_t offset, bool from_re
     unsigned op = i->cond;
     if (i->mod == 3) {
         uint32_t v = reg_get(c, i->rm, sz), bit = 1u << (offset & (bits - 1));
-        set_cf(c, v & bit);
+        bt_flags(c, v, offset & (bits - 1), bits);
         if (op) reg_set(c, i->rm, sz, bit_op(op, v, bit));
         return;
     }
@@ -39,7 +54,7 @@ static void bt_common(nm_cpu *c, const nm_insn *i, uint32_t offset, bool from_re
     uint32_t bit = 1u << (offset & (bits - 1));
     uint32_t v = mem_read(c, i->seg, ea, sz);
     if (op) mem_write(c, i->seg, ea, bit_op(op, v, bit), sz);
-    set_cf(c, v & bit);
+    bt_flags(c, v, offset & (bits - 1), bits);
 }
 
 void h_bt_G(nm_cpu *c, const nm_insn *i)

@@ -35,7 +35,26 @@ NM_FALLBACK void h_pop_E(nm_cpu *c, const nm_insn *i)
 
 void h_push_sreg(nm_cpu *c, const nm_insn *i)
 {
-    push(c, c->seg[i->reg].selector, i->opsize);
+    uint16_t sel = c->seg[i->reg].selector;
+    if (i->opsize == 4 && c->model->family < NM_CPU_PENTIUM) {
+        /* The 386 and 486 store a 32-bit push of a segment register as a
+         * 16-bit move into the low half of the new slot, leaving the upper
+         * half as it was (checked on both by test386.asm's author; the SDM,
+         * vol. 2B PUSH, allows it).  ESP still moves by 4; the move's
+         * checks are a word's.  The Pentium pushes the selector
+         * zero-extended (docs/cpu.md "Stack corner cases"). */
+        uint32_t esp = c->gpr[NM_ESP];
+        if (c->stack32) {
+            mem_write(c, NM_SS, esp - 4, sel, 2);
+            c->gpr[NM_ESP] = esp - 4;
+        } else {
+            uint32_t sp = (esp - 4) & 0xffff;
+            mem_write(c, NM_SS, sp, sel, 2);
+            c->gpr[NM_ESP] = (esp & 0xffff0000u) | sp;
+        }
+        return;
+    }
+    push(c, sel, i->opsize);
 }
 
 void h_pop_sreg(nm_cpu *c, const nm_insn *i)
@@ -73,6 +92,12 @@ void h_popa(nm_cpu *c, const nm_insn *i)
     for (unsigned r = 0; r < 8; r++)
         if (r != NM_ESP) reg_set(c, r, sz, v[r]);
     esp_add(c, 8 * sz);
+    /* The 386's POPAD with a 16-bit stack loads the ESP slot's dword into
+     * ESP and then only SP moves on, so ESP's upper half is the popped
+     * one's (measured by test386.asm's author; the 386 and 486 manuals say
+     * the slot is discarded, which the 486 and Pentium do). */
+    if (sz == 4 && !c->stack32 && cpu_is386(c))
+        c->gpr[NM_ESP] = (v[NM_ESP] & 0xffff0000u) | (c->gpr[NM_ESP] & 0xffff);
 }
 
 void h_pushf(nm_cpu *c, const nm_insn *i)

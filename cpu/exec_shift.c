@@ -1,7 +1,8 @@
 /* Shifts and rotates (SDM vol. 2B, "SAL/SAR/SHL/SHR", "RCL/RCR/ROL/ROR",
  * SHLD, SHRD).  The count is masked to 5 bits (386 and later); a masked
  * count of 0 changes nothing, flags included.  OF is defined for 1-bit
- * shifts; for larger counts we compute the same formula (deterministic). */
+ * shifts; for larger counts we compute the same formula (deterministic),
+ * but for the 386's byte and word SHL/SHR (shift_flags386). */
 #include "cpu/exec.h"
 
 static uint32_t shift_count(nm_cpu *c, const nm_insn *i)
@@ -37,6 +38,28 @@ shift_plain(unsigned op, uint32_t v, uint32_t cnt, unsigned sz, uint32_t *cfof)
     return r;
 }
 
+/* The 386's CF, OF and AF of a byte or word SHL/SHR by a non-zero count
+ * (test386.asm's README, from a 386SX): AF set; a byte shifted by 16 or 24
+ * gives SHR the operand's top bit as CF, SHL its low bit (OF = CF), and by
+ * another count above 8 CF = OF = 0; otherwise CF as defined, and SHR's OF
+ * is the top two bits of the result XORed (the 1-bit definition, the old
+ * top bit, for a count of 1). */
+static uint32_t shift_flags386(unsigned op, uint32_t v, uint32_t cnt, unsigned sz, uint32_t r,
+                               uint32_t cfof)
+{
+    uint32_t sign = sz == 1 ? 0x80 : 0x8000;
+    if (sz == 1 && cnt > 8 && (cnt & 7) == 0) {
+        bool cf = op == 4 ? v & 1 : (v & 0x80) != 0;
+        cfof = cf ? (op == 4 ? NM_FLAG_CF | NM_FLAG_OF : NM_FLAG_CF) : 0;
+    } else if (sz == 1 && cnt > 8) {
+        cfof = 0;
+    } else if (op == 5) {
+        bool of = ((r & sign) != 0) ^ ((r & (sign >> 1)) != 0);
+        cfof = (cfof & NM_FLAG_CF) | (of ? NM_FLAG_OF : 0);
+    }
+    return cfof | NM_FLAG_AF;
+}
+
 static inline __attribute__((always_inline)) void shift(nm_cpu *c, const nm_insn *i, unsigned sz)
 {
     unsigned szi = szi_of(sz), bits = 8 * sz;
@@ -51,6 +74,8 @@ static inline __attribute__((always_inline)) void shift(nm_cpu *c, const nm_insn
     if (cnt == 0) return;
     if (i->cond >= 4) {
         uint32_t cfof, r = shift_plain(i->cond, v, cnt, sz, &cfof);
+        if (sz < 4 && i->cond != 7 && cpu_is386(c))
+            cfof = shift_flags386(i->cond, v, cnt, sz, r, cfof);
         if (i->mod == 3)
             reg_set(c, i->rm, sz, r);
         else

@@ -1,5 +1,7 @@
 /* The CPU models by name: clock, bus clock, and what CPUID says.  The ISA
- * executed is the same on every model; the cost model comes from `family`. */
+ * executed is the same on every model, but for a few results the manuals
+ * leave open (docs/cpu.md "Model corner cases"); the cost model comes from
+ * `family`. */
 #ifndef NICEMU_CPU_MODELS_H
 #define NICEMU_CPU_MODELS_H
 

@@ -59,12 +59,14 @@ static void read_tss(nm_cpu *c, uint32_t b, bool is32, task_state *t)
             t->seg[i] = cpu_lin_read16(c, b + 0x48 + 4 * i, true);
         t->ldt = cpu_lin_read16(c, b + 0x60, true);
     } else {
-        /* 16-bit TSS (7.6): upper register halves are kept, FS/GS null. */
+        /* 16-bit TSS (7.6): FS/GS null; "the upper 16 bits of the
+         * registers are modified", to a value the SDM does not give: all
+         * ones, as test386.asm's 286-TSS test expects (docs/cpu.md). */
         t->cr3 = c->cr3;
         t->eip = cpu_lin_read16(c, b + 0x0e, true);
         t->eflags = cpu_lin_read16(c, b + 0x10, true);
         for (int i = 0; i < 8; i++)
-            t->gpr[i] = (c->gpr[i] & 0xffff0000u) | cpu_lin_read16(c, b + 0x12 + 2 * i, true);
+            t->gpr[i] = 0xffff0000u | cpu_lin_read16(c, b + 0x12 + 2 * i, true);
         for (int i = 0; i < 4; i++)
             t->seg[i] = cpu_lin_read16(c, b + 0x22 + 2 * i, true);
         t->seg[NM_FS] = t->seg[NM_GS] = 0;

@@ -396,6 +396,13 @@ void test_main(void)
     static const uint16_t rv[8] = {0x1111, 0x2222, 0x3333, 0x4444, 0x8000, 0x5555, 0x6666, 0x7777};
     for (unsigned i = 0; i < 8; i++)
         lo16(rn[i], t16_regs[i], rv[i]);
+    /* The upper halves, which SDM vol. 3A 7.6 says a 16-bit TSS load
+     * modifies: all ones here (docs/cpu.md "Model corner cases"). */
+    static const char *const un[8] = {"tss16_eax_upper", "tss16_ecx_upper", "tss16_edx_upper",
+                                      "tss16_ebx_upper", "tss16_esp_upper", "tss16_ebp_upper",
+                                      "tss16_esi_upper", "tss16_edi_upper"};
+    for (unsigned i = 0; i < 8; i++)
+        check_eq(un[i], t16_regs[i] >> 16, 0xffff);
     lo16("tss16_flags_nt", t16_fl, 0x4087);
     check_eq("tss16_es", t16_sregs[0], SEL_KDATA);
     check_eq("tss16_cs", t16_sregs[1], SEL_R0B);

@@ -144,6 +144,9 @@ static const bm_case cases[] = {
     {"stackseg", "486dx2-66", "PASS enter_user_page_ok_esp\n", false, false},
     {"stackseg", "pentium-100", "PASS enter_user_page_ok_esp\n", false, false},
     {"stackseg", "386dx-33", "PASS enter_user_page_ok_esp\n", false, true},
+    {"quirks", "386dx-40", "PASS family_386\n", false, false},
+    {"quirks", "486dx2-66", "PASS family_486\n", false, false},
+    {"quirks", "pentium-100", "PASS family_586\n", false, false},
 };
 
 /* tests/baremetal/poll.c: the UART's LSR polled as Linux's console does;
