@@ -11,7 +11,8 @@
  *   - prefix decode: one clock per prefix byte (0F counts, except before a
  *     near Jcc), hidden in the shadow of a multi-clock group up to three
  *     groups before;
- *   - branch prediction: a 256-entry, 4-way BTB of 2-bit counters;
+ *   - branch prediction: a 256-entry, 4-way BTB of 2-bit counters that
+ *     predicts issue groups, keyed by the group before ("BTB");
  *   - memory: split 8 KB 2-way code and data caches (cache.c), the data
  *     cache write-back without write allocation, two write buffers, burst
  *     line fills and single transfers at the bus clock (membus.h), 3 clocks
@@ -39,6 +40,15 @@
  *   [BB]  Abrash, Graphics Programming Black Book, chapters 19-21
  *         (pairing tables 20.1/20.2, lockstep RMW pairs, AGI, prefixes,
  *         branch misprediction clocks).
+ *   [AF97] Agner Fog, "How to optimize for the Pentium processor"
+ *         (version of 1997-08-19), 12.1.1-12.1.5 "Jumps and branches"
+ *         (PPlain): the BTB keyed by the U instruction of the group before
+ *         the branch's, the consecutive-branches shadow, misapplied
+ *         predictions, state 0 as no entry ("BTB" below).  Read in Fujinami
+ *         Junhisa's Japanese translation (the English original was not at
+ *         hand).
+ *   [HOWTO] W. van Dorst, BogoMips mini-HOWTO (1995): "Pentium clock *
+ *         (0.40 plusminus 0.01)" for Linux's delay loop (DEC + JNS).
  * Where they disagree the row keeps one figure and names the other;
  * docs/cost-models.md ("Verification", "Pentium") lists what was checked
  * and what is approximated.
@@ -258,6 +268,8 @@ static const p5_row rows[NM_OP_COUNT] = {
 #define LOG_CAP          4096u /* > 2 accesses x 1024 REP iterations per step */
 #define BTB_SETS         64
 #define BTB_WAYS         4
+#define KEYED_BITS       12 /* p5.keyed: BTB entries by their key's bits 0-11 */
+#define KEYED_MASK       ((1u << KEYED_BITS) - 1u)
 #define P5_L1_SETS       128 /* 8 KB, 2 ways, 32-byte lines (p5_create): address bits 5-11 */
 #define P5_L1_WAYS       2
 
@@ -269,12 +281,24 @@ typedef struct p5_access {
 } p5_access;
 
 typedef struct p5_btb {
-    uint32_t tag[BTB_SETS][BTB_WAYS]; /* linear address of the branch | 1 (valid) */
+    uint32_t tag[BTB_SETS][BTB_WAYS]; /* the key: a linear address (p5_group.key) */
     uint32_t target[BTB_SETS][BTB_WAYS];
     uint32_t stamp[BTB_SETS][BTB_WAYS]; /* LRU */
-    uint8_t state[BTB_SETS][BTB_WAYS];  /* 2-bit counter: >= 2 predicts taken */
+    /* 2-bit counter: >= 2 predicts taken; 0: no entry [AF97 12.1.1] */
+    uint8_t state[BTB_SETS][BTB_WAYS];
     uint32_t clock;
 } p5_btb;
+
+/* The issue group the last instruction went into, as the BTB sees it
+ * ("BTB" below). */
+typedef struct p5_group {
+    uint32_t u;   /* the linear address of its U instruction */
+    uint32_t key; /* the U address of the group before: its BTB key */
+    int8_t way;   /* the entry found at key, or -1 */
+    bool pending; /* that entry predicts a transfer no instruction of the group has met yet */
+    bool shadow;  /* the group before was flushed: no target was loaded for this one */
+    bool flushed; /* this group was mispredicted: the next one is in its shadow */
+} p5_group;
 
 /* What the pairing rules need of an instruction. */
 typedef struct p5_desc {
@@ -354,6 +378,7 @@ _Static_assert(sizeof(p5_memo) == 64, "a memo slot in a host cache line");
  * Valid while the page's decoded instructions are those it was made from
  * (tag and the icache's page generation) and the code page memo is the
  * one they were in (code_key). */
+#define P5_STRETCH_KEYS 8 /* groups in a stretch but its last: at most */
 typedef struct p5_stretch {
     uint64_t hits;  /* uses not yet in the counters */
     uint32_t owner; /* the first instruction's, as p5_memo.owner */
@@ -367,6 +392,14 @@ typedef struct p5_stretch {
     uint16_t cost, clocks, v_n, pair_saved, rmw_pair, agi, pfx_shadowed, pfx_cycles;
     uint16_t line2; /* instructions whose code goes on into a second line */
     p5_pipe exit;
+    /* What the BTB needs ("BTB", p5_ahead): the issue groups it starts
+     * (its instructions that go to U), the byte offsets of its last
+     * group's U instruction and of the U instructions of the others (the
+     * keys of the groups after them). */
+    uint8_t groups;
+    bool first_u; /* its first instruction starts a group */
+    uint16_t last_u;
+    uint16_t keys[P5_STRETCH_KEYS];
 } p5_stretch;
 #define P5_STRETCH_BITS 14
 #define P5_STRETCH_SIZE (1u << P5_STRETCH_BITS)
@@ -419,6 +452,9 @@ typedef struct p5 {
     nm_x86_mode mode; /* mode after the last instruction */
 
     p5_btb btb;
+    p5_group grp;
+    uint32_t btb_pen;                 /* the BTB's clocks of the last p5_issue */
+    uint16_t keyed[1u << KEYED_BITS]; /* BTB entries by their key's low bits ("BTB") */
     /* The TLBs (tlb.h): code 32 entries; data 64 4 KB entries and 8 4 MB
      * entries.  tlb_cr3/paging/pse: what they were filled under. */
     nm_tlb code_tlb, data_tlb;
@@ -1313,46 +1349,205 @@ static uint32_t run_log(p5 *s, uint64_t t0, unsigned per_iter, unsigned stride, 
 
 /* ------------------------------------------------------------------ BTB */
 
-/* Looks up and updates the BTB for a near branch at linear `at`; returns
- * true when the prediction was wrong.  Entries are allocated only by taken
- * branches, in state 3 ("strongly taken") [MA, P1 branch prediction]. */
-static inline __attribute__((always_inline)) bool btb_branch(p5 *s, uint32_t at, bool taken,
-                                                             uint32_t to)
+/* The P5's BTB predicts issue groups (a pair, or an instruction alone in
+ * U), not instructions [AF97 12.1.2-12.1.3]:
+ *
+ *   - "The BTB entry for any control transfer instruction is attached to
+ *     the address of the U-pipe instruction of the preceding instruction
+ *     pair": a group's key is the U address of the group before it
+ *     (p5_group.key); an entry found there in state 2 or 3 loads its
+ *     target before the group is decoded;
+ *   - a group with such a prediction and no control transfer was
+ *     "predicted to jump": 3 clocks, and the entry is decremented
+ *     (misapply);
+ *   - "When a jump is mispredicted, the pipeline is flushed.  If the next
+ *     instruction pair executed also contains a control transfer
+ *     instruction, the PPlain does not load its target ... predicted to
+ *     fall through regardless of the state of its BTB entry"; the entry is
+ *     still updated (p5_group.shadow).  A chain of jumping groups after a
+ *     misprediction mispredicts every group; "the most extreme case of
+ *     this is a loop that jumps to itself: it gets a misprediction penalty
+ *     on every iteration" (the Linux 1.x/2.0 delay loop, DEC + JNS: 5
+ *     clocks an iteration, BogoMIPS = 0.40 x MHz [HOWTO]);
+ *   - state 0 is no entry: a taken transfer without one gets a new entry
+ *     in state 3, a fall-through from state 1 frees it [AF97 12.1.1].
+ * Inferred, not stated by a source (docs/cost-models.md): a misapplied
+ * prediction flushes like a misprediction (its next group is in the
+ * shadow), and so do far transfers, INT/IRET and delivered interrupts.
+ * Not modelled: Agner's pseudo-random replacement (LRU here), the tight
+ * loops' 0 -> 1 step [AF97 12.1.5], no entry on a first execution that
+ * missed a pairing.
+ *
+ * p5.keyed counts the entries by the low bits of their key, so that a
+ * group whose key has none is known at one load (most groups). */
+#define MISAPPLIED_CLOCKS 3u /* [AF97 12.1.3] "predicting non-jumping instructions to jump" */
+
+/* How an instruction takes part (p5_insn works it out). */
+enum {
+    BK_NONE = 0, /* no control transfer */
+    BK_JUMP,     /* a near transfer the BTB predicts: Jcc, RET, LOOPcc, JCXZ, JMP/CALL r/m */
+    BK_DIRECT,   /* a direct near JMP or CALL (PS_DIRECT_UNCOND) */
+    BK_FLUSH,    /* a far transfer, INT, IRET: the BTB is not asked, the pipeline flushed */
+    BK_HALT,     /* HLT: its group's prediction dropped */
+};
+
+static inline unsigned btb_set(uint32_t key)
+{
+    return key & (BTB_SETS - 1);
+}
+
+/* The way of the entry keyed `key`, or -1. */
+static int btb_find(const p5 *s, uint32_t key)
+{
+    const p5_btb *b = &s->btb;
+    const unsigned set = btb_set(key);
+    for (unsigned w = 0; w < BTB_WAYS; w++)
+        if (b->tag[set][w] == key && b->state[set][w]) return (int)w;
+    return -1;
+}
+
+static void btb_free(p5 *s, unsigned set, unsigned w)
 {
     p5_btb *b = &s->btb;
-    unsigned set = at & (BTB_SETS - 1);
-    uint32_t tag = at | 1u;
-    b->clock++;
-    s->st.branches++;
-    for (unsigned w = 0; w < BTB_WAYS; w++) {
-        if (b->tag[set][w] != tag) continue;
-        s->st.btb_hits++;
-        bool predicted = b->state[set][w] >= 2;
-        bool wrong = predicted != taken || (taken && b->target[set][w] != to);
-        if (taken) {
-            if (b->state[set][w] < 3) b->state[set][w]++;
-            b->target[set][w] = to;
-        } else if (b->state[set][w] > 0) {
-            b->state[set][w]--;
-        }
-        b->stamp[set][w] = b->clock;
-        return wrong;
-    }
-    s->st.btb_misses++;
-    if (!taken) return false; /* predicted not taken, and it was not */
+    s->keyed[b->tag[set][w] & KEYED_MASK]--;
+    b->state[set][w] = 0;
+}
+
+/* A taken transfer with no entry at `key`: one in state 3 (the least
+ * recently used way of the set). */
+static void btb_alloc(p5 *s, uint32_t key, uint32_t to)
+{
+    p5_btb *b = &s->btb;
+    const unsigned set = btb_set(key);
     unsigned victim = 0;
     for (unsigned w = 0; w < BTB_WAYS; w++) {
-        if (!(b->tag[set][w] & 1u)) {
+        if (!b->state[set][w]) {
             victim = w;
             break;
         }
         if (b->stamp[set][w] < b->stamp[set][victim]) victim = w;
     }
-    b->tag[set][victim] = tag;
+    if (b->state[set][victim]) btb_free(s, set, victim);
+    b->tag[set][victim] = key;
     b->target[set][victim] = to;
     b->state[set][victim] = 3;
     b->stamp[set][victim] = b->clock;
-    return true; /* taken, but nothing predicted it */
+    s->keyed[key & KEYED_MASK]++;
+}
+
+/* The group's prediction met no control transfer: the entry is
+ * decremented (from 2 or 3: it stays); 3 clocks unless no target was
+ * loaded (the shadow).  Returns the clocks. */
+static uint32_t misapply(p5 *s, p5_group *g)
+{
+    p5_btb *b = &s->btb;
+    const unsigned set = btb_set(g->key);
+    b->state[set][g->way]--;
+    g->pending = false;
+    s->st.btb_misapplied++;
+    if (g->shadow) return 0;
+    s->st.btb_misapplied_cycles += MISAPPLIED_CLOCKS;
+    return MISAPPLIED_CLOCKS;
+}
+
+/* The group's control transfer (the branch hook's outcome in p5.br_*):
+ * predicted by the entry found at its key unless in the shadow; the entry
+ * updated, allocated or freed.  Returns the misprediction clocks. */
+static uint32_t resolve(p5 *s, p5_group *g, bool in_v, unsigned bk)
+{
+    p5_btb *b = &s->btb;
+    const bool taken = s->br_taken;
+    const uint32_t to = s->br_to;
+    const unsigned set = btb_set(g->key);
+    b->clock++;
+    s->st.branches++;
+    bool predicted = false, wrong;
+    if (g->way >= 0) {
+        const unsigned w = (unsigned)g->way;
+        s->st.btb_hits++;
+        if (b->state[set][w] >= 2) {
+            if (g->shadow)
+                s->st.btb_shadowed++;
+            else
+                predicted = true;
+        }
+        wrong = predicted != taken || (taken && b->target[set][w] != to);
+        b->stamp[set][w] = b->clock;
+        if (taken) {
+            if (b->state[set][w] < 3) b->state[set][w]++;
+            b->target[set][w] = to;
+        } else if (--b->state[set][w] == 0) {
+            btb_free(s, set, w);
+        }
+    } else {
+        s->st.btb_misses++;
+        wrong = taken; /* predicted to fall through */
+        if (taken) btb_alloc(s, g->key, to);
+    }
+    g->pending = false;
+    if (!wrong) return 0;
+    const uint32_t mp = bk == BK_DIRECT ? MISPREDICT_UNCOND : in_v ? MISPREDICT_V : MISPREDICT_U;
+    s->st.mispredicts++;
+    s->st.mispredict_cycles += mp;
+    g->flushed = true;
+    return mp;
+}
+
+/* An issue's part in the BTB (in_v: it went to V, joining the open
+ * group; else it starts a group): returns the clocks it adds, counted. */
+static __attribute__((noinline)) uint32_t btb_issue(p5 *s, uint32_t lin, bool in_v, unsigned bk)
+{
+    p5_group *g = &s->grp;
+    uint32_t pen = 0;
+    if (!in_v) {
+        /* The group before closes; this one is looked up with its U. */
+        bool shadow = g->flushed;
+        if (g->pending) {
+            uint32_t m = misapply(s, g);
+            pen += m;
+            if (m) shadow = true;
+        }
+        g->key = g->u;
+        g->u = lin;
+        g->shadow = shadow;
+        g->flushed = false;
+        g->way = s->keyed[g->key & KEYED_MASK] ? (int8_t)btb_find(s, g->key) : -1;
+        g->pending = g->way >= 0 && s->btb.state[btb_set(g->key)][g->way] >= 2;
+    }
+    /* (a group closed by a V instruction without a transfer pays its
+     * misapplied prediction when the next one starts: above) */
+    if (bk == BK_JUMP || bk == BK_DIRECT) {
+        pen += resolve(s, g, in_v, bk);
+    } else if (bk == BK_FLUSH) {
+        g->pending = false;
+        g->flushed = true;
+    } else if (bk == BK_HALT) {
+        g->pending = false;
+    }
+    s->st.cycles += pen;
+    s->st.c_mispredict += pen;
+    return pen;
+}
+
+/* btb_issue, its common case inline: an instruction without a transfer
+ * that joins a group without a prediction, or starts one whose key has no
+ * entry. */
+static inline __attribute__((always_inline)) uint32_t btb_after(p5 *s, uint32_t lin, bool in_v,
+                                                                unsigned bk)
+{
+    p5_group *g = &s->grp;
+    if (likely(bk == BK_NONE && !g->pending)) {
+        if (in_v) return 0;
+        if (likely(!s->keyed[g->u & KEYED_MASK])) {
+            g->key = g->u;
+            g->u = lin;
+            g->shadow = g->flushed;
+            g->flushed = false;
+            g->way = -1;
+            return 0;
+        }
+    }
+    return btb_issue(s, lin, in_v, bk);
 }
 
 static bool uses_btb(unsigned op)
@@ -1429,8 +1624,11 @@ static void p5_interrupt(void *opaque, unsigned vector, unsigned kind, uint32_t 
     s->ev.pending += int_n[cls];
     s->part_int += int_n[cls];
     s->ev.mode_stale = true; /* the mode may change (p5_insn) */
-    /* The pipeline is flushed. */
+    /* The pipeline is flushed (and so the BTB's next group gets no
+     * prediction: "BTB", an inference). */
     s->pipe.u_open = false;
+    s->grp.pending = false;
+    s->grp.flushed = true;
     s->pipe.last_agi_wr = 0;
     if (!s->memo_off) s->tok = pipe_name(s); /* (else 0) */
 }
@@ -1486,6 +1684,17 @@ static bool depends(const p5_desc *u, const p5_desc *v)
              */
 #define PS_REGONLY                                                                                 \
     0x8000u /* plain, no branch, no memory access, cannot fault: may be in a stretch (p5_ahead) */
+/* The instruction's part: its PS_* flags and the branch hook's note. */
+static inline __attribute__((always_inline)) unsigned btb_kind(const p5 *s, unsigned sf)
+{
+    /* HLT: what its group's prediction loaded is never run (the CPU stops;
+     * what runs next comes after an interrupt's flush) */
+    if (sf & PS_HLT) return BK_HALT;
+    if (!s->ev.br_seen) return BK_NONE;
+    if (sf & PS_BTB) return (sf & PS_DIRECT_UNCOND) ? BK_DIRECT : BK_JUMP;
+    return (sf & PS_BRANCH) && s->br_taken ? BK_FLUSH : BK_NONE;
+}
+
 typedef struct p5_static {
     /* PS_* (bytes: model_data is not aligned); flags_hi first, next to
      * nm_insn.model_tag: p5_insn tests the tag and PS_PLAIN together */
@@ -1681,10 +1890,9 @@ static __attribute__((noinline)) uint32_t pipe_name(p5 *s)
  * branch). */
 static inline __attribute__((always_inline)) uint32_t
 p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc d, uint32_t stall,
-         bool code_miss, bool has_data, uint32_t first_data, bool mispredict, const bool plain,
+         bool code_miss, bool has_data, uint32_t first_data, unsigned bk, const bool plain,
          bool is_string, bool is_rep, const bool lazy)
 {
-    bool direct_uncond = (sf & PS_DIRECT_UNCOND) != 0;
     bool v_ok =
         plain ? (sf & PS_V_OK) != 0 : (d.pair == P_UV || d.pair == P_PV) && pfx == 0 && !d.dispimm;
     bool pair = s->pipe.u_open && v_ok && !depends(&s->pipe.u, &d);
@@ -1706,13 +1914,6 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
         }
         cost = extra + agi + bank + stall;
         exec = s->pipe.u_exec + cost; /* the whole group */
-        if (mispredict) {
-            uint32_t mp = direct_uncond ? MISPREDICT_UNCOND : MISPREDICT_V;
-            cost += mp;
-            s->st.mispredicts++;
-            s->st.mispredict_cycles += mp;
-            s->st.c_mispredict += mp;
-        }
         if (agi) {
             s->st.agi_stalls++;
             s->st.c_agi++;
@@ -1747,13 +1948,6 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
         }
         exec = d.clocks + agi + stall;
         cost = exec + pen;
-        if (mispredict) {
-            uint32_t mp = direct_uncond ? MISPREDICT_UNCOND : MISPREDICT_U;
-            cost += mp;
-            s->st.mispredicts++;
-            s->st.mispredict_cycles += mp;
-            s->st.c_mispredict += mp;
-        }
         s->pipe.before_u_agi_wr = s->pipe.last_agi_wr;
         s->pipe.last_agi_wr = d.agi_wr;
         /* Opens a V slot: pairable in U, not a branch, boundaries known
@@ -1805,7 +1999,10 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
     if (!lazy) s->st.instructions += is_string ? cpu_insn_retired(c, i) : 1;
     s->st.cycles += cost;
     if (!s->memo_off) s->tok = pipe_name(s); /* (else 0) */
-    return cost;
+    /* The BTB's part (its clocks counted there, kept apart for the issue
+     * memo: p5_issue_record) */
+    s->btb_pen = btb_after(s, c->seg[NM_CS].base + c->insn_eip, pair, bk);
+    return cost + s->btb_pen;
 }
 
 /* ------------------------------------------------------- the issue memo */
@@ -1914,7 +2111,7 @@ static void memo_forget(p5 *s, const nm_insn *i)
 static inline __attribute__((always_inline)) uint32_t memo_apply(p5 *s, const nm_cpu *c, p5_memo *m,
                                                                  const bool has_data,
                                                                  uint32_t first_data,
-                                                                 const bool lazy)
+                                                                 const bool lazy, const unsigned bk)
 {
     s->pipe = m->exit;
     s->tok = m->exit_tok;
@@ -1923,7 +2120,8 @@ static inline __attribute__((always_inline)) uint32_t memo_apply(p5 *s, const nm
     if (has_data && !m->in_v) s->u_data = first_data;
     s->mode.next_eip = c->eip;
     if (!lazy) s->st.instructions++;
-    return m->cost;
+    /* (the BTB's clocks are not the slot's: p5_issue_record) */
+    return m->cost + btb_after(s, c->seg[NM_CS].base + c->insn_eip, m->in_v, bk);
 }
 
 /* Same-dword accesses or different banks (address bits 2-4): no bank
@@ -1949,7 +2147,7 @@ memo_fits(const p5 *s, const p5_memo *m, const bool has_data, uint32_t first_dat
 static __attribute__((noinline)) uint32_t p5_issue_record(p5 *s, nm_cpu *c, const nm_insn *i,
                                                           const p5_static *st, bool has_data,
                                                           uint32_t first_data, bool lazy,
-                                                          bool code_ok)
+                                                          bool code_ok, unsigned bk)
 {
     const uint32_t owner = memo_owner(s, i);
     p5_memo *const set = memo_set(s, owner);
@@ -1957,7 +2155,7 @@ static __attribute__((noinline)) uint32_t p5_issue_record(p5 *s, nm_cpu *c, cons
     if (m && memo_fits(s, m, has_data, first_data)) {
         /* (the fast path's test failed on its code epoch only) */
         if (code_ok) m->code_key = s->code_epoch << 1 | has_data;
-        return memo_apply(s, c, m, has_data, first_data, lazy);
+        return memo_apply(s, c, m, has_data, first_data, lazy, bk);
     }
     const unsigned sf = static_flags(st);
     p5_desc d = static_desc(st);
@@ -1967,14 +2165,15 @@ static __attribute__((noinline)) uint32_t p5_issue_record(p5 *s, nm_cpu *c, cons
     const uint64_t v0 = t->v_issues, ps0 = t->c_pair_saved, rp0 = t->c_rmw_pair,
                    agi0 = t->agi_stalls, sh0 = t->prefix_shadowed, pc0 = t->prefix_cycles,
                    bank0 = t->bank_conflicts;
-    const uint32_t cost = p5_issue(s, c, i, sf, st->pfx, d, 0, false, has_data, first_data, false,
-                                   true, false, false, lazy);
+    const uint32_t all = p5_issue(s, c, i, sf, st->pfx, d, 0, false, has_data, first_data, bk, true,
+                                  false, false, lazy);
+    const uint32_t cost = all - s->btb_pen; /* the slot's */
     const uint64_t ps = t->c_pair_saved - ps0, rp = t->c_rmw_pair - rp0, agi = t->agi_stalls - agi0,
                    sh = t->prefix_shadowed - sh0, pc = t->prefix_cycles - pc0;
     /* (a bank conflict: an outcome of the addresses too) */
     if (t->bank_conflicts != bank0 || (cost | ps | rp | sh | pc | d.clocks) > 0xff ||
         epoch != s->tok_epoch || !entry_tok)
-        return cost;
+        return all;
     const bool in_v = t->v_issues != v0; /* (before the fold below) */
     if (++s->window_records == MEMO_WINDOW) {
         if (s->memo_hits - s->window_hits0 < (uint64_t)MEMO_HITS_PER_RECORD * MEMO_WINDOW) {
@@ -1984,7 +2183,7 @@ static __attribute__((noinline)) uint32_t p5_issue_record(p5 *s, nm_cpu *c, cons
         }
         s->window_records = 0;
         s->window_hits0 = s->memo_hits;
-        if (s->memo_off) return cost;
+        if (s->memo_off) return all;
     }
     if (!m) {
         /* a free slot of the set, else one in turn */
@@ -2010,7 +2209,7 @@ static __attribute__((noinline)) uint32_t p5_issue_record(p5 *s, nm_cpu *c, cons
         .pfx_cycles = (uint8_t)pc,
         .line2 = st->line2,
     };
-    return cost;
+    return all;
 }
 
 /* The memo on again after its rest (p5.memo_back_at). */
@@ -2025,13 +2224,13 @@ static __attribute__((noinline)) void memo_on(p5 *s)
 /* p5_issue_record's outcome, by the memo slot inline when it has one. */
 static inline __attribute__((always_inline)) uint32_t
 p5_issue_memo(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool has_data,
-              uint32_t first_data, const bool lazy, bool code_ok)
+              uint32_t first_data, const bool lazy, bool code_ok, const unsigned bk)
 {
     const uint32_t owner = memo_owner(s, i);
     p5_memo *m = s->tok ? memo_find(memo_set(s, owner), memo_key(owner, s->tok)) : NULL;
     if (likely(m && memo_fits(s, m, has_data, first_data)))
-        return memo_apply(s, c, m, has_data, first_data, lazy);
-    return p5_issue_record(s, c, i, st, has_data, first_data, lazy, code_ok);
+        return memo_apply(s, c, m, has_data, first_data, lazy, bk);
+    return p5_issue_record(s, c, i, st, has_data, first_data, lazy, code_ok, bk);
 }
 
 /* Bumps every memo slot's code epoch off (code_key) and starts again. */
@@ -2104,6 +2303,14 @@ static __attribute__((noinline)) p5_stretch *stretch_make(p5 *s, nm_cpu *c, cons
         const uint32_t owner = memo_owner(s, i);
         const p5_memo *m = memo_find(memo_set(s, owner), memo_key(owner, tok));
         if (!m || m->code_key != epoch) break;
+        if (!m->in_v) {
+            /* a group starts: the one before's U is the key of this one */
+            if (t.groups == P5_STRETCH_KEYS + 1) break;
+            if (t.groups) t.keys[t.groups - 1] = t.last_u;
+            if (!t.n) t.first_u = true;
+            t.last_u = t.bytes;
+            t.groups++;
+        }
         t.n++;
         t.bytes += i->len;
         t.cost += m->cost;
@@ -2168,6 +2375,28 @@ static inline __attribute__((always_inline)) unsigned p5_ahead(void *opaque, nm_
         if (!r) return 0;
     }
     if (r->n >= budget || now + r->cost >= deadline) return 0;
+    /* The BTB: every group it starts but the last looked up with a key of
+     * no entry (p5.keyed; else one by one, btb_after), and none of the
+     * group open before it predicted; its last group's lookup made (a
+     * prediction there is paid by the group after it, btb_issue). */
+    p5_group *const g = &s->grp;
+    if (g->pending) return 0;
+    const uint32_t lin0 = c->seg[NM_CS].base + c->eip;
+    uint32_t bkey = g->u;
+    for (unsigned k = 0; k + 1u < r->groups; k++) {
+        if (s->keyed[bkey & KEYED_MASK]) return 0;
+        bkey = lin0 + r->keys[k];
+    }
+    const int way = s->keyed[bkey & KEYED_MASK] ? btb_find(s, bkey) : -1;
+    const bool pending = way >= 0 && s->btb.state[btb_set(bkey)][way] >= 2;
+    /* (its last group's predecessor is one of its own, or the open group
+     * its first instruction joined, neither flushed, or the group before it) */
+    g->shadow = r->groups == 1 && r->first_u && g->flushed;
+    g->flushed = false;
+    g->key = bkey;
+    g->u = lin0 + r->last_u;
+    g->way = (int8_t)way;
+    g->pending = pending;
     s->pipe = r->exit;
     s->tok = r->exit_tok;
     r->hits++;
@@ -2245,14 +2474,12 @@ p5_insn_body(p5 *s, nm_cpu *c, const nm_insn *i, const p5_static *st, const bool
         s->st.c_io_drain += empty - now;
     }
 
-    /* Branch prediction. */
-    bool mispredict = false;
-    if (s->ev.br_seen && (sf & PS_BTB))
-        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    /* Branch prediction (p5_issue, "BTB"). */
+    const unsigned bk = btb_kind(s, sf);
     s->ev.br_seen = false;
 
-    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
-                    plain, is_string, is_rep, false);
+    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, bk, plain,
+                    is_string, is_rep, false);
 }
 
 /* Everything p5_insn's fast path leaves to the general one. */
@@ -2409,24 +2636,13 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
                                stall, &code_miss);
     stall += s->ev.pending;
     s->ev.pending = 0;
-    bool mispredict = false;
-    if (s->ev.br_seen && (sf & PS_BTB))
-        mispredict = btb_branch(s, s->cpu->seg[NM_CS].base + c->insn_eip, s->br_taken, s->br_to);
+    const unsigned bk = btb_kind(s, sf);
     s->ev.br_seen = false;
-    if (!s->memo_off && !(stall | code_miss | mispredict))
-        return p5_issue_memo(s, c, i, st, has_data, first_data, false, code_ok);
+    if (!s->memo_off && !(stall | code_miss))
+        return p5_issue_memo(s, c, i, st, has_data, first_data, false, code_ok, bk);
     p5_desc d = static_desc(st);
-    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, mispredict,
-                    true, false, false, false);
-}
-
-/* The fast path's case (p5_insn) with a branch outcome noted, the BTB
- * consulted and wrong (p5_insn_branch's issue). */
-static __attribute__((noinline)) uint32_t p5_insn_mispredicted(p5 *s, nm_cpu *c, const nm_insn *i)
-{
-    const p5_static *st = (const p5_static *)(const void *)i->model_data;
-    return p5_issue(s, c, i, static_flags(st), st->pfx, static_desc(st), 0, false, false, 0, true,
-                    true, false, false, true);
+    return p5_issue(s, c, i, sf, st->pfx, d, stall, code_miss, has_data, first_data, bk, true,
+                    false, false, false);
 }
 
 /* The fast path's case (p5_insn) with a branch outcome noted. */
@@ -2434,17 +2650,14 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
 {
     const p5_static *st = (const p5_static *)(const void *)i->model_data;
     const unsigned sf = static_flags(st);
-    const uint32_t code_lin = c->seg[NM_CS].base + c->insn_eip;
     s->lazy_fast++; /* the code hits, the instruction */
     s->lazy_line2 += st->line2;
-    bool mispredict = false;
-    if (sf & PS_BTB) mispredict = btb_branch(s, code_lin, s->br_taken, s->br_to);
+    const unsigned bk = btb_kind(s, sf);
     s->ev.br_seen = false;
     if (unlikely(c->instructions >= s->memo_back_at)) memo_on(s);
-    if (!mispredict && !s->memo_off) return p5_issue_memo(s, c, i, st, false, 0, true, true);
+    if (!s->memo_off) return p5_issue_memo(s, c, i, st, false, 0, true, true, bk);
     p5_desc d = static_desc(st);
-    return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, mispredict, true, false, false,
-                    true);
+    return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, bk, true, false, false, true);
 }
 
 /* The insn hook.  Its fast path: a plain instruction after nothing else
@@ -2476,7 +2689,7 @@ p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bo
                        (code_lin & 0xfffff000u) == s->cm_lpage)) {
                 s->lazy_fast++; /* the code hits, the instruction */
                 s->lazy_line2 += m->line2;
-                return memo_apply(s, c, m, false, 0, true);
+                return memo_apply(s, c, m, false, 0, true, BK_NONE);
             }
             if (in_code_memo(s, c, i, code_lin)) {
                 s->lazy_fast++; /* the code hits, the instruction */
@@ -2484,12 +2697,13 @@ p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bo
                 if (m && !(m->code_key & 1u)) {
                     /* (only its code epoch was old) */
                     m->code_key = s->code_epoch << 1;
-                    return memo_apply(s, c, m, false, 0, true);
+                    return memo_apply(s, c, m, false, 0, true, BK_NONE);
                 }
-                if (!s->memo_off) return p5_issue_record(s, c, i, st, false, 0, true, true);
+                if (!s->memo_off)
+                    return p5_issue_record(s, c, i, st, false, 0, true, true, BK_NONE);
                 const unsigned sf = static_flags(st);
                 p5_desc d = static_desc(st);
-                return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, false, true, false,
+                return p5_issue(s, c, i, sf, st->pfx, d, 0, false, false, 0, BK_NONE, true, false,
                                 false, true);
             }
         }
@@ -2508,15 +2722,14 @@ p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bo
                 data_alone_hit(s);
                 s->lazy_fast++; /* the code hits, the instruction */
                 s->lazy_line2 += m->line2;
-                return memo_apply(s, c, m, true, first_data, true);
+                return memo_apply(s, c, m, true, first_data, true, BK_NONE);
             }
         }
         /* nothing noted but a branch outcome */
         static const union p5_ev br_only = {.br_seen = true};
         if (s->ev.any == br_only.any) {
             /* p5_insn_branch's outcome when the memo has a slot for it with
-             * its code epoch the code page memo's now (as above) and the
-             * BTB predicted it */
+             * its code epoch the code page memo's now (as above) */
             if (memo) {
                 const uint32_t owner = memo_owner(s, i);
                 p5_memo *m = s->tok ? memo_find(memo_set(s, owner), memo_key(owner, s->tok)) : NULL;
@@ -2524,11 +2737,9 @@ p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bo
                     (code_lin & 0xfffff000u) == s->cm_lpage) {
                     s->lazy_fast++; /* the code hits, the instruction */
                     s->lazy_line2 += m->line2;
+                    const unsigned bk = btb_kind(s, static_flags(st));
                     s->ev.br_seen = false;
-                    if (!(static_flags(st) & PS_BTB) ||
-                        !btb_branch(s, code_lin, s->br_taken, s->br_to))
-                        return memo_apply(s, c, m, false, 0, true);
-                    return p5_insn_mispredicted(s, c, i);
+                    return memo_apply(s, c, m, false, 0, true, bk);
                 }
             }
             if (in_code_memo(s, c, i, code_lin)) return p5_insn_branch(s, c, i);
@@ -2684,6 +2895,7 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->memo_back_at = UINT64_MAX;
     s->names = g_new0(p5_name, P5_NAMES_SIZE);
     s->stretch = g_new0(p5_stretch, P5_STRETCH_SIZE);
+    s->grp.way = -1;
     s->ic_base = (const char *)&((const icache *)cpu->icache)->e[0].insn;
     return s;
 }
@@ -2762,6 +2974,9 @@ static void p5_report(void *state, nm_report *r)
     nm_report_u64(r, "btb_misses", t->btb_misses);
     nm_report_u64(r, "mispredicts", t->mispredicts);
     nm_report_u64(r, "mispredict_cycles", t->mispredict_cycles);
+    nm_report_u64(r, "btb_misapplied", t->btb_misapplied);
+    nm_report_u64(r, "btb_misapplied_cycles", t->btb_misapplied_cycles);
+    nm_report_u64(r, "btb_unpredicted_after_flush", t->btb_shadowed);
     nm_report_u64(r, "code_hits", t->code_hits);
     nm_report_u64(r, "code_misses", t->code_misses);
     nm_report_u64(r, "data_hits", t->data_hits);

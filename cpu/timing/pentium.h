@@ -14,6 +14,10 @@ typedef struct nm_p5_stats {
     uint64_t prefix_cycles, prefix_shadowed; /* decode clocks paid / hidden */
     uint64_t bank_conflicts;
     uint64_t branches, btb_hits, btb_misses, mispredicts, mispredict_cycles;
+    /* groups predicted to jump that did not (3 clocks each, in the
+     * mispredictions' clocks, unless in a flush's shadow), and transfers
+     * whose prediction a flush dropped (pentium.c, "BTB") */
+    uint64_t btb_misapplied, btb_misapplied_cycles, btb_shadowed;
     uint64_t code_hits, code_misses, data_hits, data_misses;
     uint64_t line_fills, writebacks, uncached_reads;
     uint64_t wbuf_writes, wbuf_stalls, wbuf_stall_cycles;

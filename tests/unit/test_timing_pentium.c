@@ -879,22 +879,26 @@ static void test_pushf_popf(void)
 
 /* LOOP 6 taken / 5 not, LOOPE and LOOPNE 8 / 7 [NG "LOOP": 5/6 and 7/8,
  * "no jump/jump" as its JCXZ page labels the same pair].  L: LOOP L with
- * ECX = 2 runs twice: taken, then not.  The warm-up leaves L in the BTB in
- * state 2 (allocated taken, then a not-taken): the taken pass is predicted,
- * the last one mispredicted in U, 3 [MA]. */
+ * ECX = 2 runs twice: taken, then not.  LOOP is NP, a group of its own, so
+ * the two passes have different BTB keys [AF97 12.1.2]: the first the U
+ * instruction before the loop's (the MOV, or the XOR of the XOR/MOV pair),
+ * whose entry the warm-up's mispredicted pass made (state 3: predicted);
+ * the second L itself, where the warm-up's falling-through pass (in the
+ * shadow of the first's misprediction) made none: predicted to fall
+ * through, as it does. */
 static void test_loop_clocks(void)
 {
     fx f;
     fx_init(&f, "pentium-60");
-    /* MOV ecx,2 (1) / L: LOOP L -> 1 + 6 + 5 + 3 */
+    /* MOV ecx,2 (1) / L: LOOP L -> 1 + 6 + 5 */
     static const uint8_t loop[] = {0xb9, 0x02, 0x00, 0x00, 0x00, 0xe2, 0xfe};
-    g_assert_cmpuint(measure(&f, loop, sizeof loop, (regs){0}), ==, 1 + 6 + 5 + 3);
-    /* XOR eax,eax / MOV ecx,2 pair (1, ZF = 1) / L: LOOPE L -> 1 + 8 + 7 + 3 */
+    g_assert_cmpuint(measure(&f, loop, sizeof loop, (regs){0}), ==, 1 + 6 + 5);
+    /* XOR eax,eax / MOV ecx,2 pair (1, ZF = 1) / L: LOOPE L -> 1 + 8 + 7 */
     static const uint8_t loope[] = {0x31, 0xc0, 0xb9, 0x02, 0x00, 0x00, 0x00, 0xe1, 0xfe};
-    g_assert_cmpuint(measure(&f, loope, sizeof loope, (regs){0}), ==, 1 + 8 + 7 + 3);
-    /* OR eax,1 / MOV ecx,2 pair (1, ZF = 0) / L: LOOPNE L -> 1 + 8 + 7 + 3 */
+    g_assert_cmpuint(measure(&f, loope, sizeof loope, (regs){0}), ==, 1 + 8 + 7);
+    /* OR eax,1 / MOV ecx,2 pair (1, ZF = 0) / L: LOOPNE L -> 1 + 8 + 7 */
     static const uint8_t loopne[] = {0x83, 0xc8, 0x01, 0xb9, 0x02, 0x00, 0x00, 0x00, 0xe0, 0xfe};
-    g_assert_cmpuint(measure(&f, loopne, sizeof loopne, (regs){0}), ==, 1 + 8 + 7 + 3);
+    g_assert_cmpuint(measure(&f, loopne, sizeof loopne, (regs){0}), ==, 1 + 8 + 7);
     fx_free(&f);
 }
 
@@ -931,6 +935,297 @@ static void test_uncond_mispredict(void)
     static const uint8_t c0[] = {0xe8, 0x00, 0x00, 0x00, 0x00};
     static const uint8_t c1[] = {0xe8, 0x01, 0x00, 0x00, 0x00, 0x90};
     g_assert_cmpuint(retarget(&f, c0, sizeof c0, c1, sizeof c1), ==, 3);
+    fx_free(&f);
+}
+
+/* ----------------------------------------------------------------- BTB */
+
+/* The BTB predicts issue groups: a branch's entry is keyed by the U
+ * instruction of the group before its own, a group in the shadow of a
+ * misprediction gets no prediction, a prediction that meets no transfer
+ * costs 3 clocks, state 0 is no entry (pentium.c "BTB"; [AF97] Agner
+ * Fog, "How to optimize for the Pentium processor", 1997, 12.1.1-12.1.3). */
+
+/* The Linux 1.x/2.0 delay loop: MOV eax,N / L: DEC eax / JNS L / MOV
+ * ebx,1.  DEC + JNS is one group that jumps to itself: its key is its own
+ * U (L).  Warm: the first pass is predicted by the entry keyed by the MOV;
+ * the second finds L in state 1 (the last run's fall-through and the MOV
+ * after it, "predicted to jump" to L, left it there) and is mispredicted
+ * in V (1 + 4), and every pass after it is in the shadow of the one before:
+ * 5 clocks an iteration [AF97 12.1.3: "a loop that jumps to itself ... gets
+ * a misprediction penalty on every iteration"], BogoMIPS = 0.40 x MHz
+ * (BogoMips mini-HOWTO).  The exit falls through in the shadow (1), the
+ * MOV after it pays the misapplied prediction (1 + 3): 1 + 1 + 5 (N - 1) +
+ * 1 + 1 + 3 = 5 N + 2. */
+static void test_btb_self_loop(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    for (uint32_t n = 100; n <= 200; n += 100) {
+        uint8_t code[] = {0xb8, 0, 0, 0, 0, 0x48, 0x79, 0xfd, 0xbb, 0x01, 0x00, 0x00, 0x00};
+        memcpy(code + 1, &n, 4);
+        uint64_t m0 = stats(&f)->mispredicts, a0 = stats(&f)->btb_misapplied;
+        uint64_t clocks = measure(&f, code, sizeof code, (regs){0});
+        g_assert_cmpuint(clocks, ==, 5 * n + 2);
+        /* (the warm-up run's and the measured one's) */
+        g_assert_cmpuint(stats(&f)->mispredicts - m0, >=, n - 1);
+        g_assert_cmpuint(stats(&f)->btb_misapplied - a0, ==, 2);
+    }
+    fx_free(&f);
+}
+
+/* The form Agner recommends, two groups a pass (ADD esi,1 + ADD edi,1;
+ * DEC ecx + JNZ L): JNZ's key is L, whose group never jumps: predicted on
+ * every pass, 2 clocks an iteration; its exit mispredicted in V. */
+static void test_btb_two_group_loop(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    uint64_t clocks[2];
+    for (unsigned k = 0; k < 2; k++) {
+        const uint32_t n = 100 + 100 * k;
+        uint8_t code[] = {0xb9, 0,    0,    0,    0,    0xfc, 0x83, 0xc6, 0x01, 0x83,
+                          0xc7, 0x01, 0x49, 0x75, 0xf7, 0xbb, 0x01, 0x00, 0x00, 0x00};
+        memcpy(code + 1, &n, 4);
+        uint64_t m0 = stats(&f)->mispredicts;
+        clocks[k] = measure(&f, code, sizeof code, (regs){0});
+        /* each run's exit, and the first pass of the first run */
+        g_assert_cmpuint(stats(&f)->mispredicts - m0, ==, k ? 2 : 3);
+    }
+    g_assert_cmpuint(clocks[1] - clocks[0], ==, 2 * 100);
+    fx_free(&f);
+}
+
+/* The key is the U instruction of the group before the branch's, not the
+ * branch [AF97 12.1.2]: CLD / CLD / JMP +0 reached from its start has its
+ * entry under the second CLD; the same JMP entered directly (after the
+ * last run's HLT) has none there: mispredicted once, then predicted under
+ * its own new key, and the old entry still serves the first path. */
+static void test_btb_lookahead_key(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t code[] = {0xfc, 0xfc, 0xeb, 0x00, 0xf4};
+    load(&f, CODE, code, sizeof code);
+    run(&f, CODE, (regs){0});
+    uint64_t m0 = stats(&f)->mispredicts;
+    run(&f, CODE, (regs){0});
+    g_assert_cmpuint(stats(&f)->mispredicts, ==, m0);
+    run(&f, CODE + 2, (regs){0});
+    g_assert_cmpuint(stats(&f)->mispredicts, ==, m0 + 1);
+    run(&f, CODE + 2, (regs){0});
+    run(&f, CODE, (regs){0});
+    g_assert_cmpuint(stats(&f)->mispredicts, ==, m0 + 1);
+    fx_free(&f);
+}
+
+/* A prediction applied to a group without a transfer [AF97 12.1.3]: CMP
+ * eax,ebx / JB L1 / JMP L2 / L1: MOV ecx,ebx / INC edx / JMP +0 / L2: HLT.
+ * JMP L2's entry is keyed by the CMP (its group's predecessor); once JB
+ * is taken and predicted, the MOV/INC group at L1 (also after CMP/JB)
+ * meets it and is "predicted to jump" to L2: 3 clocks, and the entry goes
+ * down a state; the JMP +0 after it is in that flush's shadow (predicted
+ * not to jump: 1 + 2).  In the shadow of JB's own misprediction the
+ * MOV/INC group costs nothing but the entry goes down too. */
+static void test_btb_misapplied(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t code[] = {0x39, 0xd8, 0x72, 0x02, 0xeb, 0x05,
+                                   0x89, 0xd9, 0x42, 0xeb, 0x00, 0xf4};
+    load(&f, CODE, code, sizeof code);
+    const regs ge = {.eax = 1, .ebx = 0}, lt = {.eax = 0, .ebx = 1};
+    run(&f, CODE, ge); /* JMP L2 mispredicted: its entry, state 3 */
+    run(&f, CODE, ge); /* predicted */
+    uint64_t a0 = stats(&f)->btb_misapplied, c0 = stats(&f)->btb_misapplied_cycles;
+    /* JB mispredicted; L1's group in its shadow: 3 -> 2, no clocks; JMP +0
+     * mispredicted (no entry yet) */
+    run(&f, CODE, lt);
+    g_assert_cmpuint(stats(&f)->btb_misapplied, ==, a0 + 1);
+    g_assert_cmpuint(stats(&f)->btb_misapplied_cycles, ==, c0);
+    /* JB predicted; CMP/JB 1 + MOV/INC 1 + 3 + JMP 1 + 2 (the shadow); the
+     * entry 2 -> 1 */
+    g_assert_cmpuint(run(&f, CODE, lt), ==, 8);
+    g_assert_cmpuint(stats(&f)->btb_misapplied_cycles, ==, c0 + 3);
+    /* state 1 predicts nothing; the JMP predicted: 3 */
+    g_assert_cmpuint(run(&f, CODE, lt), ==, 3);
+    g_assert_cmpuint(stats(&f)->btb_misapplied, ==, a0 + 2);
+    fx_free(&f);
+}
+
+/* State 0 is no entry: a branch that falls through three times from state
+ * 3 leaves the BTB, and taken again gets a new entry in state 3 (one
+ * misprediction), where a counter going 0 -> 1 -> 2 would take two
+ * [AF97 12.1.1].  CMP eax,0 / JE +1 / NOP: taken with eax = 0. */
+static void test_btb_free_at_zero(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t code[] = {0x3d, 0x00, 0x00, 0x00, 0x00, 0x74, 0x01, 0x90, 0xf4};
+    load(&f, CODE, code, sizeof code);
+    /* (the first run: after it every run's key is the HLT) */
+    static const uint32_t eax[] = {1, 0, 1, 1, 1, 0, 0};
+    static const unsigned wrong[] = {0, 1, 1, 1, 0, 1, 0};
+    for (unsigned k = 0; k < G_N_ELEMENTS(eax); k++) {
+        uint64_t m0 = stats(&f)->mispredicts;
+        run(&f, CODE, (regs){.eax = eax[k]});
+        g_assert_cmpuint(stats(&f)->mispredicts - m0, ==, wrong[k]);
+    }
+    fx_free(&f);
+}
+
+/* Random programs of register instructions, forward Jccs on the values,
+ * short self loops and CALL/RET in a counted loop: the same clocks and
+ * counters with the issue and stretch memos as without them (the BTB's
+ * part is worked out in both: btb_after, p5_ahead), and their mispredicted,
+ * misapplied and shadowed groups all seen. */
+static uint32_t rnd_next(uint32_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 17;
+    *x ^= *x << 5;
+    return *x;
+}
+
+static size_t random_program(uint8_t *p, uint32_t seed)
+{
+    static const uint8_t regs8[] = {0, 2, 3, 5, 6, 7}; /* eax edx ebx ebp esi edi */
+    uint32_t x = seed;
+    size_t n = 0, calls[12], ncalls = 0;
+    p[n++] = 0xb9; /* mov ecx,200 */
+    uint32_t iters = 200;
+    memcpy(p + n, &iters, 4);
+    n += 4;
+    const size_t top = n;
+    for (unsigned b = 0; b < 12; b++) {
+        unsigned ops = 1 + rnd_next(&x) % 4;
+        for (unsigned k = 0; k < ops; k++) {
+            uint8_t d = regs8[rnd_next(&x) % 6], s = regs8[rnd_next(&x) % 6];
+            switch (rnd_next(&x) % 7) {
+            case 0: p[n++] = 0x01, p[n++] = (uint8_t)(0xc0 | s << 3 | d); break; /* add d,s */
+            case 1: p[n++] = 0x31, p[n++] = (uint8_t)(0xc0 | s << 3 | d); break; /* xor d,s */
+            case 2: p[n++] = 0x89, p[n++] = (uint8_t)(0xc0 | s << 3 | d); break; /* mov d,s */
+            case 3:                                                              /* add d,imm8 */
+                p[n++] = 0x83, p[n++] = (uint8_t)(0xc0 | d), p[n++] = (uint8_t)rnd_next(&x);
+                break;
+            case 4: /* shl / shr d,imm */
+                p[n++] = 0xc1, p[n++] = (uint8_t)((rnd_next(&x) & 1 ? 0xe0 : 0xe8) | d);
+                p[n++] = (uint8_t)(1 + rnd_next(&x) % 7);
+                break;
+            case 5: p[n++] = (uint8_t)(0x40 | d); break; /* inc d */
+            default:                                     /* lea d,[s+disp8] */
+                p[n++] = 0x8d, p[n++] = (uint8_t)(0x40 | d << 3 | s),
+                p[n++] = (uint8_t)rnd_next(&x);
+                break;
+            }
+        }
+        switch (rnd_next(&x) % 4) {
+        case 0:
+        case 1: { /* test r,bit / jz over one or two xor instructions */
+            uint8_t r = regs8[rnd_next(&x) % 6];
+            uint32_t bit = 1u << (rnd_next(&x) % 8);
+            p[n++] = 0xf7, p[n++] = (uint8_t)(0xc0 | r);
+            memcpy(p + n, &bit, 4);
+            n += 4;
+            unsigned skip = 1 + rnd_next(&x) % 2;
+            p[n++] = 0x74, p[n++] = (uint8_t)(2 * skip);
+            for (unsigned k = 0; k < skip; k++)
+                p[n++] = 0x31, p[n++] = (uint8_t)(0xc0 | regs8[rnd_next(&x) % 6] << 3 | 0);
+            break;
+        }
+        case 2: /* mov ebp,k / L: dec ebp / jnz L (a group that jumps to itself) */
+            p[n++] = 0xbd;
+            uint32_t k = 1 + rnd_next(&x) % 5;
+            memcpy(p + n, &k, 4);
+            n += 4;
+            p[n++] = 0x4d, p[n++] = 0x75, p[n++] = 0xfd;
+            break;
+        default: /* call f (f: add eax,ebx / ret, after the loop) */
+            calls[ncalls++] = n;
+            p[n++] = 0xe8;
+            n += 4; /* (its target below) */
+            break;
+        }
+    }
+    p[n++] = 0x49; /* dec ecx */
+    int32_t back = (int32_t)top - (int32_t)(n + 6);
+    p[n++] = 0x0f, p[n++] = 0x85; /* jnz near top */
+    memcpy(p + n, &back, 4);
+    n += 4;
+    p[n++] = 0xf4; /* hlt */
+    const size_t f = n;
+    p[n++] = 0x01, p[n++] = 0xd8, p[n++] = 0xc3; /* f: add eax,ebx / ret */
+    for (size_t k = 0; k < ncalls; k++) {
+        int32_t rel = (int32_t)f - (int32_t)(calls[k] + 5);
+        memcpy(p + calls[k] + 1, &rel, 4);
+    }
+    return n;
+}
+
+static void test_btb_random_memo(void)
+{
+    uint64_t misapplied = 0, shadowed = 0, mispredicts = 0, stretched = 0;
+    for (uint32_t seed = 1; seed <= 24; seed++) {
+        uint8_t prog[1024];
+        size_t n = random_program(prog, seed * 2654435761u);
+        g_assert_cmpuint(n, <=, sizeof prog);
+        const regs r = {.eax = seed, .ebx = 0x9e3779b9u * seed, .esi = 7 * seed, .edi = 1};
+        fx off, on;
+        fx_init(&off, "pentium-100");
+        nm_pentium_set_issue_memo(off.st, false);
+        load(&off, CODE, prog, n);
+        uint64_t c_off = run(&off, CODE, r);
+        c_off += run(&off, CODE, r);
+        fx_init(&on, "pentium-100");
+        load(&on, CODE, prog, n);
+        uint64_t c_on = run(&on, CODE, r);
+        c_on += run(&on, CODE, r);
+        g_assert_cmpuint(c_on, ==, c_off);
+        g_assert_cmpint(memcmp(stats(&on), stats(&off), sizeof(nm_p5_stats)), ==, 0);
+        misapplied += stats(&on)->btb_misapplied;
+        shadowed += stats(&on)->btb_shadowed;
+        mispredicts += stats(&on)->mispredicts;
+        stretched += nm_pentium_stretch_insns(on.st);
+        fx_free(&on);
+        fx_free(&off);
+    }
+    g_assert_cmpuint(misapplied, >, 0);
+    g_assert_cmpuint(shadowed, >, 0);
+    g_assert_cmpuint(mispredicts, >, 0);
+    g_assert_cmpuint(stretched, >, 0);
+}
+
+/* What flushes the pipeline leaves the next group without a prediction
+ * (pentium.c "BTB": the consecutive-branches rule of [AF97 12.1.3]
+ * carried over to the other flushes, an inference): a JMP +0 right after
+ * an IRET is mispredicted however often it ran (INT 31 + IRET 10 + JMP
+ * 1 + 2 = 44), and so is one at the start of an exception handler (UD2,
+ * the handler JMP +0 / ADD dword [esp],2 / IRETD). */
+static void test_btb_flushes(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    put_desc(f.ram + GDT, 0, 0);
+    put_desc(f.ram + GDT + 8, 0x0000ffff, 0x00cf9a00);
+    put_desc(f.ram + GDT + 16, 0x0000ffff, 0x00cf9200);
+    const uint32_t h40 = CODE + 0x40, h6 = CODE + 0x80;
+    put_desc(f.ram + IDT + 0x40 * 8, (0x08u << 16) | (h40 & 0xffff), (h40 & 0xffff0000u) | 0x8e00);
+    put_desc(f.ram + IDT + 6 * 8, (0x08u << 16) | (h6 & 0xffff), (h6 & 0xffff0000u) | 0x8e00);
+    f.ram[h40] = 0xcf; /* iret */
+    static const uint8_t ud_handler[] = {0xeb, 0x00, 0x83, 0x04, 0x24, 0x02, 0xcf};
+    load(&f, h6, ud_handler, sizeof ud_handler);
+    f.c->gdtr = (nm_dtr){GDT, 23};
+    f.c->idtr = (nm_dtr){IDT, 0x40 * 8 + 7};
+    static const uint8_t int_jmp[] = {0xcd, 0x40, 0xeb, 0x00};
+    g_assert_cmpuint(measure(&f, int_jmp, sizeof int_jmp, (regs){0}), ==, 44);
+    uint64_t m0 = stats(&f)->mispredicts;
+    g_assert_cmpuint(measure(&f, int_jmp, sizeof int_jmp, (regs){0}), ==, 44);
+    g_assert_cmpuint(stats(&f)->mispredicts - m0, ==, 2); /* (the warm-up's and this run's) */
+    static const uint8_t ud2[] = {0x0f, 0x0b};
+    measure(&f, ud2, sizeof ud2, (regs){0});
+    m0 = stats(&f)->mispredicts;
+    measure(&f, ud2, sizeof ud2, (regs){0});
+    g_assert_cmpuint(stats(&f)->mispredicts - m0, ==, 2);
     fx_free(&f);
 }
 
@@ -1426,6 +1721,13 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/pushf-popf", test_pushf_popf);
     g_test_add_func("/timing/pentium/loop-clocks", test_loop_clocks);
     g_test_add_func("/timing/pentium/uncond-mispredict", test_uncond_mispredict);
+    g_test_add_func("/timing/pentium/btb-self-loop", test_btb_self_loop);
+    g_test_add_func("/timing/pentium/btb-two-group-loop", test_btb_two_group_loop);
+    g_test_add_func("/timing/pentium/btb-lookahead-key", test_btb_lookahead_key);
+    g_test_add_func("/timing/pentium/btb-misapplied", test_btb_misapplied);
+    g_test_add_func("/timing/pentium/btb-free-at-zero", test_btb_free_at_zero);
+    g_test_add_func("/timing/pentium/btb-random-memo", test_btb_random_memo);
+    g_test_add_func("/timing/pentium/btb-flushes", test_btb_flushes);
     g_test_add_func("/timing/pentium/breakdown-sums", test_breakdown_sums);
     g_test_add_func("/timing/pentium/registry", test_registry);
     g_test_add_func("/timing/pentium/tlb-fits", test_tlb_fits);
