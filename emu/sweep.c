@@ -456,6 +456,7 @@ typedef struct cell {
     char *boot_id;        /* snapshot=yes: the saved boot it restores */
     GPtrArray *boot_args; /* and that boot's arguments (the cell's but the mailbox) */
     bool cached, ok;
+    bool finished;      /* --resume: its job left cells/ID.json (not in the cache yet) */
     GHashTable *report; /* section/key -> text */
 } cell;
 
@@ -1111,7 +1112,7 @@ static void print_help(void)
 {
     printf(
         "Usage: nicemu sweep SPEC [--out DIR] [--jobs N] [--sshloginfile FILE] [--retries N]\n"
-        "                         [--dry-run | --collect]\n"
+        "                         [--dry-run | --collect | --resume]\n"
         "Runs every cell of the matrix in the key-file SPEC ([sweep] axes and settings,\n"
         "[options] fixed nicemu options) through GNU parallel and prints one table\n"
         "(docs/sweeps.md).  Cells already in the cache (${NICEMU_CACHE:-~/.cache/nicemu}/sweep)\n"
@@ -1127,6 +1128,9 @@ static void print_help(void)
         "  --dry-run            print the job list (one shell line per cell to run), write\n"
         "                       the Slurm array script, run nothing\n"
         "  --collect            gather results the jobs left in DIR/cells (after Slurm)\n"
+        "  --resume             as --dry-run, but the cells whose jobs finished in DIR/cells\n"
+        "                       are not listed: the Slurm array of the cells still to run\n"
+        "                       (after tasks were cancelled, timed out or failed)\n"
         "Figures for report=:",
         DEFAULT_RETRIES);
     for (size_t i = 0; i < G_N_ELEMENTS(metrics); i++)
@@ -1140,34 +1144,66 @@ static int usage_error(const char *msg)
     return 2;
 }
 
-static void write_sbatch(const char *out, const char *spec_path, guint n_jobs)
+/* Slurm refuses an array index of MaxArraySize or more (slurm.conf(5); its
+ * default is 1001, so the default largest index is 1000). */
+#define SLURM_DEFAULT_MAX_ARRAY_INDEX 1000
+
+/* sweep.sbatch: one array task per line of the job list `list` (a file named
+ * by its contents' hash, which no later run rewrites with other contents:
+ * the tasks of an array read it when they start, maybe hours after the
+ * submission, and a rerun or --resume may meanwhile write another list). */
+static void write_sbatch(const char *out, const char *spec_path, guint n_jobs, const char *list)
 {
     g_autofree char *path = g_build_filename(out, "sweep.sbatch", NULL);
     g_autofree char *q = g_shell_quote(out);
+    g_autofree char *qlist = g_shell_quote(list);
+    g_autofree char *big =
+        n_jobs > SLURM_DEFAULT_MAX_ARRAY_INDEX
+            ? g_strdup_printf(
+                  "# %u tasks: more than Slurm's default MaxArraySize allows; submit "
+                  "them in parts,\n"
+                  "#   sbatch --array=1-%u %s/sweep.sbatch\n"
+                  "#   sbatch --array=1-%u --export=ALL,NICEMU_SWEEP_OFFSET=%u "
+                  "%s/sweep.sbatch\n"
+                  "# and so on (task N runs line N + NICEMU_SWEEP_OFFSET).\n",
+                  n_jobs, SLURM_DEFAULT_MAX_ARRAY_INDEX, out,
+                  MIN(n_jobs - SLURM_DEFAULT_MAX_ARRAY_INDEX, SLURM_DEFAULT_MAX_ARRAY_INDEX),
+                  SLURM_DEFAULT_MAX_ARRAY_INDEX, out)
+            : g_strdup("");
     g_autofree char *text = g_strdup_printf(
         "#!/bin/bash\n"
-        "# A Slurm job array over the cells of %s that are not in the cache,\n"
-        "# written by nicemu sweep; every node must see this directory and the files\n"
-        "# the jobs name (a shared file system).  Submit it with\n"
-        "#   sbatch %s/sweep.sbatch\n"
+        "# A Slurm job array written by nicemu sweep: the %u cells of %s to run,\n"
+        "# task N running line N of %s.  Every node must see this directory,\n"
+        "# the nicemu binary, the kernels and the initramfs at the paths that list\n"
+        "# names (a shared file system; docs/sweeps.md).  Submit it with\n"
+        "#   sbatch [--partition=P] [--account=A] [--time=LIMIT-PER-CELL] %s/sweep.sbatch\n"
         "# then gather the results with: nicemu sweep SPEC --out %s --collect\n"
+        "# and after cancelled, timed-out or failed tasks write the array of the cells\n"
+        "# still to run with: nicemu sweep SPEC --out %s --resume\n"
+        "%s"
         "#SBATCH --job-name=nicemu-sweep\n"
         "#SBATCH --array=1-%u\n"
         "#SBATCH --ntasks=1\n"
         "#SBATCH --cpus-per-task=1\n"
-        "#SBATCH --output=%s/cells/slurm-%%a.out\n"
+        "#SBATCH --output=%s/cells/slurm-%%A_%%a.out\n"
         "set -eu\n"
-        "cd %s\n"
-        "line=$(sed -n \"${SLURM_ARRAY_TASK_ID}p\" jobs.sh)\n"
+        "cd %s || { echo \"nicemu sweep: $(hostname) does not see \"%s\" (a shared file "
+        "system is needed)\" >&2; exit 1; }\n"
+        "task=$((SLURM_ARRAY_TASK_ID + ${NICEMU_SWEEP_OFFSET:-0}))\n"
+        "line=$(sed -n \"${task}p\" %s)\n"
+        "[ -n \"$line\" ] || { echo \"nicemu sweep: %s has no line $task (%u cells)\" >&2; exit "
+        "1; }\n"
+        "echo \"nicemu sweep: task $task on $(hostname): $line\"\n"
         "eval \"$line\"\n",
-        spec_path, out, out, n_jobs ? n_jobs : 1, out, q);
+        n_jobs, spec_path, list, out, out, out, big, n_jobs ? n_jobs : 1, out, q, q, qlist, list,
+        n_jobs);
     write_file(path, text);
 }
 
 /* The subcommand's own options. */
 typedef struct cli {
     const char *spec_file, *out, *hosts;
-    bool dry_run, collect, snapshot;
+    bool dry_run, collect, resume, snapshot;
     long jobs, retries; /* -1: not given */
 } cli;
 
@@ -1181,8 +1217,10 @@ static int cli_parse(cli *o, int argc, char **argv)
             print_help();
             return 0;
         }
-        if (!strcmp(a, "--dry-run") || !strcmp(a, "--collect")) {
-            *(!strcmp(a, "--dry-run") ? &o->dry_run : &o->collect) = true;
+        if (!strcmp(a, "--dry-run") || !strcmp(a, "--collect") || !strcmp(a, "--resume")) {
+            *(!strcmp(a, "--dry-run")   ? &o->dry_run
+              : !strcmp(a, "--collect") ? &o->collect
+                                        : &o->resume) = true;
             continue;
         }
         if (!strcmp(a, "--snapshot")) {
@@ -1204,7 +1242,7 @@ static int cli_parse(cli *o, int argc, char **argv)
         if (!in_list(name, valued, G_N_ELEMENTS(valued))) {
             g_autofree char *msg = g_strdup_printf(
                 "unknown option %s (accepted: --out, --jobs, --sshloginfile, --retries, "
-                "--snapshot, --dry-run, --collect, --help)",
+                "--snapshot, --dry-run, --collect, --resume, --help)",
                 name);
             return usage_error(msg);
         }
@@ -1229,7 +1267,8 @@ static int cli_parse(cli *o, int argc, char **argv)
         }
     }
     if (!o->spec_file) return usage_error("give the sweep spec: nicemu sweep SPEC (see --help)");
-    if (o->dry_run && o->collect) return usage_error("--dry-run and --collect exclude each other");
+    if (o->dry_run + o->collect + o->resume > 1)
+        return usage_error("--dry-run, --collect and --resume exclude each other");
     return -1;
 }
 
@@ -1279,12 +1318,17 @@ static void cells_free(cell *cells, guint n)
 /* Marks the cached cells, writes every cell's arguments and the job list of
  * the others: jobs.tsv (parallel's input: ID, kernel, initrd, nicemu,
  * System.map, and with snapshot=yes the saved boot; "/./" paths when they
- * are to be transferred) and jobs.sh (one self-contained shell line per
- * job).  With snapshot=yes also the boots those cells need and are not in
- * DIR/boots yet: boots.tsv and boots.sh, to run first.  *list_hash
- * identifies the list. */
+ * are to be transferred), jobs.sh (one self-contained shell line per job),
+ * the same lines as jobs-HASH.sh for the Slurm array, and sweep.sbatch.
+ * With snapshot=yes also the boots those cells need and are not in
+ * DIR/boots yet: boots.tsv and boots.sh, to run first.  `finished_done`
+ * (--resume): a cell whose job left cells/ID.json is not a job either.
+ * Without `lists` (--collect) only the arguments are written: the job
+ * lists stay those of the run being collected.  *list_hash identifies the
+ * list. */
 static bool write_jobs(const spec *s, cell *cells, guint n, const char *exe, const char *out,
-                       const char *cache, guint *n_jobs, guint *n_boots, char **list_hash)
+                       const char *cache, bool finished_done, bool lists, guint *n_jobs,
+                       guint *n_boots, char **list_hash)
 {
     GString *tsv = g_string_new(NULL), *sh = g_string_new(NULL);
     GString *btsv = g_string_new(NULL), *bsh = g_string_new(NULL);
@@ -1307,6 +1351,9 @@ static bool write_jobs(const spec *s, cell *cells, guint n, const char *exe, con
         ok = write_file(args_path, args->str);
         g_string_free(args, TRUE);
         if (c->cached) continue;
+        g_autofree char *fresh = g_strdup_printf("%s/cells/%s.json", out, c->id);
+        c->finished = finished_done && g_file_test(fresh, G_FILE_TEST_IS_REGULAR);
+        if (c->finished) continue;
         (*n_jobs)++;
         g_autofree char *k = transfer ? transfer_path(c->kernel) : g_strdup(c->kernel);
         g_autofree char *ini = !s->initrd ? g_strdup("-")
@@ -1340,13 +1387,19 @@ static bool write_jobs(const spec *s, cell *cells, guint n, const char *exe, con
     }
     g_autofree char *tsv_path = g_build_filename(out, "jobs.tsv", NULL);
     g_autofree char *sh_path = g_build_filename(out, "jobs.sh", NULL);
-    ok = ok && write_file(tsv_path, tsv->str) && write_file(sh_path, sh->str);
-    if (s->snapshot) {
-        g_autofree char *btsv_path = g_build_filename(out, "boots.tsv", NULL);
-        g_autofree char *bsh_path = g_build_filename(out, "boots.sh", NULL);
-        ok = ok && write_file(btsv_path, btsv->str) && write_file(bsh_path, bsh->str);
+    g_autofree char *sh_hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, sh->str, -1);
+    g_autofree char *list_name = g_strdup_printf("jobs-%.12s.sh", sh_hash);
+    g_autofree char *list_path = g_build_filename(out, list_name, NULL);
+    if (lists) {
+        ok = ok && write_file(tsv_path, tsv->str) && write_file(sh_path, sh->str) &&
+             write_file(list_path, sh->str);
+        if (s->snapshot) {
+            g_autofree char *btsv_path = g_build_filename(out, "boots.tsv", NULL);
+            g_autofree char *bsh_path = g_build_filename(out, "boots.sh", NULL);
+            ok = ok && write_file(btsv_path, btsv->str) && write_file(bsh_path, bsh->str);
+        }
+        write_sbatch(out, s->path, *n_jobs, list_name);
     }
-    write_sbatch(out, s->path, *n_jobs);
     *list_hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, tsv->str, -1);
     g_string_free(tsv, TRUE);
     g_string_free(sh, TRUE);
@@ -1448,7 +1501,8 @@ int nm_sweep_main(int argc, char **argv)
     g_autofree char *cells_dir = g_build_filename(out, "cells", NULL);
     g_autofree char *boots_dir = g_build_filename(out, "boots", NULL);
     g_autofree char *cache = cache_dir();
-    bool need_parallel = !o.dry_run && !o.collect;
+    bool list_only = o.dry_run || o.resume; /* the job list and the Slurm script */
+    bool need_parallel = !list_only && !o.collect;
     if (g_mkdir_with_parents(cells_dir, 0755) || g_mkdir_with_parents(cache, 0755) ||
         (s.snapshot && g_mkdir_with_parents(boots_dir, 0755)))
         msg = g_strdup_printf("cannot create %s or %s: %s", cells_dir, cache, g_strerror(errno));
@@ -1466,8 +1520,11 @@ int nm_sweep_main(int argc, char **argv)
 
     guint n_jobs, n_boots;
     g_autofree char *list_hash = NULL;
-    rc = write_jobs(&s, cells, n, exe, out, cache, &n_jobs, &n_boots, &list_hash) ? 0 : 1;
-    if (o.dry_run) {
+    rc = write_jobs(&s, cells, n, exe, out, cache, o.resume, !o.collect, &n_jobs, &n_boots,
+                    &list_hash)
+             ? 0
+             : 1;
+    if (list_only) {
         g_autofree char *sh_path = g_build_filename(out, "jobs.sh", NULL);
         g_autofree char *bsh_path = g_build_filename(out, "boots.sh", NULL);
         gchar *sh = NULL;
@@ -1481,9 +1538,14 @@ int nm_sweep_main(int argc, char **argv)
                     "nicemu sweep: snapshot=yes: %u boots to save first (boots.sh, "
                     "before jobs.sh and the Slurm array)\n",
                     n_boots);
+        guint n_finished = 0;
+        for (guint i = 0; i < n; i++)
+            n_finished += cells[i].finished;
+        g_autofree char *finished =
+            o.resume ? g_strdup_printf(" %u finished in %s/cells,", n_finished, out) : g_strdup("");
         fprintf(stderr,
-                "nicemu sweep: %u cells, %u in the cache, %u to run (Slurm: %s/sweep.sbatch)\n", n,
-                n - n_jobs, n_jobs, out);
+                "nicemu sweep: %u cells, %u in the cache,%s %u to run (Slurm: %s/sweep.sbatch)\n",
+                n, n - n_jobs - n_finished, finished, n_jobs, out);
         cells_free(cells, n);
         spec_free(&s);
         return rc;
