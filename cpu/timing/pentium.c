@@ -160,13 +160,15 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_SAR] = SPECIAL(P_PU, F_RMW),
     [NM_OP_SHLD] = SPECIAL(P_NP, F_RMW), /* r 4; m,i 4; m,CL 5 [NG], [PIR] (IT: m 5) */
     [NM_OP_SHRD] = SPECIAL(P_NP, F_RMW),
-    /* multiply and divide [IT]; MUL 11/11/10 also [NG] (IT: 9 for 32-bit) */
-    [NM_OP_MUL] = SPECIAL(P_NP, 0),  /* r/m8 11, r/m16 11, r/m32 10 */
-    [NM_OP_IMUL] = SPECIAL(P_NP, 0), /* same */
-    [NM_OP_IMUL2] = ROW(P_NP, 10, 10, 10, F_DST_G),
-    [NM_OP_IMUL3] = ROW(P_NP, 10, 10, 10, F_DST_G),
-    [NM_OP_DIV] = SPECIAL(P_NP, 0),  /* 17 / 25 / 41 */
-    [NM_OP_IDIV] = SPECIAL(P_NP, 0), /* 22 / 30 / 46 */
+    /* multiply and divide [IT]: "MUL IMUL r8/r16/m8/m16 11, all other
+     * versions 9" (also [AF97] ch. 20; Intel's documented 10 for 32-bit,
+     * [NG], is what GMP's mpn/x86/pentium/README says "measures 9") */
+    [NM_OP_MUL] = SPECIAL(P_NP, 0),         /* r/m8 11, r/m16 11, r/m32 9 */
+    [NM_OP_IMUL] = SPECIAL(P_NP, 0),        /* same */
+    [NM_OP_IMUL2] = SPECIAL(P_NP, F_DST_G), /* r16,r/m16 11, r32,r/m32 9 */
+    [NM_OP_IMUL3] = SPECIAL(P_NP, F_DST_G), /* same */
+    [NM_OP_DIV] = SPECIAL(P_NP, 0),         /* 17 / 25 / 41 */
+    [NM_OP_IDIV] = SPECIAL(P_NP, 0),        /* 22 / 30 / 46 */
     /* decimal [IT] */
     [NM_OP_DAA] = ROW(P_NP, 3, 3, 3, 0),
     [NM_OP_DAS] = ROW(P_NP, 3, 3, 3, 0),
@@ -842,7 +844,9 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         if (i->src == NM_OPK_CL) return mem ? 9 : 7;
         return mem ? 10 : 8;
     case NM_OP_MUL:
-    case NM_OP_IMUL: return i->opsize == 4 ? 10 : 11;
+    case NM_OP_IMUL:
+    case NM_OP_IMUL2:
+    case NM_OP_IMUL3: return i->opsize == 4 ? 9 : 11;
     case NM_OP_DIV: return i->opsize == 1 ? 17 : i->opsize == 2 ? 25 : 41;
     case NM_OP_IDIV: return i->opsize == 1 ? 22 : i->opsize == 2 ? 30 : 46;
     case NM_OP_BT:
@@ -965,6 +969,8 @@ static bool special_is_static(unsigned op)
     case NM_OP_RCR:
     case NM_OP_MUL:
     case NM_OP_IMUL:
+    case NM_OP_IMUL2:
+    case NM_OP_IMUL3:
     case NM_OP_DIV:
     case NM_OP_IDIV:
     case NM_OP_BT:
