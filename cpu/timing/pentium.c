@@ -380,7 +380,7 @@ _Static_assert(sizeof(p5_memo) == 64, "a memo slot in a host cache line");
  * Valid while the page's decoded instructions are those it was made from
  * (tag and the icache's page generation) and the code page memo is the
  * one they were in (code_key). */
-#define P5_STRETCH_KEYS 8 /* groups in a stretch but its last: at most */
+#define P5_STRETCH_KEYS 31 /* groups in a stretch but its last: at most */
 typedef struct p5_stretch {
     uint64_t hits;  /* uses not yet in the counters */
     uint32_t owner; /* the first instruction's, as p5_memo.owner */
@@ -402,6 +402,10 @@ typedef struct p5_stretch {
     bool first_u; /* its first instruction starts a group */
     uint16_t last_u;
     uint16_t keys[P5_STRETCH_KEYS];
+    /* p5.btb_allocs when its groups' keys but the first and last were
+     * last found without an entry (p5_ahead: only an allocation can add
+     * one; 0: not yet) */
+    uint64_t keys_clear_at;
 } p5_stretch;
 #define P5_STRETCH_BITS 14
 #define P5_STRETCH_SIZE (1u << P5_STRETCH_BITS)
@@ -456,6 +460,7 @@ typedef struct p5 {
     p5_btb btb;
     p5_group grp;
     uint32_t btb_pen;                 /* the BTB's clocks of the last p5_issue */
+    uint64_t btb_allocs;              /* entries made, from 1 (p5_stretch.keys_clear_at) */
     uint16_t keyed[1u << KEYED_BITS]; /* BTB entries by their key's low bits ("BTB") */
     /* The TLBs (tlb.h): code 32 entries; data 64 4 KB entries and 8 4 MB
      * entries.  tlb_cr3/paging/pse: what they were filled under. */
@@ -1439,6 +1444,7 @@ static void btb_alloc(p5 *s, uint32_t key, uint32_t to)
     b->state[set][victim] = 3;
     b->stamp[set][victim] = b->clock;
     s->keyed[key & KEYED_MASK]++;
+    s->btb_allocs++;
 }
 
 /* The group's prediction met no control transfer: the entry is
@@ -1551,6 +1557,47 @@ static inline __attribute__((always_inline)) uint32_t btb_after(p5 *s, uint32_t 
             g->flushed = false;
             g->way = -1;
             return 0;
+        }
+    } else if (bk == BK_JUMP || bk == BK_DIRECT) {
+        /* resolve's two common outcomes: a transfer in V predicted right
+         * by its group's entry, and one that starts a group whose key has
+         * no entry and falls through */
+        p5_btb *b = &s->btb;
+        if (in_v) {
+            const unsigned set = btb_set(g->key), w = (unsigned)g->way;
+            if (g->way >= 0 && !g->shadow && s->br_taken && b->state[set][w] >= 2 &&
+                b->target[set][w] == s->br_to) {
+                b->clock++;
+                s->st.branches++;
+                s->st.btb_hits++;
+                b->stamp[set][w] = b->clock;
+                if (b->state[set][w] < 3) b->state[set][w]++;
+                g->pending = false;
+                return 0;
+            }
+        } else if (!g->pending) {
+            const uint32_t key = g->u;
+            const int way = s->keyed[key & KEYED_MASK] ? btb_find(s, key) : -1;
+            const unsigned set = btb_set(key), w = (unsigned)way;
+            if (way < 0 ? !s->br_taken
+                        : !g->flushed && s->br_taken && b->state[set][w] >= 2 &&
+                              b->target[set][w] == s->br_to) {
+                g->key = key;
+                g->u = lin;
+                g->shadow = g->flushed;
+                g->flushed = false;
+                g->way = (int8_t)way;
+                b->clock++;
+                s->st.branches++;
+                if (way < 0) {
+                    s->st.btb_misses++;
+                } else {
+                    s->st.btb_hits++;
+                    b->stamp[set][w] = b->clock;
+                    if (b->state[set][w] < 3) b->state[set][w]++;
+                }
+                return 0;
+            }
         }
     }
     return btb_issue(s, lin, in_v, bk);
@@ -2389,9 +2436,14 @@ static inline __attribute__((always_inline)) unsigned p5_ahead(void *opaque, nm_
     if (g->pending) return 0;
     const uint32_t lin0 = c->seg[NM_CS].base + c->eip;
     uint32_t bkey = g->u;
-    for (unsigned k = 0; k + 1u < r->groups; k++) {
+    if (r->groups > 1) {
         if (s->keyed[bkey & KEYED_MASK]) return 0;
-        bkey = lin0 + r->keys[k];
+        if (r->keys_clear_at != s->btb_allocs) {
+            for (unsigned k = 0; k + 2u < r->groups; k++)
+                if (s->keyed[(lin0 + r->keys[k]) & KEYED_MASK]) return 0;
+            r->keys_clear_at = s->btb_allocs;
+        }
+        bkey = lin0 + r->keys[r->groups - 2];
     }
     const int way = s->keyed[bkey & KEYED_MASK] ? btb_find(s, bkey) : -1;
     const bool pending = way >= 0 && s->btb.state[btb_set(bkey)][way] >= 2;
@@ -2902,6 +2954,7 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->names = g_new0(p5_name, P5_NAMES_SIZE);
     s->stretch = g_new0(p5_stretch, P5_STRETCH_SIZE);
     s->grp.way = -1;
+    s->btb_allocs = 1;
     s->ic_base = (const char *)&((const icache *)cpu->icache)->e[0].insn;
     return s;
 }
