@@ -124,6 +124,7 @@ static const row table[NM_OP_COUNT] = {
     [NM_OP_WAIT] = {{6, 6, 6}},
     /* ESC with no coprocessor: the decode and EA only, as a 2-clock no-op */
     [NM_OP_ESC] = {{2, 2, 2}},
+    [NM_OP_FLD ... NM_OP_FNOP_LEGACY] = {{2, 2, 2}}, /* the x87's: not costed yet */
     /* system: SLDT 2/2; STR 2/2; LLDT 20/24; LTR 23/27; VERR 10/11; VERW 15/16;
      * SGDT/SIDT 9; LGDT/LIDT 11; SMSW 2/3; LMSW 10/13; LAR 15/16; LSL 20/21;
      * ARPL 20/21; CLTS 5 */

@@ -173,6 +173,7 @@ static const row table[NM_OP_COUNT] = {
     [NM_OP_STD] = {{2, 2, 2}},
     [NM_OP_WAIT] = {{1, 1, 1}},
     [NM_OP_ESC] = {{1, 1, 1}},
+    [NM_OP_FLD ... NM_OP_FNOP_LEGACY] = {{1, 1, 1}}, /* the x87's: not costed yet */
     /* system: SLDT 2/3; STR 2/3; LLDT 11; LTR 20; VERR 11; VERW 11;
      * SGDT/SIDT 10; LGDT/LIDT 11; SMSW 2/3; LMSW 13; LAR 11; LSL 10; ARPL 9/9;
      * CLTS 7; INVD 4; WBINVD 5; INVLPG 12; CPUID 14 (SL-enhanced parts) */

@@ -217,6 +217,7 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_STD] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_WAIT] = ROW(P_NP, 1, 1, 1, 0),
     [NM_OP_ESC] = ROW(P_NP, 1, 1, 1, 0), /* no x87 modelled */
+    [NM_OP_FLD ... NM_OP_FNOP_LEGACY] = ROW(P_NP, 1, 1, 1, 0), /* the x87's: not costed yet */
     /* system [PDM] */
     [NM_OP_SLDT] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_STR] = ROW(P_NP, 2, 2, 2, 0),
