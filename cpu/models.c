@@ -9,11 +9,11 @@
 
 /* Signatures: Intel AP-485 "Intel Processor Identification and the CPUID
  * Instruction", table of family/model values.  The x87: on chip in the
- * 486DX parts and the Pentiums; none in the 486SX.  CPUID does not report
- * it yet (its exceptions, CR0 and snapshots are still to come), so a guest
- * keeps emulating one. */
+ * 486DX parts and the Pentiums (CPUID.1:EDX bit 0; CR0.ET hardwired),
+ * none in the 486SX; a 386 has one when the configuration adds a 387
+ * (`fpu`, emu/machine.c). */
 #define P5_FEATURES                                                                                \
-    (NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR |      \
+    (NM_CPUID_FPU | NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR |      \
      NM_CPUID_MCE | NM_CPUID_CX8)
 static const nm_cpu_model models[] = {
     {"386dx-25", "Intel 386DX, 25 MHz", NM_CPU_386, MHZ(25), MHZ(25), false, 0, 0, 0x0308,
@@ -29,11 +29,11 @@ static const nm_cpu_model models[] = {
     /* Intel486 DX: family 4 model 1; DX2: model 3; DX4: model 8. CPUID exists
      * on the SL-enhanced and later parts, which report VME. */
     {"486dx-33", "Intel486 DX, 33 MHz", NM_CPU_486, MHZ(33), MHZ(33), true, 0x0415,
-     NM_CPUID_VME, 0x0415, NM_FPU_486},
+     NM_CPUID_FPU | NM_CPUID_VME, 0x0415, NM_FPU_486},
     {"486dx2-66", "Intel486 DX2, 66 MHz core on a 33 MHz bus", NM_CPU_486, MHZ_THIRDS(200),
-     MHZ_THIRDS(100), true, 0x0435, NM_CPUID_VME, 0x0435, NM_FPU_486},
+     MHZ_THIRDS(100), true, 0x0435, NM_CPUID_FPU | NM_CPUID_VME, 0x0435, NM_FPU_486},
     {"486dx4-100", "IntelDX4, 100 MHz core on a 33 MHz bus", NM_CPU_486, MHZ(100), MHZ_THIRDS(100),
-     true, 0x0480, NM_CPUID_VME, 0x0480, NM_FPU_486},
+     true, 0x0480, NM_CPUID_FPU | NM_CPUID_VME, 0x0480, NM_FPU_486},
     /* Pentium P5 (60/66): family 5 model 1; P54C (75-200): model 2.  Features
      * FPU VME DE PSE TSC MSR MCE CX8; the on-chip APIC of the P54C is
      * reported only when enabled, and we have none. */

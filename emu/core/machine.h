@@ -81,7 +81,8 @@ struct nm_machine {
     const struct nm_config *cfg; /* the application's; not read below emu/ */
     void *app_snapshot;          /* the application's snapshot state (emu/snapshot.c) */
     const struct nm_cpu_model *model;
-    struct nm_cpu_model *model_at_mhz; /* --mhz: the copy `model` points to, owned; else NULL */
+    /* --mhz, --fpu 387: the copy `model` points to, owned; else NULL */
+    struct nm_cpu_model *model_at_mhz;
     nm_machine_settings settings;
     nm_clock clock;
     nm_memmap *mem;

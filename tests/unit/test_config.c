@@ -101,7 +101,7 @@ static void test_keyfile_errors(void)
         const char *text, *message;
     } cases[] = {
         {"[machine]\nrma=32M\n",
-         "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, mhz, kernel, initrd, "
+         "machine.ini [machine]: unknown key 'rma' (accepted: cpu, ram, mhz, fpu, kernel, initrd, "
          "append, rom, elf, serial, post-port, max-instructions, max-virtual-time, report-json, "
          "debug, trace-range, trace-window, share-irq, strict-isa, no-poll-fast-forward, "
          "rtc-epoch, cost-model, "
