@@ -742,8 +742,10 @@ static void do_fstenv(nm_cpu *c, const nm_insn *i, bool save)
     write_bytes(c, i, insn_ea(c, i), buf, save ? n + 80 : n);
     if (save)
         fpu_init(c);
-    else
-        f->cw |= 0x3f; /* FNSTENV masks every exception after storing */
+    else {
+        f->cw |= 0x3f; /* FNSTENV masks every exception after storing: */
+        update_es(c);  /* nothing is pending then (host x87) */
+    }
 }
 
 static void do_fldenv(nm_cpu *c, const nm_insn *i, bool restore)

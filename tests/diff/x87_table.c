@@ -144,26 +144,27 @@ static void build(void)
     addr("control", "fincstp", 0xd9, 0xf7, 0, X87_G_ANY, 0, 300);
     addr("control", "fdecstp", 0xd9, 0xf6, 0, X87_G_ANY, 0, 300);
     addr("control", "fnop", 0xd9, 0xd0, 0, X87_G_ANY, 0, 200);
-    addr("control", "fnclex", 0xdb, 0xe2, 0, X87_G_ANY, 0, 300);
-    addr("control", "fninit", 0xdb, 0xe3, 0, X87_G_ANY, 0, 200);
+    addr("control", "fnclex", 0xdb, 0xe2, 0, X87_G_ANY, X87_F_PENDING, 300);
+    addr("control", "fninit", 0xdb, 0xe3, 0, X87_G_ANY, X87_F_PENDING, 200);
     addr("control", "fneni", 0xdb, 0xe0, 0, X87_G_ANY, 0, 100);
     addr("control", "fndisi", 0xdb, 0xe1, 0, X87_G_ANY, 0, 100);
     addr("control", "fnsetpm", 0xdb, 0xe4, 0, X87_G_ANY, 0, 100);
-    addr("control", "fnstsw_ax", 0xdf, 0xe0, 0, X87_G_ANY, 0, 300);
+    addr("control", "fnstsw_ax", 0xdf, 0xe0, 0, X87_G_ANY, X87_F_PENDING, 300);
     {
         uint8_t w[1] = {0x9b};
         add("control", "fwait", w, 1, X87_M_NONE, 0, X87_G_ANY, 0, 200);
     }
     addm("control", "fldcw", 0xd9, 5, X87_M_CW, 0, X87_G_ANY, 0, 1000);
-    addm("control", "fnstcw", 0xd9, 7, X87_M_CW, 0, X87_G_ANY, X87_F_STORE, 300);
-    addm("control", "fnstsw_m16", 0xdd, 7, X87_M_CW, 0, X87_G_ANY, X87_F_STORE, 300);
-    addm("control", "fnstenv", 0xd9, 6, X87_M_ENV28, 0, X87_G_ANY, X87_F_STORE, 500);
+    addm("control", "fnstcw", 0xd9, 7, X87_M_CW, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING, 300);
+    addm("control", "fnstsw_m16", 0xdd, 7, X87_M_CW, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING, 300);
+    addm("control", "fnstenv", 0xd9, 6, X87_M_ENV28, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING, 500);
     addm("control", "fldenv", 0xd9, 4, X87_M_ENV28, 0, X87_G_ANY, 0, 500);
-    addm("control", "fnsave", 0xdd, 6, X87_M_SAVE, 0, X87_G_ANY, X87_F_STORE, 500);
+    addm("control", "fnsave", 0xdd, 6, X87_M_SAVE, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING, 500);
     addm("control", "frstor", 0xdd, 4, X87_M_SAVE, 0, X87_G_ANY, 0, 500);
     {
         uint8_t e16[3] = {0x66, 0xd9, 6 << 3 | 3}, l16[3] = {0x66, 0xd9, 4 << 3 | 3};
-        add("control", "fnstenv16", e16, 3, X87_M_ENV14, 0, X87_G_ANY, X87_F_STORE, 300);
+        add("control", "fnstenv16", e16, 3, X87_M_ENV14, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING,
+            300);
         add("control", "fldenv16", l16, 3, X87_M_ENV14, 0, X87_G_ANY, 0, 300);
     }
 }
@@ -445,7 +446,7 @@ void x87_make_case(const x87_tmpl *t, unsigned tindex, uint32_t seed, unsigned k
     rec->len = t->len;
     if (t->flags & X87_F_RM) rec->code[t->len - 1] = (uint8_t)((rec->code[t->len - 1] & ~7u) | below(&r, 8));
     rec->eax_in = (uint32_t)next(&r);
-    gen_image(&r, t, rec->in, false);
+    gen_image(&r, t, rec->in, (t->flags & X87_F_PENDING) && below(&r, 2));
     for (unsigned b = 0; b < X87_MEM; b++)
         rec->mem_in[b] = (uint8_t)next(&r);
     uint8_t *m = rec->mem_in;

@@ -33,6 +33,7 @@ enum { X87_M_NONE, X87_M_R32, X87_M_R64, X87_M_R80, X87_M_I16, X87_M_I32, X87_M_
 #define X87_F_TRANS   0x04u /* a transcendental: compared within X87_ULP_BOUND */
 #define X87_F_PUSH    0x08u /* pushes: ST(7) sometimes full */
 #define X87_F_PREM    0x10u /* FPREM/FPREM1: C0 C1 C3 of an incomplete reduction not compared */
+#define X87_F_PENDING 0x20u /* a no-wait instruction: the input may hold a pending exception */
 
 /* The transcendentals' bound against the host, in units of the last place
  * of the 64-bit significand (docs/cpu.md, "The x87"). */
