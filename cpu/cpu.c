@@ -63,6 +63,7 @@ nm_cpu *nm_cpu_new(nm_machine *m)
     c->mem = m->mem;
     c->io = m->io;
     c->model = m->model;
+    c->fpu_kind = m->model->fpu;
     c->strict_isa = m->settings.strict_isa;
     c->poll.enabled = m->settings.poll_fast_forward;
     c->icache = icache_new();
@@ -108,8 +109,12 @@ void nm_cpu_reset(nm_cpu *c)
     c->gdtr = (nm_dtr){0, 0xffff};
     c->idtr = (nm_dtr){0, 0xffff};
     /* The 486 and Pentium come up with CD, NW and ET set; the 386 with ET
-     * clear when no coprocessor answers. */
-    c->cr0 = c->model->family >= NM_CPU_486 ? 0x60000010u : 0;
+     * set when a 387 answers at reset (386 Programmer's Reference Manual,
+     * 10.1), clear otherwise. */
+    c->cr0 = c->model->family >= NM_CPU_486 ? 0x60000010u
+             : c->fpu_kind != NM_FPU_NONE  ? NM_CR0_ET
+                                           : 0;
+    fpu_reset(c);
     c->cr2 = c->cr3 = c->cr4 = 0;
     memset(c->dr, 0, sizeof c->dr);
     c->dr[6] = 0xffff0ff0u;

@@ -87,6 +87,7 @@ unit", p. 3-10: "Single I/O
 #include "cpu/timing/timing.h"
 #include "cpu/timing/tlb.h"
 #include "cpu/timing/x86cost.h"
+#include "cpu/timing/x87cost.h"
 
 typedef struct row {
     uint8_t c[NM_FORM_COUNT];
@@ -172,7 +173,7 @@ static const row table[NM_OP_COUNT] = {
     [NM_OP_CLD] = {{2, 2, 2}},
     [NM_OP_STD] = {{2, 2, 2}},
     [NM_OP_WAIT] = {{1, 1, 1}},
-    [NM_OP_ESC] = {{1, 1, 1}},
+    [NM_OP_ESC] = {{1, 1, 1}}, /* (WAIT, ESC and the x87's: x87cost.c) */
     /* system: SLDT 2/3; STR 2/3; LLDT 11; LTR 20; VERR 11; VERW 11;
      * SGDT/SIDT 10; LGDT/LIDT 11; SMSW 2/3; LMSW 13; LAR 11; LSL 10; ARPL 9/9;
      * CLTS 7; INVD 4; WBINVD 5; INVLPG 12; CPUID 14 (SL-enhanced parts) */
@@ -379,6 +380,7 @@ typedef struct i486_state {
     struct i486_stretch *stretch; /* STRETCH_SIZE */
     struct i486_run_memo *runs;   /* RUN_MEMO_SIZE */
     const char *ic_base;          /* the decoded-instruction cache's first instruction */
+    nm_x87_timing x87;            /* the on-chip FPU (x87cost.h) */
 } i486_state;
 /* What i486_ahead works out of the instructions from one in its line (a
  * stretch's extent and sums but the first one's address rule against the
@@ -1373,6 +1375,7 @@ static unsigned mul_clocks(i486_state *s, const nm_cpu *c, const nm_insn *i)
  * iteration count or an operand value. */
 static unsigned static_cost(const nm_insn *i)
 {
+    if (nm_x87_costed(i->op)) return 0; /* cost_of: the FPU's timeline */
     unsigned form = nm_insn_form(i);
     switch (i->op) {
     case NM_OP_JCC:
@@ -1456,6 +1459,7 @@ static unsigned static_cost(const nm_insn *i)
 
 static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const nm_x86_mode *now)
 {
+    if (nm_x87_costed(i->op)) return nm_x87_cost_486(&s->x87, c, i, c->clock->cycles);
     unsigned form = nm_insn_form(i);
     const nm_x86_mode *before = &s->prev;
     /* The I/O and transfer classes are worked out by the rows that use
@@ -2790,6 +2794,7 @@ static void i486_report(void *opaque, nm_report *r)
     const nm_cache_stats *cs = nm_cache_get_stats(s->cache);
     nm_report_u64(r, "instructions", s->insns);
     nm_report_u64(r, "clocks", s->clocks);
+    nm_x87_report(&s->x87, r);
     nm_report_u64(r, "agi_stalls", s->agi);
     nm_report_u64(r, "prefix_clocks", s->c_prefix); /* the same count */
     nm_report_u64(r, "misaligned_accesses", s->misaligned_count);

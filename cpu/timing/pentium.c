@@ -70,6 +70,7 @@
 #include "cpu/timing/timing.h"
 #include "cpu/timing/tlb.h"
 #include "cpu/timing/x86cost.h"
+#include "cpu/timing/x87cost.h"
 #include "emu/core/memmap.h"
 
 /* ------------------------------------------------------------ the table */
@@ -227,8 +228,9 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_CMC] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_CLD] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_STD] = ROW(P_NP, 2, 2, 2, 0),
-    [NM_OP_WAIT] = ROW(P_NP, 1, 1, 1, 0),
-    [NM_OP_ESC] = ROW(P_NP, 1, 1, 1, 0), /* no x87 modelled */
+    [NM_OP_WAIT] = SPECIAL(P_NP, 0), /* and the x87's: x87cost.c */
+    [NM_OP_ESC] = SPECIAL(P_NP, 0),
+    [NM_OP_FLD ... NM_OP_FNOP_LEGACY] = SPECIAL(P_NP, 0),
     /* system [PDM] */
     [NM_OP_SLDT] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_STR] = ROW(P_NP, 2, 2, 2, 0),
@@ -522,6 +524,7 @@ typedef struct p5 {
     uint64_t window_hits0;   /* memo_hits when this window began */
     const char *ic_base;     /* the decoded-instruction cache's first instruction (memo slots) */
     nm_p5_stats st;
+    nm_x87_timing x87; /* the FPU's pipeline (x87cost.h) */
 } p5;
 
 static void code_epoch_wrap(p5 *s);
@@ -947,7 +950,8 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         uint64_t done = s->bus.free_at > now ? s->bus.free_at : now;
         return 2000 + (uint32_t)(done - now);
     }
-    default: return 1;
+    default: /* the FPU's pipeline (x87cost.c) */
+        return nm_x87_costed(i->op) ? nm_x87_cost_p5(&s->x87, c, i, c->clock->cycles) : 1;
     }
 }
 
@@ -3021,6 +3025,7 @@ static void p5_report(void *state, nm_report *r)
     const nm_p5_stats *t = &s->st;
     nm_report_u64(r, "instructions", t->instructions);
     nm_report_u64(r, "cycles", t->cycles);
+    nm_x87_report(&s->x87, r);
     nm_report_u64(r, "u_issues", t->u_issues);
     nm_report_u64(r, "v_issues", t->v_issues);
     nm_report_u64(r, "pairs", t->pairs);
