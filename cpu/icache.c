@@ -18,8 +18,7 @@ void *icache_new(void)
     return ic;
 }
 
-/* Empties the entries of chunk k (and, past the end, the scratch entry
- * and the padding). */
+/* Empties entries [from, to). */
 static void flush_range(icache *ic, uint32_t from, uint32_t to)
 {
     for (uint32_t k = from; k < to; k++) {
