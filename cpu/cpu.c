@@ -55,6 +55,11 @@ void cpu_update_mode(nm_cpu *c)
     }
 }
 
+bool nm_cpu_set_icache_bits(nm_cpu *c, unsigned bits)
+{
+    return icache_set_bits(c, bits);
+}
+
 nm_cpu *nm_cpu_new(nm_machine *m)
 {
     nm_cpu *c = g_new0(nm_cpu, 1);
@@ -435,7 +440,7 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
         const uint32_t flin = c->fetch_lin, page_phys = c->fetch_phys;
         const uint32_t eip_base = eip - (lin0 & 0xfffu); /* EIP of the page's first byte */
         const bool page_ok = (lin0 & 0xfffu) <= eip && (uint64_t)eip_base + 0xfffu <= run_limit;
-        ic_entry *const page_e = &ic->e[page_phys & IC_MASK];
+        ic_entry *const page_e = &ic->e[page_phys & ic->mask];
         const uint64_t page_tag = ic_tag(page_phys, code32);
         const uint32_t *const genp = ic_gen(ic, page_phys);
         uint32_t off;

@@ -431,8 +431,8 @@ typedef struct p5 {
     uint32_t fill_clocks, single_clocks; /* core clocks, DRAM (report) */
     nm_board board;                      /* L2 and DRAM (membus.h) */
 
-    /* this instruction (filled by mem / branch) */
-    p5_access *log;
+    /* this instruction (filled by mem / branch; its accesses: log, at the
+     * end) */
     /* What the other hooks noted since the last insn hook: nothing for
      * most instructions, which p5_insn sees in one test (`any`). */
     union p5_ev {
@@ -525,6 +525,9 @@ typedef struct p5 {
     const char *ic_base;     /* the decoded-instruction cache's first instruction (memo slots) */
     nm_p5_stats st;
     nm_x87_timing x87; /* the FPU's pipeline (x87cost.h) */
+    /* the accesses the memory hook logged for run_log (in the state, not
+     * behind a pointer: one load less on every access) */
+    p5_access log[LOG_CAP];
 } p5;
 
 static void code_epoch_wrap(p5 *s);
@@ -2932,7 +2935,6 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     if (!nm_board_init(&s->board, model, &bt, 32)) {
         nm_cache_free(s->code);
         nm_cache_free(s->data);
-        g_free(s->log);
         g_free(s);
         return NULL;
     }
@@ -2950,7 +2952,6 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->tlb_cr3 = cpu->cr3;
     s->tlb_paging = cpu->paging;
     s->tlb_pse = (cpu->cr4 & NM_CR4_PSE) != 0;
-    s->log = g_new(p5_access, LOG_CAP);
     s->mode = nm_x86_mode_now(cpu);
     cm_set(s, 1, s->cm_page); /* no code page memo yet */
     s->memo = g_new0(p5_memo, P5_MEMO_SIZE);
@@ -2970,7 +2971,6 @@ static void p5_destroy(void *state)
     nm_cache_free(s->code);
     nm_cache_free(s->data);
     nm_board_free(&s->board);
-    g_free(s->log);
     g_free(s->memo);
     g_free(s->names);
     g_free(s->stretch);
