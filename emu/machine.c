@@ -46,6 +46,7 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
     m->settings = (nm_machine_settings){
         .ram_bytes = cfg->ram_bytes,
         .rtc_epoch = cfg->rtc_epoch,
+        .fpu_present = model->fpu != NM_FPU_NONE,
         .post_port = cfg->post_port,
         .strict_isa = cfg->strict_isa,
         .poll_fast_forward = !cfg->no_poll_fast_forward,

@@ -471,7 +471,9 @@ static void cmos_fill(rtc *r)
     memset(r->cmos + 0x0e, 0, CMOS_SIZE - 0x0e);
     r->cmos[0x10] = 0x00; /* no floppy drives */
     r->cmos[0x12] = 0x00; /* no hard disks */
-    r->cmos[0x14] = 0x00; /* equipment: no FPU, no floppies, EGA/VGA */
+    /* equipment: bit 1 a math coprocessor, no floppies (bits 0, 6-7), EGA/VGA
+     * (bits 4-5 = 00) */
+    r->cmos[0x14] = r->machine->settings.fpu_present ? 0x02 : 0x00;
     put_u16(r->cmos + 0x15, 640);
     put_u16(r->cmos + 0x17, (unsigned)MIN(ext_kb, 0xffff));
     put_u16(r->cmos + 0x30, (unsigned)MIN(ext_kb, 0xffff));

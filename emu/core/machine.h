@@ -69,6 +69,7 @@ typedef struct nm_window_ops {
 typedef struct nm_machine_settings {
     uint64_t ram_bytes;     /* RAM from address 0 (the RTC's CMOS memory sizes) */
     uint64_t rtc_epoch;     /* seconds since 1970 the RTC starts at */
+    bool fpu_present;       /* an x87 on chip or a 387 (the CMOS equipment byte) */
     int post_port;          /* a second POST code port (-1: none) */
     bool strict_isa;        /* a 386 raises #UD on 486-only instructions */
     bool poll_fast_forward; /* the CPU may fast-forward a poll loop (cpu/poll.c) */

@@ -314,6 +314,37 @@ static void test_cmos_contents(fixture *f, gconstpointer data)
     g_assert_cmphex(cmos(f, 0x2e) << 8 | cmos(f, 0x2f), ==, sum);
 }
 
+/* The equipment byte's bit 1 (IBM AT technical reference, CMOS 0x14: "math
+ * coprocessor installed") follows the model's x87, and the checksum with it. */
+static void test_cmos_equipment_fpu(void)
+{
+    static const struct {
+        const char *cpu, *fpu;
+        uint8_t equipment;
+    } cases[] = {
+        {"486dx2-66", NULL, 0x02}, {"pentium-60", NULL, 0x02}, {"486sx-25", NULL, 0x00},
+        {"386dx-33", NULL, 0x00},  {"386dx-33", "387", 0x02},  {"386dx-33", "none", 0x00},
+    };
+    for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+        fixture f;
+        GError *err = NULL;
+        f.cfg = nm_config_new();
+        g_free(f.cfg->cpu);
+        f.cfg->cpu = g_strdup(cases[k].cpu);
+        f.cfg->fpu = g_strdup(cases[k].fpu);
+        f.m = nm_machine_new(f.cfg, &err);
+        g_assert_no_error(err);
+        f.rtc = nm_machine_add_device(f.m, &nm_rtc_class, NULL, &err);
+        g_assert_no_error(err);
+        g_assert_cmphex(cmos(&f, 0x14), ==, cases[k].equipment);
+        unsigned sum = 0;
+        for (unsigned i = 0x10; i <= 0x2d; i++)
+            sum += cmos(&f, (uint8_t)i);
+        g_assert_cmphex(cmos(&f, 0x2e) << 8 | cmos(&f, 0x2f), ==, sum);
+        teardown(&f, NULL);
+    }
+}
+
 static void test_machine_reset(fixture *f, gconstpointer data)
 {
     (void)data;
@@ -370,6 +401,7 @@ int main(int argc, char **argv)
     ADD("periodic-interrupt", test_periodic_interrupt);
     ADD("alarm-and-polled-flags", test_alarm_and_polled_flags);
     ADD("cmos-contents", test_cmos_contents);
+    g_test_add_func("/pc/rtc/cmos-equipment-fpu", test_cmos_equipment_fpu);
     ADD("machine-reset", test_machine_reset);
     ADD("hostile-writes", test_hostile_writes);
 #undef ADD
