@@ -429,13 +429,19 @@ static inline void jump_to(nm_cpu *c, uint32_t target, unsigned opsize)
 
 void *icache_new(void);
 void icache_free(void *ic);
-/* The cache: direct-mapped by physical address (icache.c explains). */
-#define IC_BITS 18
+/* 2^bits entries from now on (IC_BITS_MIN..IC_BITS; else false, nothing
+ * changed), the cache emptied. */
+bool icache_set_bits(nm_cpu *c, unsigned bits);
+/* The cache: direct-mapped by physical address (icache.c explains), of
+ * 2^IC_BITS entries, or of fewer (icache.size: nm_cpu_set_icache_bits). */
+#define IC_BITS 20
 #define IC_SIZE (1u << IC_BITS)
-#define IC_MASK (IC_SIZE - 1)
-/* Entries past IC_SIZE: the scratch entry and padding, so that `e + len`
+#define IC_BITS_MIN 12 /* (a multiple of the page: e + len stays in the page's run) */
+/* Entries past icache.size: the scratch entry and padding, so that `e + len`
  * (the sequential successor) is always inside the array. */
 #define IC_PAD 32
+/* Entries a bit of icache.used stands for: the chunks flush looks at. */
+#define IC_CHUNK_BITS 12
 typedef struct ic_entry {
     uint64_t tag; /* 0: empty; else 1<<40 | phys<<1 | code32 */
     nm_insn insn;
@@ -466,7 +472,12 @@ typedef struct ic_entry {
  * companions: the budget is applied to the run as a whole). */
 #define IC_RUN_MAX 64
 typedef struct icache {
-    ic_entry e[IC_SIZE + IC_PAD]; /* e[IC_SIZE]: the last uncacheable instruction */
+    ic_entry e[IC_SIZE + IC_PAD]; /* e[size]: the last uncacheable instruction */
+    uint32_t size, mask;          /* entries in use (a power of two), size - 1 */
+    /* Per chunk of 2^IC_CHUNK_BITS entries: whether one of them was
+     * decoded into since the last flush (a flush clears only those: the
+     * array's untouched pages stay untouched). */
+    uint8_t used[IC_SIZE >> IC_CHUNK_BITS];
     /* Bumped whenever an entry of the page is decoded, replaced or
      * invalidated: the runs worked out in the page are then stale. */
     uint32_t gen[IC_GEN_SIZE];
@@ -514,7 +525,7 @@ static inline const ic_entry *icache_fetch_entry(nm_cpu *c)
         c->fetch_lin = lin & ~0xfffu;
     }
     uint32_t phys = c->fetch_phys | (lin & 0xfff);
-    ic_entry *e = &ic->e[phys & IC_MASK];
+    ic_entry *e = &ic->e[phys & ic->mask];
     uint64_t tag = ic_tag(phys, c->code32);
     if (likely(e->tag == tag)) return e;
     return icache_miss(c, e, lin, phys, tag);

@@ -55,6 +55,11 @@ void cpu_update_mode(nm_cpu *c)
     }
 }
 
+bool nm_cpu_set_icache_bits(nm_cpu *c, unsigned bits)
+{
+    return icache_set_bits(c, bits);
+}
+
 nm_cpu *nm_cpu_new(nm_machine *m)
 {
     nm_cpu *c = g_new0(nm_cpu, 1);
@@ -63,6 +68,7 @@ nm_cpu *nm_cpu_new(nm_machine *m)
     c->mem = m->mem;
     c->io = m->io;
     c->model = m->model;
+    c->fpu_kind = m->model->fpu;
     c->strict_isa = m->settings.strict_isa;
     c->poll.enabled = m->settings.poll_fast_forward;
     c->icache = icache_new();
@@ -108,8 +114,12 @@ void nm_cpu_reset(nm_cpu *c)
     c->gdtr = (nm_dtr){0, 0xffff};
     c->idtr = (nm_dtr){0, 0xffff};
     /* The 486 and Pentium come up with CD, NW and ET set; the 386 with ET
-     * clear when no coprocessor answers. */
-    c->cr0 = c->model->family >= NM_CPU_486 ? 0x60000010u : 0;
+     * set when a 387 answers at reset (386 Programmer's Reference Manual,
+     * 10.1), clear otherwise. */
+    c->cr0 = c->model->family >= NM_CPU_486 ? 0x60000010u
+             : c->fpu_kind != NM_FPU_NONE  ? NM_CR0_ET
+                                           : 0;
+    fpu_reset(c);
     c->cr2 = c->cr3 = c->cr4 = 0;
     memset(c->dr, 0, sizeof c->dr);
     c->dr[6] = 0xffff0ff0u;
@@ -430,7 +440,7 @@ static inline __attribute__((always_inline)) void run_fast_loop(nm_cpu *c, uint6
         const uint32_t flin = c->fetch_lin, page_phys = c->fetch_phys;
         const uint32_t eip_base = eip - (lin0 & 0xfffu); /* EIP of the page's first byte */
         const bool page_ok = (lin0 & 0xfffu) <= eip && (uint64_t)eip_base + 0xfffu <= run_limit;
-        ic_entry *const page_e = &ic->e[page_phys & IC_MASK];
+        ic_entry *const page_e = &ic->e[page_phys & ic->mask];
         const uint64_t page_tag = ic_tag(page_phys, code32);
         const uint32_t *const genp = ic_gen(ic, page_phys);
         uint32_t off;

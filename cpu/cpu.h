@@ -151,6 +151,11 @@ uint64_t nm_cpu_run(nm_cpu *c, uint64_t max_instructions);
 
 uint64_t nm_cpu_instructions(const nm_cpu *c);
 bool nm_cpu_halted(const nm_cpu *c);
+/* The decoded-instruction cache's size, 2^bits entries (12..20; default
+ * 20), emptied; false (nothing changed) for another size.  Guest-visible
+ * behaviour does not depend on it but where a cost model reads the
+ * interpreter's own TLB (nm_cost_model_class.icache_bits). */
+bool nm_cpu_set_icache_bits(nm_cpu *c, unsigned bits);
 void nm_cpu_set_hooks(nm_cpu *c, const nm_cpu_hooks *hooks);
 /* Memory mapping changed: drop cached translations. */
 void nm_cpu_flush_translations(nm_cpu *c);

@@ -19,6 +19,7 @@
 
 #include "cpu/cpu.h"
 #include "cpu/decode.h"
+#include "cpu/fpu.h"
 #include "cpu/models.h"
 #include "cpu/poll.h"
 #include "emu/core/machine.h"
@@ -147,6 +148,10 @@ struct nm_cpu {
     uint32_t run_added;
     /* A guest polling a device register, fast-forwarded (poll.c). */
     nm_poll poll;
+
+    /* ---- the x87 (fpu.c) ---- */
+    nm_fpu_kind fpu_kind; /* the model's (NM_FPU_NONE: ESC opcodes do nothing) */
+    nm_fpu fpu;
 };
 
 #define NM_FAST_EXIT  1u

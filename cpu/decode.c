@@ -522,10 +522,11 @@ static void decode_main(dctx *d, nm_insn *i)
         i->src = NM_OPK_IMM;
         return;
     }
-    if (b >= 0xd8 && b <= 0xdf) { /* x87 escape: decoded, never executed */
+    if (b >= 0xd8 && b <= 0xdf) { /* x87 escape (cpu/fpu.c) */
         modrm(d, i);
-        SET(ESC, h_esc);
+        i->opcode = (uint8_t)b;
         i->dst = ekind(i);
+        fpu_decode(i);
         return;
     }
 

@@ -136,7 +136,10 @@ H(h_cmc);
 H(h_cld);
 H(h_std);
 H(h_wait);
-H(h_esc);
+/* cpu/fpu.c: every D8-DF instruction, and their decoding (the ID and the
+ * memory operand's size from the opcode byte and ModRM). */
+H(h_fpu);
+void fpu_decode(nm_insn *i);
 H(h_ud);
 H(h_sldt);
 H(h_str);

@@ -150,22 +150,6 @@ void h_std(nm_cpu *c, const nm_insn *i)
     c->eflags |= NM_FLAG_DF;
 }
 
-/* No x87: WAIT faults only when MP and TS are both set; an ESC opcode
- * faults with EM or TS and otherwise does nothing at all -- in particular
- * FNSTSW/FNSTCW store nothing, which is how Linux's FPU probe sees no FPU
- * (SDM vol. 3A, 2.5 CR0.EM/MP/TS, table 2-2). */
-void h_wait(nm_cpu *c, const nm_insn *i)
-{
-    (void)i;
-    if ((c->cr0 & (NM_CR0_MP | NM_CR0_TS)) == (NM_CR0_MP | NM_CR0_TS)) cpu_raise(c, NM_EXC_NM, 0);
-}
-
-void h_esc(nm_cpu *c, const nm_insn *i)
-{
-    (void)i;
-    if (c->cr0 & (NM_CR0_EM | NM_CR0_TS)) cpu_raise(c, NM_EXC_NM, 0);
-}
-
 void h_ud(nm_cpu *c, const nm_insn *i)
 {
     (void)i;

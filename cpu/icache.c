@@ -12,7 +12,31 @@
 
 void *icache_new(void)
 {
-    return g_new0(icache, 1);
+    icache *ic = g_new0(icache, 1); /* (zero pages: touched only when used) */
+    ic->size = IC_SIZE;
+    ic->mask = IC_SIZE - 1;
+    return ic;
+}
+
+/* Empties entries [from, to). */
+static void flush_range(icache *ic, uint32_t from, uint32_t to)
+{
+    for (uint32_t k = from; k < to; k++) {
+        ic->e[k].tag = 0;
+        ic->e[k].run_n = 0;
+        ic->e[k].seq = NULL;
+        ic->e[k].run_fn = NULL;
+    }
+}
+
+bool icache_set_bits(nm_cpu *c, unsigned bits)
+{
+    icache *ic = c->icache;
+    if (bits < IC_BITS_MIN || bits > IC_BITS) return false;
+    icache_flush(c); /* (the used chunks, the scratch entry and the padding) */
+    ic->size = 1u << bits;
+    ic->mask = ic->size - 1;
+    return true;
 }
 void icache_free(void *ic)
 {
@@ -22,12 +46,12 @@ void icache_free(void *ic)
 void icache_flush(nm_cpu *c)
 {
     icache *ic = c->icache;
-    for (unsigned k = 0; k < IC_SIZE + IC_PAD; k++) {
-        ic->e[k].tag = 0;
-        ic->e[k].run_n = 0;
-        ic->e[k].seq = NULL;
-        ic->e[k].run_fn = NULL;
+    for (uint32_t k = 0; k < (ic->size >> IC_CHUNK_BITS); k++) {
+        if (!ic->used[k]) continue;
+        flush_range(ic, k << IC_CHUNK_BITS, (k + 1) << IC_CHUNK_BITS);
+        ic->used[k] = 0;
     }
+    flush_range(ic, ic->size, ic->size + IC_PAD);
     /* Slots emptied here are decoded again without a generation moved on
      * (icache_miss): every page's is moved now, so that what was worked
      * out from the old entries (runs, a cost model's stretches) is stale. */
@@ -82,7 +106,7 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
     nm_decode(c, lin, &tmp, &cacheable);
     ic->decodes++;
     if (!cacheable) {
-        ic_entry *s = &ic->e[IC_SIZE];
+        ic_entry *s = &ic->e[ic->size];
         s->insn = tmp;
         s->tag = 0;
         s->seq = NULL;
@@ -98,10 +122,11 @@ const ic_entry *icache_miss(nm_cpu *c, ic_entry *e, uint32_t lin, uint32_t phys,
      * page), so its runs stay (icache_run does not keep a run that stops
      * for want of a decoded successor). */
     if (e->tag) (*ic_gen(ic, tag_phys(e->tag)))++;
+    ic->used[(uint32_t)(e - ic->e) >> IC_CHUNK_BITS] = 1;
     e->insn = tmp;
     e->tag = tag;
     e->run_n = 0;
-    /* Same page: the successor's entry is e + len (IC_SIZE is a multiple
+    /* Same page: the successor's entry is e + len (the size is a multiple
      * of the page size, so the index does not wrap). */
     e->seq = (phys & 0xfff) + tmp.len < 0x1000 ? e + tmp.len : NULL;
     e->run_fn = exec_run_handler(&e->insn, tag & 1);
@@ -115,8 +140,12 @@ void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len)
      * before the write may include written bytes. */
     uint32_t start = paddr - 14;
     uint64_t n = (uint64_t)len + 14;
-    if (n >= IC_SIZE) { /* a big write: test every entry against the range */
-        for (uint32_t k = 0; k < IC_SIZE; k++) {
+    if (n >= ic->size) { /* a big write: test every entry against the range */
+        for (uint32_t k = 0; k < ic->size; k++) {
+            if (!ic->used[k >> IC_CHUNK_BITS]) { /* (none decoded into since the flush) */
+                k |= (1u << IC_CHUNK_BITS) - 1;
+                continue;
+            }
             ic_entry *e = &ic->e[k];
             if (e->tag && (uint32_t)(e->tag >> 1) - start < n) {
                 (*ic_gen(ic, tag_phys(e->tag)))++;
@@ -128,7 +157,7 @@ void icache_invalidate(nm_cpu *c, uint32_t paddr, unsigned len)
     }
     for (uint32_t k = 0; k < n; k++) {
         uint32_t a = start + k;
-        ic_entry *e = &ic->e[a & IC_MASK];
+        ic_entry *e = &ic->e[a & ic->mask];
         if (e->tag && (uint32_t)(e->tag >> 1) == a) {
             (*ic_gen(ic, a))++;
             e->tag = 0;

@@ -8,44 +8,43 @@
 #define MHZ_THIRDS(x) (uint64_t)(x) * 1000000u, 3u
 
 /* Signatures: Intel AP-485 "Intel Processor Identification and the CPUID
- * Instruction", table of family/model values.  The no-FPU rule: this
- * emulator has no x87 yet, so CPUID (and the reset EDX) reports none. */
+ * Instruction", table of family/model values.  The x87: on chip in the
+ * 486DX parts and the Pentiums (CPUID.1:EDX bit 0; CR0.ET hardwired),
+ * none in the 486SX; a 386 has one when the configuration adds a 387
+ * (`fpu`, emu/machine.c). */
+#define P5_FEATURES                                                                                \
+    (NM_CPUID_FPU | NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR |      \
+     NM_CPUID_MCE | NM_CPUID_CX8)
 static const nm_cpu_model models[] = {
-    {"386dx-25", "Intel 386DX, 25 MHz", NM_CPU_386, MHZ(25), MHZ(25), false, 0, 0, 0x0308},
-    {"386dx-33", "Intel 386DX, 33 MHz", NM_CPU_386, MHZ(33), MHZ(33), false, 0, 0, 0x0308},
+    {"386dx-25", "Intel 386DX, 25 MHz", NM_CPU_386, MHZ(25), MHZ(25), false, 0, 0, 0x0308,
+     NM_FPU_NONE},
+    {"386dx-33", "Intel 386DX, 33 MHz", NM_CPU_386, MHZ(33), MHZ(33), false, 0, 0, 0x0308,
+     NM_FPU_NONE},
     {"386dx-40", "Intel 386DX-40 (AMD Am386DX-40 class), 40 MHz", NM_CPU_386, MHZ(40), MHZ(40),
-     false, 0, 0, 0x0308},
+     false, 0, 0, 0x0308, NM_FPU_NONE},
+    /* Intel486 SX: family 4 model 2, no FPU (AP-485); an SL-enhanced part
+     * with CPUID, like the 486dx-33 below. */
+    {"486sx-25", "Intel486 SX, 25 MHz, no FPU", NM_CPU_486, MHZ(25), MHZ(25), true, 0x0420,
+     NM_CPUID_VME, 0x0420, NM_FPU_NONE},
     /* Intel486 DX: family 4 model 1; DX2: model 3; DX4: model 8. CPUID exists
      * on the SL-enhanced and later parts, which report VME. */
-    {"486dx-33", "Intel486 DX, 33 MHz", NM_CPU_486, MHZ(33), MHZ(33), true, 0x0415, NM_CPUID_VME,
-     0x0415},
+    {"486dx-33", "Intel486 DX, 33 MHz", NM_CPU_486, MHZ(33), MHZ(33), true, 0x0415,
+     NM_CPUID_FPU | NM_CPUID_VME, 0x0415, NM_FPU_486},
     {"486dx2-66", "Intel486 DX2, 66 MHz core on a 33 MHz bus", NM_CPU_486, MHZ_THIRDS(200),
-     MHZ_THIRDS(100), true, 0x0435, NM_CPUID_VME, 0x0435},
+     MHZ_THIRDS(100), true, 0x0435, NM_CPUID_FPU | NM_CPUID_VME, 0x0435, NM_FPU_486},
     {"486dx4-100", "IntelDX4, 100 MHz core on a 33 MHz bus", NM_CPU_486, MHZ(100), MHZ_THIRDS(100),
-     true, 0x0480, NM_CPUID_VME, 0x0480},
+     true, 0x0480, NM_CPUID_FPU | NM_CPUID_VME, 0x0480, NM_FPU_486},
     /* Pentium P5 (60/66): family 5 model 1; P54C (75-200): model 2.  Features
-     * VME DE PSE TSC MSR MCE CX8 (and FPU, not modelled); the on-chip APIC
-     * of the P54C is reported only when enabled, and we have none. */
+     * FPU VME DE PSE TSC MSR MCE CX8; the on-chip APIC of the P54C is
+     * reported only when enabled, and we have none. */
     {"pentium-60", "Pentium (P5), 60 MHz, 60 MHz bus", NM_CPU_PENTIUM, MHZ(60), MHZ(60), true,
-     0x0513,
-     NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
-         NM_CPUID_CX8,
-     0x0513},
+     0x0513, P5_FEATURES, 0x0513, NM_FPU_PENTIUM},
     {"pentium-66", "Pentium (P5), 66 MHz, 66 MHz bus", NM_CPU_PENTIUM, MHZ_THIRDS(200),
-     MHZ_THIRDS(200), true, 0x0513,
-     NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
-         NM_CPUID_CX8,
-     0x0513},
+     MHZ_THIRDS(200), true, 0x0513, P5_FEATURES, 0x0513, NM_FPU_PENTIUM},
     {"pentium-100", "Pentium (P54C), 100 MHz core on a 66 MHz bus", NM_CPU_PENTIUM, MHZ(100),
-     MHZ_THIRDS(200), true, 0x0525,
-     NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
-         NM_CPUID_CX8,
-     0x0525},
+     MHZ_THIRDS(200), true, 0x0525, P5_FEATURES, 0x0525, NM_FPU_PENTIUM},
     {"pentium-133", "Pentium (P54C), 133 MHz core on a 66 MHz bus", NM_CPU_PENTIUM, MHZ_THIRDS(400),
-     MHZ_THIRDS(200), true, 0x052c,
-     NM_CPUID_VME | NM_CPUID_DE | NM_CPUID_PSE | NM_CPUID_TSC | NM_CPUID_MSR | NM_CPUID_MCE |
-         NM_CPUID_CX8,
-     0x052c},
+     MHZ_THIRDS(200), true, 0x052c, P5_FEATURES, 0x052c, NM_FPU_PENTIUM},
 };
 
 const nm_cpu_model *nm_cpu_model_find(const char *name)

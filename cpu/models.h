@@ -22,6 +22,14 @@ typedef enum { NM_CPU_386 = 3, NM_CPU_486 = 4, NM_CPU_PENTIUM = 5 } nm_cpu_famil
 #define NM_CPUID_MCE (1u << 7)
 #define NM_CPUID_CX8 (1u << 8)
 
+/* Which x87 a model has; NONE: the ESC opcodes do nothing (cpu/fpu.c). */
+typedef enum {
+    NM_FPU_NONE = 0,
+    NM_FPU_387,     /* an Intel387 DX beside a 386: errors through the PC's IRQ 13 */
+    NM_FPU_486,     /* on chip: CR0.NE, FERR# asserted at the error */
+    NM_FPU_PENTIUM, /* on chip: FERR# asserted at the next waiting FP instruction */
+} nm_fpu_kind;
+
 typedef struct nm_cpu_model {
     const char *name;
     const char *description;
@@ -31,8 +39,9 @@ typedef struct nm_cpu_model {
     uint64_t bus_hz_num, bus_hz_den;
     bool has_cpuid;
     uint32_t cpuid_signature; /* CPUID.1:EAX: stepping | model<<4 | family<<8 */
-    uint32_t cpuid_features;  /* CPUID.1:EDX, without FPU: we have no x87 yet */
+    uint32_t cpuid_features;  /* CPUID.1:EDX (FPU with an on-chip x87) */
     uint32_t reset_edx;       /* EDX after RESET: the same signature on all parts */
+    nm_fpu_kind fpu;          /* the x87 (a 386's 387 comes from the configuration) */
 } nm_cpu_model;
 
 const nm_cpu_model *nm_cpu_model_find(const char *name);

@@ -17,10 +17,50 @@ static void segment(nm_snap *s, const char *name, nm_segment *g)
     nm_snap_pop(s);
 }
 
+/* The x87's registers, tags, control and status words and pointers, and
+ * its FERR# output. */
+static void fpu_state(nm_snap *s, nm_fpu *f)
+{
+    uint64_t m[8];
+    uint16_t se[8];
+    for (int k = 0; k < 8; k++) {
+        m[k] = f->r[k].m;
+        se[k] = f->r[k].se;
+    }
+    nm_snap_push(s, "fpu");
+    nm_snap_u64s(s, "mant", m, 8);
+    nm_snap_u16s(s, "sexp", se, 8);
+    nm_snap_bytes(s, "tag", f->tag, 8);
+    nm_snap_u16(s, "cw", &f->cw);
+    nm_snap_u16(s, "sw", &f->sw);
+    nm_snap_u32(s, "fip", &f->fip);
+    nm_snap_u32(s, "fdp", &f->fdp);
+    nm_snap_u16(s, "fcs", &f->fcs);
+    nm_snap_u16(s, "fds", &f->fds);
+    nm_snap_u16(s, "fop", &f->fop);
+    nm_snap_bool(s, "ferr", &f->ferr);
+    nm_snap_pop(s);
+    for (int k = 0; k < 8; k++) {
+        f->r[k] = (nm_f80){m[k], se[k]};
+        f->tag[k] &= 3;
+    }
+}
+
+/* Version 2: the x87.  A version 1 file is refused: it has no FPU state,
+ * and the machine it was made from had CPUID and the guest's view of the
+ * FPU as they were before. */
+#define CPU_SNAPSHOT_VERSION 2
+
 void nm_cpu_snapshot(nm_cpu *c, nm_snap *s)
 {
     static const char *const seg_names[NM_SEG_COUNT] = {"es", "cs", "ss", "ds", "fs", "gs"};
-    if (!nm_snap_begin(s, "cpu", 1)) return;
+    if (!nm_snap_begin(s, "cpu", CPU_SNAPSHOT_VERSION)) return;
+    if (!nm_snap_saving(s) && nm_snap_version(s) < CPU_SNAPSHOT_VERSION) {
+        nm_snap_fail(s, "cpu: section version %u is from before the x87 (this nicemu reads %u): "
+                        "save the state again",
+                     nm_snap_version(s), CPU_SNAPSHOT_VERSION);
+        return;
+    }
     nm_snap_same_string(s, "model", c->model->name);
     nm_snap_u32s(s, "gpr", c->gpr, 8);
     nm_snap_u32(s, "eip", &c->eip);
@@ -65,6 +105,7 @@ void nm_cpu_snapshot(nm_cpu *c, nm_snap *s)
     nm_snap_u8(s, "dr_hit", &c->dr_hit);
     bool ac = c->ac_on;
     nm_snap_bool(s, "ac_on", &ac);
+    fpu_state(s, &c->fpu);
     nm_snap_end(s);
     if (nm_snap_saving(s) || nm_snap_failed(s)) return;
     /* Between two instructions nothing is in flight. */
@@ -78,6 +119,7 @@ void nm_cpu_snapshot(nm_cpu *c, nm_snap *s)
     /* The mode (CPL, code and stack size, paging) from the registers; the
      * TLB, the fetch page and the decoded instructions start empty. */
     c->ac_on = ac;
+    c->m->ferr = c->fpu.ferr; /* the board's latch and IGNNE# are its own (devices/pc/fpuerr.c) */
     cpu_update_mode(c);
     c->dr_exec_mask = c->dr_data_mask = 0xff; /* recomputed: */
     cpu_debug_update(c);

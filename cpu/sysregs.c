@@ -112,7 +112,9 @@ void cpu_write_cr(nm_cpu *c, int n, uint32_t v)
         uint32_t valid = NM_CR0_PE | NM_CR0_MP | NM_CR0_EM | NM_CR0_TS | NM_CR0_ET | NM_CR0_PG;
         if (i486) valid |= NM_CR0_NE | NM_CR0_WP | NM_CR0_AM | NM_CR0_NW | NM_CR0_CD;
         v &= valid;
-        if (i486) v |= NM_CR0_ET; /* hardwired on the 486 and later */
+        /* ET: hardwired on the 486 and later; a 386's is software's (it says
+         * 287 or 387), but nothing else here reads it. */
+        if (c->model->family >= NM_CPU_486) v |= NM_CR0_ET;
         if ((v & NM_CR0_PG) && !(v & NM_CR0_PE)) cpu_raise(c, NM_EXC_GP, 0);
         if ((v & NM_CR0_NW) && !(v & NM_CR0_CD)) cpu_raise(c, NM_EXC_GP, 0);
         uint32_t changed = c->cr0 ^ v;

@@ -143,7 +143,8 @@ typedef struct run {
     struct run *booted; /* --snapshot: the boot run this run restores */
     const char *model;  /* the CPU model */
     const char *board;  /* --board for this run, NULL: the model's default */
-    const char *kernel; /* ab: the variant's kernel */
+    const char *kernel; /* ab: the variant's kernel (NULL: --kernel, passed on) */
+    const char *initrd; /* ab: the variant's initramfs (NULL: --initrd, passed on) */
     char variant;       /* 'A', 'B', or 0 */
     char *json, *log;
     pid_t pid;
@@ -224,6 +225,10 @@ static pid_t start_run(const char *exe, GPtrArray *pass, run *r)
     if (r->kernel) {
         g_ptr_array_add(args, "--kernel");
         g_ptr_array_add(args, (char *)r->kernel);
+    }
+    if (r->initrd) {
+        g_ptr_array_add(args, "--initrd");
+        g_ptr_array_add(args, (char *)r->initrd);
     }
     g_ptr_array_add(args, "--cpu");
     g_ptr_array_add(args, (char *)r->model);
@@ -378,7 +383,7 @@ static bool plot(const char *png, const char *dir, bool ab, bool per_packet, run
         "set ylabel '%s'\nset yrange [0:*]\nset grid ytics\nset key top right\n"
         "set title 'nicemu %s'\n"
         "plot '%s' using 2:xtic(1) title '%s'%s\n",
-        png, ylabel, ab ? "ab: kernel A vs B" : "compare", dat, ab ? "A" : "clocks",
+        png, ylabel, ab ? "ab: A vs B" : "compare", dat, ab ? "A" : "clocks",
         ab ? ", '' using 3 title 'B'" : "");
     if (!write_file("--plot", gp, script)) return false;
     gint status = 0;
@@ -441,7 +446,7 @@ static int usage_error(const char *cmd, const char *msg)
 static void print_help(const char *cmd, bool ab)
 {
     printf("Usage: nicemu %s --cpu CPU[,CPU...] %s[options] [nicemu options...]\n", cmd,
-           ab ? "--kernel-a FILE --kernel-b FILE " : "");
+           ab ? "{--kernel-a FILE --kernel-b FILE | --initrd-a FILE --initrd-b FILE} " : "");
     printf("Runs the same workload on each CPU model%s in parallel child processes and\n"
            "prints one table.  Every other option goes to each run unchanged.\n"
            "  --cpu LIST        CPU models, comma-separated (nicemu --cpu help lists them)\n"
@@ -449,7 +454,7 @@ static void print_help(const char *cmd, bool ab)
            "                    (nicemu --board help; default: each CPU model's own)\n"
            "  --run W           a workload (nicemu.run= syntax) put in the guest's mailbox,\n"
            "                    repeatable: a row per CPU, board and workload\n"
-           "  --snapshot        with --run: boot each kernel, CPU and board once, save at the\n"
+           "  --snapshot        with --run: boot each variant, CPU and board once, save at the\n"
            "                    guest's snapshot point, restore for every workload (the same\n"
            "                    figures, less wall time; docs/snapshots.md)\n"
            "%s"
@@ -459,9 +464,12 @@ static void print_help(const char *cmd, bool ab)
            "  --top N           functions shown per row (default %d, at most %d)\n"
            "  --jobs N          runs at a time (default: the host's processors)\n"
            "  --keep DIR        keep each run's report and log in DIR\n",
-           ab ? " with kernel A and kernel B" : "",
+           ab ? ", A and B," : "",
            ab ? "  --kernel-a FILE   kernel A (System.map beside it names its functions)\n"
                 "  --kernel-b FILE   kernel B\n"
+                "  --initrd-a FILE   initramfs A (e.g. a driver variant as modules,\n"
+                "                    guest-images/8390/image; the kernel: --kernel FILE)\n"
+                "  --initrd-b FILE   initramfs B\n"
               : "",
            DEFAULT_TOP, PROFILE_TOP);
 }
@@ -472,7 +480,8 @@ int nm_compare_main(int argc, char **argv)
     bool ab = !strcmp(cmd, "ab");
     const char *boards = NULL;
     const char *cpus = NULL, *json = NULL, *csv = NULL, *png = NULL, *ka = NULL, *kb = NULL,
-               *keep = NULL;
+               *ia = NULL, *ib = NULL, *keep = NULL;
+    bool pass_kernel = false, pass_initrd = false; /* given once, for both variants */
     unsigned top = DEFAULT_TOP, jobs = g_get_num_processors();
     GPtrArray *pass = g_ptr_array_new();
     g_autoptr(GPtrArray) works = g_ptr_array_new();
@@ -486,9 +495,12 @@ int nm_compare_main(int argc, char **argv)
         static const char *const own[] = {"--cpu",      "--json",  "--csv",  "--plot",
                                           "--top",      "--jobs",  "--keep", "--kernel-a",
                                           "--kernel-b", "--board", "--run"};
+        static const char *const own_ab[] = {"--initrd-a", "--initrd-b"};
         bool mine = false;
         for (size_t k = 0; k < G_N_ELEMENTS(own); k++)
             mine |= !strcmp(name, own[k]);
+        for (size_t k = 0; ab && k < G_N_ELEMENTS(own_ab); k++)
+            mine |= !strcmp(name, own_ab[k]);
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             print_help(cmd, ab);
             g_ptr_array_free(pass, TRUE);
@@ -499,12 +511,12 @@ int nm_compare_main(int argc, char **argv)
             continue;
         }
         if (!mine) {
-            if (!strcmp(name, "--report-json") || (ab && !strcmp(name, "--kernel"))) {
+            if (!strcmp(name, "--report-json")) {
                 g_ptr_array_free(pass, TRUE);
-                return usage_error(cmd, ab && !strcmp(name, "--kernel")
-                                            ? "give --kernel-a and --kernel-b, not --kernel"
-                                            : "--report-json is set per run (use --json FILE)");
+                return usage_error(cmd, "--report-json is set per run (use --json FILE)");
             }
+            pass_kernel |= !strcmp(name, "--kernel");
+            pass_initrd |= !strcmp(name, "--initrd");
             static const char *const set_per_run[] = {"--mailbox", "--save-state",
                                                       "--save-state-exit", "--restore"};
             for (size_t k = 0; k < G_N_ELEMENTS(set_per_run); k++)
@@ -540,6 +552,10 @@ int nm_compare_main(int argc, char **argv)
             ka = val;
         else if (!strcmp(name, "--kernel-b"))
             kb = val;
+        else if (!strcmp(name, "--initrd-a"))
+            ia = val;
+        else if (!strcmp(name, "--initrd-b"))
+            ib = val;
         else if (!strcmp(name, "--keep"))
             keep = val;
         else if (!strcmp(name, "--run")) {
@@ -620,18 +636,27 @@ int nm_compare_main(int argc, char **argv)
     for (guint w = 0; w < works->len; w++)
         wwidth = MAX(wwidth, (int)strlen(works->pdata[w]));
     if (ab) {
-        const char *missing = !ka   ? "--kernel-a FILE is missing"
-                              : !kb ? "--kernel-b FILE is missing"
-                                    : NULL;
+        /* The variants differ in their kernels, their initramfs images, or
+         * both; what they share is given once and passed on. */
+        const char *missing = (ka || kb || !(ia || ib)) && !ka ? "--kernel-a FILE is missing"
+                              : ka && !kb                      ? "--kernel-b FILE is missing"
+                              : ia && !ib                      ? "--initrd-b FILE is missing"
+                              : ib && !ia                      ? "--initrd-a FILE is missing"
+                              : ka && pass_kernel ? "give --kernel-a and --kernel-b, not --kernel"
+                              : ia && pass_initrd ? "give --initrd-a and --initrd-b, not --initrd"
+                              : !ka && !pass_kernel
+                                  ? "--initrd-a/--initrd-b need the kernel: --kernel FILE"
+                                  : NULL;
         if (missing) {
             g_ptr_array_free(pass, TRUE);
             return usage_error(cmd, missing);
         }
-        const char *ks[2] = {ka, kb};
-        for (int k = 0; k < 2; k++)
-            if (!g_file_test(ks[k], G_FILE_TEST_IS_REGULAR)) {
-                g_autofree char *msg =
-                    g_strdup_printf("%s: %s: no such file", k ? "--kernel-b" : "--kernel-a", ks[k]);
+        const char *files[4] = {ka, kb, ia, ib};
+        static const char *const opts[4] = {"--kernel-a", "--kernel-b", "--initrd-a",
+                                            "--initrd-b"};
+        for (int k = 0; k < 4; k++)
+            if (files[k] && !g_file_test(files[k], G_FILE_TEST_IS_REGULAR)) {
+                g_autofree char *msg = g_strdup_printf("%s: %s: no such file", opts[k], files[k]);
                 g_ptr_array_free(pass, TRUE);
                 return usage_error(cmd, msg);
             }
@@ -681,6 +706,7 @@ int nm_compare_main(int argc, char **argv)
         b->board = board_list ? board_list[c % n_board] : NULL;
         b->variant = ab ? (k < n_boot_rows ? 'A' : 'B') : 0;
         b->kernel = ab ? (k < n_boot_rows ? ka : kb) : NULL;
+        b->initrd = ab ? (k < n_boot_rows ? ia : ib) : NULL;
         g_autofree char *stem = ab ? g_strdup_printf("boot-%c-%s", b->variant, b->cpu)
                                    : g_strdup_printf("boot-%s", b->cpu);
         g_strdelimit(stem, "/", '@');
@@ -699,6 +725,7 @@ int nm_compare_main(int argc, char **argv)
         r->board = board_list ? board_list[c % n_board] : NULL;
         r->variant = ab ? (k < n_row ? 'A' : 'B') : 0;
         r->kernel = ab ? (k < n_row ? ka : kb) : NULL;
+        r->initrd = ab ? (k < n_row ? ia : ib) : NULL;
         if (snapshot) {
             r->booted = &boots[(k < n_row ? 0 : n_boot_rows) + c];
             r->state = g_strdup(r->booted->state);

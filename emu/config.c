@@ -32,6 +32,7 @@ void nm_config_free(nm_config *c)
 {
     if (!c) return;
     g_free(c->cpu);
+    g_free(c->fpu);
     g_free(c->kernel);
     g_free(c->initrd);
     g_free(c->append);
@@ -81,6 +82,7 @@ typedef enum {
     KEY_RANGE,
     KEY_WINDOW,
     KEY_DISPLAY,
+    KEY_FPU,
     KEY_IRQ_LIST,
     KEY_LIST /* repeatable: each value appended, comma-separated */
 } key_kind;
@@ -106,6 +108,10 @@ static const machine_key machine_keys[] = {
      "a hypothetical core clock for the CPU model, in whole MHz (1 to 10000), its bus ratio "
      "kept: the bus and the board's memory scale with it, ISA, PCI, the wire and the devices "
      "do not (docs/cpu.md); reported as overridden",
+     false},
+    {"fpu", KEY_FPU, FIELD(fpu), "387|none",
+     "a 386 model's coprocessor: an Intel387 DX or none (the default); the 486DX and Pentium "
+     "models have theirs on chip, the 486SX none (docs/cpu.md)",
      false},
     {"kernel", KEY_STRING, FIELD(kernel), "FILE", "Linux bzImage to boot", RUN_ONLY},
     {"initrd", KEY_STRING, FIELD(initrd), "FILE[,FILE...]", "initramfs archive(s)", RUN_ONLY},
@@ -301,6 +307,12 @@ bool nm_config_set(nm_config *c, const char *origin, const char *key, const char
         *(char **)field = g_strdup(value);
         return true;
     }
+    case KEY_FPU:
+        if (strcmp(value, "387") && strcmp(value, "none"))
+            return nm_config_bad_value(err, origin, key, value, "387, none");
+        g_free(*(char **)field);
+        *(char **)field = g_strdup(value);
+        return true;
     case KEY_DISPLAY:
         if (strcmp(value, "none") && strcmp(value, "sdl"))
             return nm_config_bad_value(err, origin, key, value, "none, sdl");
@@ -350,6 +362,7 @@ char *nm_config_identity(const nm_config *c)
         case KEY_CPU:
         case KEY_RANGE:
         case KEY_WINDOW:
+        case KEY_FPU:
         case KEY_DISPLAY: {
             const char *v = *(char *const *)field;
             g_string_append(s, v ? v : "");

@@ -13,6 +13,7 @@
 typedef struct nm_config {
     char *cpu;
     uint32_t cpu_mhz; /* --mhz: a hypothetical core clock (bus ratio kept); 0: the model's */
+    char *fpu;        /* --fpu: "387" or "none" (a 386's coprocessor); NULL: the model's */
     uint64_t ram_bytes;
     char *kernel, *initrd, *append, *rom, *elf;
     char *serial;  /* stdout (default), none, or a file */

@@ -15,11 +15,23 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
                     "cpu: bad value '%s' (accepted: %s)", cfg->cpu, nm_cpu_model_names());
         return NULL;
     }
+    /* --fpu: only a 386 takes a coprocessor; the others' x87 is what the
+     * part is (on chip in the DX and the Pentium, none in the SX). */
+    bool fpu387 = cfg->fpu && !strcmp(cfg->fpu, "387");
+    if (cfg->fpu && model->family != NM_CPU_386 && (fpu387 || model->fpu != NM_FPU_NONE)) {
+        g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
+                    "fpu: bad value '%s' for %s (only a 386 model takes a 387; the %s has %s)",
+                    cfg->fpu, model->name, model->name,
+                    model->fpu == NM_FPU_NONE ? "no FPU" : "its FPU on chip");
+        return NULL;
+    }
     nm_machine *m = g_new0(nm_machine, 1);
     m->cfg = cfg;
-    if (cfg->cpu_mhz) { /* --mhz: the model at a hypothetical clock */
+    if (cfg->cpu_mhz || (fpu387 && model->family == NM_CPU_386)) {
+        /* a copy of the model: at a hypothetical clock (--mhz), with a 387 */
         m->model_at_mhz = g_new(nm_cpu_model, 1);
-        if (!nm_cpu_model_at_mhz(model, cfg->cpu_mhz, m->model_at_mhz)) {
+        *m->model_at_mhz = *model;
+        if (cfg->cpu_mhz && !nm_cpu_model_at_mhz(model, cfg->cpu_mhz, m->model_at_mhz)) {
             g_set_error(err, NM_CONFIG_ERROR, NM_CONFIG_ERROR_VALUE,
                         "mhz: bad value '%u' (accepted: %u to %u)", cfg->cpu_mhz, NM_CPU_MHZ_MIN,
                         NM_CPU_MHZ_MAX);
@@ -27,6 +39,7 @@ nm_machine *nm_machine_new_bare(const nm_config *cfg, GError **err)
             g_free(m);
             return NULL;
         }
+        if (fpu387) m->model_at_mhz->fpu = NM_FPU_387;
         model = m->model_at_mhz;
     }
     m->model = model;
@@ -101,6 +114,8 @@ void nm_machine_report(nm_machine *m, nm_report *r)
     nm_report_section(r, "machine");
     nm_report_str(r, "cpu", m->model->name);
     nm_report_double(r, "cpu_mhz", nm_cpu_model_mhz(m->model));
+    static const char *const fpu_names[] = {"none", "387", "486", "pentium"};
+    nm_report_str(r, "fpu", fpu_names[m->model->fpu]);
     if (nm_cpu_model_overridden(m->model)) { /* --mhz */
         char label[96];
         nm_cpu_model_label(m->model, label, sizeof label);

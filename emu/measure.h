@@ -38,6 +38,10 @@ typedef struct nm_measure_window {
      * measurement error: Linux's serial console polls with interrupts off
      * for every character (lost timer ticks at 9600 baud). */
     uint64_t console_bytes, console_clocks;
+    /* Host time inside the windows, microseconds (g_get_monotonic_time):
+     * reported as wall_seconds, read by nothing else -- never a count or
+     * anything the guest sees (the tests compare reports less it). */
+    uint64_t wall_us;
 } nm_measure_window;
 void nm_measure_window_totals(const nm_measure *ms, nm_measure_window *out);
 

@@ -66,6 +66,7 @@ nm_machine *nm_pc_new(const nm_config *cfg, nm_pc_devices *devs, GError **err)
         !(devs->uart = add_board_device(m, &nm_uart_class, uart_spec, err)) ||
         !(devs->rtc = add_board_device(m, &nm_rtc_class, NULL, err)) ||
         !(devs->port92 = add_board_device(m, &nm_port92_class, NULL, err)) ||
+        !add_board_device(m, &nm_fpuerr_class, NULL, err) ||
         !(devs->i8042 = add_board_device(m, &nm_i8042_class, NULL, err)) ||
         /* The ISA bus where the POST port used to create it (the order of
          * devices is the order of resets and of the report). */

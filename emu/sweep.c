@@ -710,7 +710,18 @@ typedef struct progress {
     gint64 start;
     guint done_at_start;
     char *joblog;
+    const char *what;   /* "cell" or "boot" */
+    bool quiet;         /* --quiet: no progress lines */
+    GHashTable *names;  /* job ID -> what it runs ("kernel=stock cpu=..."), or NULL */
+    char *plog;         /* parallel's output: a start line per job */
+    gint64 plog_off;    /* read up to here */
+    GHashTable *seen;   /* job IDs started */
+    char *last;         /* the last one started: its name */
+    GPtrArray *started; /* "cell 3/8: NAME" lines not printed yet */
+    guint shown;        /* done + 1000 x failed when last printed (G_MAXUINT: never) */
 } progress;
+
+#define START_MARK "nicemu-sweep-start "
 
 /* Counts the joblog's finished cells (a retried cell's last line wins). */
 static void progress_read(progress *p)
@@ -735,10 +746,46 @@ static void progress_read(progress *p)
     g_hash_table_destroy(seqs);
     p->done = done;
     p->failed = failed;
+    /* The jobs started: each job line begins by printing its ID, and
+     * parallel passes it on at once (--line-buffer), from ssh hosts too. */
+    FILE *f = p->plog ? fopen(p->plog, "r") : NULL;
+    if (!f) return;
+    char line[512];
+    if (fseek(f, (long)p->plog_off, SEEK_SET) == 0)
+        while (fgets(line, sizeof line, f)) {
+            size_t len = strlen(line);
+            if (!len || line[len - 1] != '\n') break; /* a line still being written */
+            p->plog_off += (gint64)len;
+            if (strncmp(line, START_MARK, strlen(START_MARK))) continue;
+            line[len - 1] = 0;
+            const char *id = line + strlen(START_MARK);
+            if (g_hash_table_contains(p->seen, id)) continue; /* a retry */
+            g_hash_table_add(p->seen, g_strdup(id));
+            const char *name = p->names ? g_hash_table_lookup(p->names, id) : NULL;
+            g_free(p->last);
+            p->last = g_strdup(name ? name : id);
+            g_ptr_array_add(p->started,
+                            g_strdup_printf("%s %u/%u: %s", p->what,
+                                            p->cached + g_hash_table_size(p->seen), p->total,
+                                            p->last));
+        }
+    fclose(f);
 }
 
-static void progress_print(const progress *p)
+/* Which cell of how many is running, and how many are done: on a terminal
+ * one line rewritten in place, else a line as each starts and as the
+ * count of those done changes. */
+static void progress_print(progress *p)
 {
+    bool tty = isatty(2), news = p->started->len > 0;
+    guint key = p->done + p->failed * 1000;
+    if (p->quiet || (key == p->shown && !news)) return;
+    guint started = p->cached + g_hash_table_size(p->seen);
+    for (guint i = 0; !tty && i < p->started->len; i++)
+        fprintf(stderr, "nicemu sweep: %s\n", (char *)p->started->pdata[i]);
+    g_ptr_array_set_size(p->started, 0);
+    if (!tty && key == p->shown) return;
+    p->shown = key;
     guint done = p->cached + p->done;
     double elapsed = (double)(g_get_monotonic_time() - p->start) / 1e6;
     guint ran = p->done > p->done_at_start ? p->done - p->done_at_start : 0;
@@ -749,9 +796,15 @@ static void progress_print(const progress *p)
         g_snprintf(eta, sizeof eta, "%d:%02d", (int)sec / 60, (int)sec % 60);
     } else if (!left)
         g_strlcpy(eta, "0:00", sizeof eta);
-    bool tty = isatty(2);
-    fprintf(stderr, "%snicemu sweep: %u/%u cells done (%u from the cache), %u failed, ETA %s%s",
-            tty ? "\r" : "", done, p->total, p->cached, p->failed, eta, tty ? "   " : "\n");
+    if (tty && p->last)
+        fprintf(stderr, "\r\033[Knicemu sweep: %s %u/%u: %s; %u/%u %ss done (%u from the cache), "
+                        "%u failed, ETA %s",
+                p->what, started, p->total, p->last, done, p->total, p->what, p->cached, p->failed,
+                eta);
+    else
+        fprintf(stderr, "%snicemu sweep: %u/%u %ss done (%u from the cache), %u failed, ETA %s%s",
+                tty ? "\r\033[K" : "", done, p->total, p->what, p->cached, p->failed, eta,
+                tty ? "" : "\n");
     fflush(stderr);
 }
 
@@ -773,6 +826,8 @@ static int run_parallel(const spec *s, const char *out, const char *joblog, prog
     ARG("--resume-failed");
     ARG("--retries");
     g_ptr_array_add(argv, g_strdup_printf("%u", s->retries ? s->retries : 1));
+    /* Output as it comes: the jobs' start lines (progress_read). */
+    ARG("--line-buffer");
     if (!s->hosts || s->jobs_given) {
         ARG("-j");
         g_ptr_array_add(argv, g_strdup_printf("%u", s->jobs));
@@ -804,7 +859,7 @@ static int run_parallel(const spec *s, const char *out, const char *joblog, prog
                            : job_line(s, "./{4/}", "{2/}", "{3/}", "{1}", boot);
     } else
         cmd = job_line(s, "{4}", "{2}", "{3}", "{1}", boot);
-    ARG(cmd);
+    g_ptr_array_add(argv, g_strdup_printf("echo " START_MARK "{1}; %s", cmd));
     ARG("::::");
     ARG(tsv);
     g_ptr_array_add(argv, NULL);
@@ -830,18 +885,20 @@ static int run_parallel(const spec *s, const char *out, const char *joblog, prog
     }
     g_ptr_array_free(argv, TRUE);
     if (pid < 0) return -1;
+    p->plog = g_strdup(plog);
+    p->seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    p->started = g_ptr_array_new_with_free_func(g_free);
+    p->shown = G_MAXUINT;
+    GStatBuf st0;
+    p->plog_off = g_stat(plog, &st0) == 0 ? (gint64)st0.st_size : 0; /* earlier runs' lines */
     progress_read(p);
     p->done_at_start = p->done;
-    guint shown = G_MAXUINT;
     int status = -1;
     for (;;) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
         progress_read(p);
-        if (p->done + p->failed * 1000 != shown) {
-            shown = p->done + p->failed * 1000;
-            progress_print(p);
-        }
+        progress_print(p);
         if (r == pid) {
             status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
             break;
@@ -849,7 +906,11 @@ static int run_parallel(const spec *s, const char *out, const char *joblog, prog
         if (r < 0 && errno != EINTR) break;
         g_usleep(300 * 1000);
     }
-    if (isatty(2)) fputc('\n', stderr);
+    if (isatty(2) && !p->quiet) fputc('\n', stderr);
+    g_clear_pointer(&p->plog, g_free);
+    g_clear_pointer(&p->seen, g_hash_table_destroy);
+    g_clear_pointer(&p->last, g_free);
+    g_clear_pointer(&p->started, g_ptr_array_unref);
     return status;
 }
 
@@ -1112,7 +1173,7 @@ static void print_help(void)
 {
     printf(
         "Usage: nicemu sweep SPEC [--out DIR] [--jobs N] [--sshloginfile FILE] [--retries N]\n"
-        "                         [--dry-run | --collect | --resume]\n"
+        "                         [--dry-run | --collect | --resume] [--quiet]\n"
         "Runs every cell of the matrix in the key-file SPEC ([sweep] axes and settings,\n"
         "[options] fixed nicemu options) through GNU parallel and prints one table\n"
         "(docs/sweeps.md).  Cells already in the cache (${NICEMU_CACHE:-~/.cache/nicemu}/sweep)\n"
@@ -1131,6 +1192,8 @@ static void print_help(void)
         "  --resume             as --dry-run, but the cells whose jobs finished in DIR/cells\n"
         "                       are not listed: the Slurm array of the cells still to run\n"
         "                       (after tasks were cancelled, timed out or failed)\n"
+        "  --quiet              no progress on stderr (which cell of how many is running,\n"
+        "                       the cells done): only errors and the last line\n"
         "Figures for report=:",
         DEFAULT_RETRIES);
     for (size_t i = 0; i < G_N_ELEMENTS(metrics); i++)
@@ -1203,7 +1266,7 @@ static void write_sbatch(const char *out, const char *spec_path, guint n_jobs, c
 /* The subcommand's own options. */
 typedef struct cli {
     const char *spec_file, *out, *hosts;
-    bool dry_run, collect, resume, snapshot;
+    bool dry_run, collect, resume, snapshot, quiet;
     long jobs, retries; /* -1: not given */
 } cli;
 
@@ -1227,6 +1290,10 @@ static int cli_parse(cli *o, int argc, char **argv)
             o->snapshot = true;
             continue;
         }
+        if (!strcmp(a, "--quiet")) {
+            o->quiet = true;
+            continue;
+        }
         if (a[0] != '-') {
             if (o->spec_file) {
                 g_autofree char *msg =
@@ -1242,7 +1309,7 @@ static int cli_parse(cli *o, int argc, char **argv)
         if (!in_list(name, valued, G_N_ELEMENTS(valued))) {
             g_autofree char *msg = g_strdup_printf(
                 "unknown option %s (accepted: --out, --jobs, --sshloginfile, --retries, "
-                "--snapshot, --dry-run, --collect, --resume, --help)",
+                "--snapshot, --dry-run, --collect, --resume, --quiet, --help)",
                 name);
             return usage_error(msg);
         }
@@ -1555,12 +1622,33 @@ int nm_sweep_main(int argc, char **argv)
     g_autofree char *joblog_name = g_strdup_printf("joblog-%.12s", list_hash);
     g_autofree char *joblog = g_build_filename(out, joblog_name, NULL);
     gint64 wall0 = g_get_monotonic_time();
-    progress p = {.total = n, .cached = n - n_jobs, .start = wall0, .joblog = joblog};
+    /* What each job runs, for the progress lines: a cell's axis values; a
+     * boot's, of the first cell that restores it. */
+    g_autoptr(GHashTable) names = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    for (guint i = 0; i < n; i++) {
+        g_hash_table_replace(names, cells[i].id, cell_name(&s, &cells[i]));
+        if (cells[i].boot_id && !g_hash_table_contains(names, cells[i].boot_id))
+            g_hash_table_replace(names, cells[i].boot_id,
+                                 g_strdup_printf("for %s", (char *)g_hash_table_lookup(
+                                                               names, cells[i].id)));
+    }
+    progress p = {.total = n,
+                  .cached = n - n_jobs,
+                  .start = wall0,
+                  .joblog = joblog,
+                  .what = "cell",
+                  .quiet = o.quiet,
+                  .names = names};
     if (n_boots && n_jobs && need_parallel) {
         /* The saved boots first: their cells restore them. */
         g_autofree char *bjoblog = g_strdup_printf("%s/joblog-boots-%.12s", out, list_hash);
-        progress bp = {.total = n_boots, .start = wall0, .joblog = bjoblog};
-        fprintf(stderr, "nicemu sweep: saving %u boots (snapshot=yes)\n", n_boots);
+        progress bp = {.total = n_boots,
+                       .start = wall0,
+                       .joblog = bjoblog,
+                       .what = "boot",
+                       .quiet = o.quiet,
+                       .names = names};
+        if (!o.quiet) fprintf(stderr, "nicemu sweep: saving %u boots (snapshot=yes)\n", n_boots);
         int st = run_parallel(&s, out, bjoblog, &bp, true);
         if (st != 0)
             fprintf(stderr,

@@ -110,7 +110,7 @@ static const nm_board_preset presets[] = {
         .name = "486-wb256",
         .description = "486DX2-66 on a VLB board with 256 KB write-back L2 and a dirty tag "
                        "(UMC 8881 / SiS 496 class), 70 ns FPM DRAM",
-        .default_for = "486dx-33,486dx2-66,486dx4-100",
+        .default_for = "486sx-25,486dx-33,486dx2-66,486dx4-100",
         /* As 486-wt256, write-back with the dirty bit in the tag RAM (UMC
          * 8881, SiS 496: VOGONS "diagnose poor memory performance on 486
          * boards"); write hits 2 clocks (OPTi 82C497 data book: 0 wait state

@@ -22,7 +22,10 @@ struct nm_cache {
      * nothing else. */
     uint32_t *set_mru;
     uint8_t *set_mru_way; /* [set]: its way */
+    uint32_t geometry;    /* which instance of the steps below it takes (geometry()) */
 };
+
+static uint32_t geometry(const nm_cache *c);
 
 static bool pow2(uint32_t v)
 {
@@ -58,6 +61,7 @@ nm_cache *nm_cache_new(const nm_cache_config *cfg)
     c->h.set_mru_way = c->set_mru_way;
     c->h.write_allocate = cfg->write_allocate;
     c->h.tag = c->tag;
+    c->geometry = geometry(c);
     nm_cache_invalidate_all(c);
     c->h.stats.flushes = 0;
     return c;
@@ -88,13 +92,33 @@ void nm_cache_reset_stats(nm_cache *c)
     memset(&c->h.stats, 0, sizeof c->h.stats);
 }
 
-/* ---- replacement state ---- */
+/* ---- replacement state ----
+ * Each step is written once for a geometry given as constants (`ways`, and
+ * whether the replacement is the 486's PLRU), so that the compiler unrolls
+ * it for the geometries the models use -- the board's direct-mapped L2
+ * (1 way), the Pentium's 2-way LRU L1s, the 486's 4-way PLRU L1 -- and a
+ * general instance (GENERAL: the configuration's own) does the others.
+ * The state each leaves (tags, ranks, PLRU bits, set_mru) is the same. */
 
-static void touch(nm_cache *c, uint32_t set, uint32_t way)
+#define GENERAL 0u /* `ways` of the instances below: the cache's own */
+
+static inline __attribute__((always_inline)) uint32_t ways_of(const nm_cache *c, const uint32_t ways)
 {
-    c->h.mru = c->set_mru[set] = c->tag[set * c->cfg.ways + way];
+    return ways == GENERAL ? c->cfg.ways : ways;
+}
+static inline __attribute__((always_inline)) bool is_plru(const nm_cache *c, const uint32_t ways,
+                                                          const bool plru)
+{
+    return ways == GENERAL ? c->cfg.replacement == NM_CACHE_PLRU : plru;
+}
+
+static inline __attribute__((always_inline)) void touch_as(nm_cache *c, uint32_t set, uint32_t way,
+                                                           const uint32_t ways, const bool plru)
+{
+    const uint32_t n = ways_of(c, ways);
+    c->h.mru = c->set_mru[set] = c->tag[set * n + way];
     c->set_mru_way[set] = (uint8_t)way;
-    if (c->cfg.replacement == NM_CACHE_PLRU) {
+    if (is_plru(c, ways, plru)) {
         /* B0 (bit 0): 1 after L0/L1; B1 (bit 1): 1 after L0, 0 after L1;
          * B2 (bit 2): 1 after L2, 0 after L3: the bits a use of each way
          * keeps, and those it sets. */
@@ -102,51 +126,84 @@ static void touch(nm_cache *c, uint32_t set, uint32_t way)
         c->plru[set] = (uint8_t)((c->plru[set] & keep[way & 3]) | set_bits[way & 3]);
         return;
     }
-    uint8_t *r = &c->rank[set * c->cfg.ways];
+    uint8_t *r = &c->rank[set * n];
+    if (ways == 1) return; /* (its one rank stays 0) */
+    if (ways == 2) {       /* the ranks a permutation of 0 and 1 */
+        r[way] = 0;
+        r[way ^ 1u] = 1;
+        return;
+    }
     uint8_t old = r[way];
-    for (uint32_t w = 0; w < c->cfg.ways; w++)
+    for (uint32_t w = 0; w < n; w++)
         if (r[w] < old) r[w]++;
     r[way] = 0;
 }
 
-static uint32_t victim_way(const nm_cache *c, uint32_t set)
+static inline __attribute__((always_inline)) uint32_t victim_way_as(const nm_cache *c, uint32_t set,
+                                                                    const uint32_t ways,
+                                                                    const bool plru)
 {
-    const uint32_t *t = &c->tag[set * c->cfg.ways];
-    for (uint32_t w = 0; w < c->cfg.ways; w++)
-        if (!(t[w] & TAG_VALID)) return w;
-    if (c->cfg.replacement == NM_CACHE_PLRU) {
+    const uint32_t n = ways_of(c, ways);
+    const uint32_t *t = &c->tag[set * n];
+    if (ways == 1) return 0;
+    if (ways == 2) {
+        if (!(t[0] & TAG_VALID)) return 0;
+        if (!(t[1] & TAG_VALID)) return 1;
+        return c->rank[set * 2] == 1 ? 0 : 1; /* (the ranks a permutation of 0 and 1) */
+    }
+    if (ways == 4) {
+        if (!(t[0] & t[1] & t[2] & t[3] & TAG_VALID)) {
+            if (!(t[0] & TAG_VALID)) return 0;
+            if (!(t[1] & TAG_VALID)) return 1;
+            if (!(t[2] & TAG_VALID)) return 2;
+            return 3;
+        }
+    } else {
+        for (uint32_t w = 0; w < n; w++)
+            if (!(t[w] & TAG_VALID)) return w;
+    }
+    if (is_plru(c, ways, plru)) {
         uint8_t b = c->plru[set];
         if (!(b & 1u)) return (b & 2u) ? 1 : 0;
         return (b & 4u) ? 3 : 2;
     }
-    const uint8_t *r = &c->rank[set * c->cfg.ways];
-    for (uint32_t w = 0; w < c->cfg.ways; w++)
-        if (r[w] == c->cfg.ways - 1) return w;
+    const uint8_t *r = &c->rank[set * n];
+    for (uint32_t w = 0; w < n; w++)
+        if (r[w] == n - 1) return w;
     return 0; /* not reached: ranks are a permutation */
 }
 
 /* ---- lookups ---- */
 
-static inline int find_way(const nm_cache *c, uint32_t set, uint32_t want)
+static inline __attribute__((always_inline)) int find_way_as(const nm_cache *c, uint32_t set,
+                                                             uint32_t want, const uint32_t ways)
 {
-    if (c->cfg.ways == 4) { /* the 486's L1 and the Pentium's: unrolled */
-        const uint32_t *t = &c->tag[set * 4];
+    const uint32_t n = ways_of(c, ways);
+    const uint32_t *t = &c->tag[set * n];
+    /* (written out: gcc -O2 leaves a loop of a constant 4 a loop) */
+    if (ways == 1) return t[0] == want ? 0 : -1;
+    if (ways == 2) return t[0] == want ? 0 : t[1] == want ? 1 : -1;
+    if (ways == 4) {
         if (t[0] == want) return 0;
         if (t[1] == want) return 1;
         if (t[2] == want) return 2;
         if (t[3] == want) return 3;
         return -1;
     }
-    const uint32_t *t = &c->tag[set * c->cfg.ways];
-    for (uint32_t w = 0; w < c->cfg.ways; w++)
+    for (uint32_t w = 0; w < n; w++)
         if (t[w] == want) return (int)w;
     return -1;
 }
 
-static unsigned do_fill(nm_cache *c, uint32_t set, uint32_t line, bool dirty, uint32_t *victim)
+
+static inline __attribute__((always_inline)) unsigned do_fill_as(nm_cache *c, uint32_t set,
+                                                                 uint32_t line, bool dirty,
+                                                                 uint32_t *victim,
+                                                                 const uint32_t ways,
+                                                                 const bool plru)
 {
-    uint32_t way = victim_way(c, set);
-    uint32_t idx = set * c->cfg.ways + way;
+    uint32_t way = victim_way_as(c, set, ways, plru);
+    uint32_t idx = set * ways_of(c, ways) + way;
     unsigned res = NM_CACHE_FILL;
     if (c->tag[idx] & TAG_VALID) {
         c->h.stats.evictions++;
@@ -161,44 +218,122 @@ static unsigned do_fill(nm_cache *c, uint32_t set, uint32_t line, bool dirty, ui
     c->h.content_gen++;
     c->dirty[idx] = dirty;
     c->h.stats.fills++;
-    touch(c, set, way);
+    touch_as(c, set, way, ways, plru);
     return res;
 }
 
-unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+static inline __attribute__((always_inline)) unsigned
+access_as(nm_cache *c, uint32_t phys, bool write, uint32_t *victim, const uint32_t ways,
+          const bool plru)
 {
     uint32_t line = phys & ~(c->cfg.line_size - 1);
     uint32_t set = (phys >> c->line_shift) & c->set_mask;
+    const bool wb = c->cfg.write_policy == NM_CACHE_WRITE_BACK;
     if (c->set_mru[set] == (line | TAG_VALID)) { /* what touch would leave */
         if (write) {
             c->h.stats.write_hits++;
-            if (c->cfg.write_policy == NM_CACHE_WRITE_BACK)
-                c->dirty[set * c->cfg.ways + c->set_mru_way[set]] = 1;
+            if (wb) c->dirty[set * ways_of(c, ways) + c->set_mru_way[set]] = 1;
         } else {
             c->h.stats.read_hits++;
         }
         c->h.mru = line | TAG_VALID;
         return NM_CACHE_HIT;
     }
-    int way = find_way(c, set, line | TAG_VALID);
+    int way = find_way_as(c, set, line | TAG_VALID, ways);
     if (way >= 0) {
         if (write) {
             c->h.stats.write_hits++;
-            if (c->cfg.write_policy == NM_CACHE_WRITE_BACK)
-                c->dirty[set * c->cfg.ways + (uint32_t)way] = 1;
+            if (wb) c->dirty[set * ways_of(c, ways) + (uint32_t)way] = 1;
         } else {
             c->h.stats.read_hits++;
         }
-        touch(c, set, (uint32_t)way);
+        touch_as(c, set, (uint32_t)way, ways, plru);
         return NM_CACHE_HIT;
     }
     if (write) {
         c->h.stats.write_misses++;
         if (!c->cfg.write_allocate) return 0;
-        return do_fill(c, set, line, c->cfg.write_policy == NM_CACHE_WRITE_BACK, victim);
+        return do_fill_as(c, set, line, wb, victim, ways, plru);
     }
     c->h.stats.read_misses++;
-    return do_fill(c, set, line, false, victim);
+    return do_fill_as(c, set, line, false, victim, ways, plru);
+}
+
+/* Which instance a cache takes: 1 (direct-mapped), 2 (2-way LRU), 4
+ * (4-way PLRU), else GENERAL. */
+static inline uint32_t geometry(const nm_cache *c)
+{
+    const uint32_t w = c->cfg.ways;
+    const bool plru = c->cfg.replacement == NM_CACHE_PLRU;
+    if (w == 1 && !plru) return 1;
+    if (w == 2 && !plru) return 2;
+    if (w == 4 && plru) return 4;
+    return GENERAL;
+}
+
+/* One function an instance, reached by a tail call: the dispatch saves
+ * no registers (the four inlined in one function cost every call its
+ * prologue and epilogue, about 18 host instructions). */
+static __attribute__((noinline)) unsigned access_1(nm_cache *c, uint32_t phys, bool write,
+                                                   uint32_t *victim)
+{
+    return access_as(c, phys, write, victim, 1, false);
+}
+static __attribute__((noinline)) unsigned access_2(nm_cache *c, uint32_t phys, bool write,
+                                                   uint32_t *victim)
+{
+    return access_as(c, phys, write, victim, 2, false);
+}
+static __attribute__((noinline)) unsigned access_4(nm_cache *c, uint32_t phys, bool write,
+                                                   uint32_t *victim)
+{
+    return access_as(c, phys, write, victim, 4, true);
+}
+static __attribute__((noinline)) unsigned access_general(nm_cache *c, uint32_t phys, bool write,
+                                                         uint32_t *victim)
+{
+    return access_as(c, phys, write, victim, GENERAL, false);
+}
+
+unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+{
+    switch (c->geometry) {
+    case 1: return access_1(c, phys, write, victim);
+    case 2: return access_2(c, phys, write, victim);
+    case 4: return access_4(c, phys, write, victim);
+    }
+    return access_general(c, phys, write, victim);
+}
+
+static inline __attribute__((always_inline)) int find_way(const nm_cache *c, uint32_t set,
+                                                          uint32_t want)
+{
+    switch (c->geometry) {
+    case 1: return find_way_as(c, set, want, 1);
+    case 2: return find_way_as(c, set, want, 2);
+    case 4: return find_way_as(c, set, want, 4);
+    }
+    return find_way_as(c, set, want, GENERAL);
+}
+
+static void touch(nm_cache *c, uint32_t set, uint32_t way)
+{
+    switch (c->geometry) {
+    case 1: touch_as(c, set, way, 1, false); return;
+    case 2: touch_as(c, set, way, 2, false); return;
+    case 4: touch_as(c, set, way, 4, true); return;
+    }
+    touch_as(c, set, way, GENERAL, false);
+}
+
+static unsigned do_fill(nm_cache *c, uint32_t set, uint32_t line, bool dirty, uint32_t *victim)
+{
+    switch (c->geometry) {
+    case 1: return do_fill_as(c, set, line, dirty, victim, 1, false);
+    case 2: return do_fill_as(c, set, line, dirty, victim, 2, false);
+    case 4: return do_fill_as(c, set, line, dirty, victim, 4, true);
+    }
+    return do_fill_as(c, set, line, dirty, victim, GENERAL, false);
 }
 
 bool nm_cache_probe(const nm_cache *c, uint32_t phys)

@@ -92,6 +92,7 @@ unit", p. 3-10: "Single I/O
 #include "cpu/timing/timing.h"
 #include "cpu/timing/tlb.h"
 #include "cpu/timing/x86cost.h"
+#include "cpu/timing/x87cost.h"
 
 typedef struct row {
     uint8_t c[NM_FORM_COUNT];
@@ -177,7 +178,7 @@ static const row table[NM_OP_COUNT] = {
     [NM_OP_CLD] = {{2, 2, 2}},
     [NM_OP_STD] = {{2, 2, 2}},
     [NM_OP_WAIT] = {{1, 1, 1}},
-    [NM_OP_ESC] = {{1, 1, 1}},
+    [NM_OP_ESC] = {{1, 1, 1}}, /* (WAIT, ESC and the x87's: x87cost.c) */
     /* system: SLDT 2/3; STR 2/3; LLDT 11; LTR 20; VERR 11; VERW 11;
      * SGDT/SIDT 10; LGDT/LIDT 11; SMSW 2/3; LMSW 13; LAR 11; LSL 10; ARPL 9/9;
      * CLTS 7; INVD 4; WBINVD 5; INVLPG 12; CPUID 14 (SL-enhanced parts) */
@@ -415,6 +416,7 @@ typedef struct i486_state {
     struct i486_stretch *stretch; /* STRETCH_SIZE */
     struct i486_run_memo *runs;   /* RUN_MEMO_SIZE */
     const char *ic_base;          /* the decoded-instruction cache's first instruction */
+    nm_x87_timing x87;            /* the on-chip FPU (x87cost.h) */
 } i486_state;
 /* What i486_ahead works out of the instructions from one in its line (a
  * stretch's extent and sums) after the address rules' state haz_in, kept
@@ -1411,6 +1413,7 @@ static unsigned mul_clocks(i486_state *s, const nm_cpu *c, const nm_insn *i)
  * iteration count or an operand value. */
 static unsigned static_cost(const nm_insn *i)
 {
+    if (nm_x87_costed(i->op)) return 0; /* cost_of: the FPU's timeline */
     unsigned form = nm_insn_form(i);
     switch (i->op) {
     case NM_OP_JCC:
@@ -1494,6 +1497,7 @@ static unsigned static_cost(const nm_insn *i)
 
 static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const nm_x86_mode *now)
 {
+    if (nm_x87_costed(i->op)) return nm_x87_cost_486(&s->x87, c, i, c->clock->cycles);
     unsigned form = nm_insn_form(i);
     const nm_x86_mode *before = &s->prev;
     /* The I/O and transfer classes are worked out by the rows that use
@@ -1667,7 +1671,7 @@ static uint8_t written_reg(const nm_insn *i)
  * register is written_reg's.  Byte registers written implicitly (LAHF,
  * SALC, DAA/DAS, XLAT, LODSB, the 8-bit DIV's AL and AH) are not counted:
  * microcoded, slow, and none of Abrash's cases; the 8-bit MUL writes AX. */
-static bool loads_byte_reg(const nm_insn *i)
+static bool loads_byte_reg(const nm_insn *i, uint8_t written)
 {
     switch (i->op) {
     case NM_OP_MUL:
@@ -1676,7 +1680,7 @@ static bool loads_byte_reg(const nm_insn *i)
     case NM_OP_IDIV: return false;
     default: break;
     }
-    return i->dst == NM_OPK_REG && i->opsize == 1 && written_reg(i) != NM_REG_NONE;
+    return i->dst == NM_OPK_REG && i->opsize == 1 && written != NM_REG_NONE;
 }
 
 /* The registers an instruction reads whole (16 or 32 bits) as data, not
@@ -1817,6 +1821,7 @@ static const i486_static *static_of(const nm_insn *ci)
     default: break;
     }
     unsigned base = static_cost(i), base_taken = 0;
+    const uint8_t written = written_reg(i);
     if (base && !(f & (ST_LOADS_CS | ST_IO | ST_INT | ST_INVD)) &&
         !(opf & (NM_OPF_BRANCH | NM_OPF_STRING)) && !(i->sync & NM_SYNC_CHECK))
         f |= ST_PLAIN;
@@ -1845,7 +1850,7 @@ static const i486_static *static_of(const nm_insn *ci)
         .base = (uint8_t)base,
         .base_taken = (uint8_t)base_taken,
         .pfx = (uint8_t)pfx_clocks_of(i),
-        .hw = (uint8_t)(written_reg(i) | (loads_byte_reg(i) ? HAZ_B0 : 0)),
+        .hw = (uint8_t)(written | (loads_byte_reg(i, written) ? HAZ_B0 : 0)),
         .flags = (uint8_t)f,
         .opf = (uint8_t)opf,
         .regonly = (f & ST_PLAIN) && nm_insn_regonly(i),
@@ -2222,7 +2227,7 @@ fast_taken(i486_state *s, nm_cpu *c, const i486_static *st)
     s->pq_valid = false;
     s->code_done = s->code_armed = false;
     s->rep_continues = false;
-    s->haz = haz_after(s->haz, st, clocks);
+    s->haz = st->hw | (NM_REG_NONE << 8) | (s->haz & HAZ_REAL); /* haz_after: 3 clocks or more */
     s->accesses = 0;
     s->rep_pace = 0;
     s->taken = false;
@@ -3030,6 +3035,7 @@ static void i486_report(void *opaque, nm_report *r)
     const nm_cache_stats *cs = nm_cache_get_stats(s->cache);
     nm_report_u64(r, "instructions", s->insns);
     nm_report_u64(r, "clocks", s->clocks);
+    nm_x87_report(&s->x87, r);
     nm_report_u64(r, "agi_stalls", s->agi);
     nm_report_u64(r, "prefix_clocks", s->c_prefix); /* the same count */
     nm_report_u64(r, "misaligned_accesses", s->misaligned_count);

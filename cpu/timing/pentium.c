@@ -70,6 +70,7 @@
 #include "cpu/timing/timing.h"
 #include "cpu/timing/tlb.h"
 #include "cpu/timing/x86cost.h"
+#include "cpu/timing/x87cost.h"
 #include "emu/core/memmap.h"
 
 /* ------------------------------------------------------------ the table */
@@ -227,8 +228,9 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_CMC] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_CLD] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_STD] = ROW(P_NP, 2, 2, 2, 0),
-    [NM_OP_WAIT] = ROW(P_NP, 1, 1, 1, 0),
-    [NM_OP_ESC] = ROW(P_NP, 1, 1, 1, 0), /* no x87 modelled */
+    [NM_OP_WAIT] = SPECIAL(P_NP, 0), /* and the x87's: x87cost.c */
+    [NM_OP_ESC] = SPECIAL(P_NP, 0),
+    [NM_OP_FLD ... NM_OP_FNOP_LEGACY] = SPECIAL(P_NP, 0),
     /* system [PDM] */
     [NM_OP_SLDT] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_STR] = ROW(P_NP, 2, 2, 2, 0),
@@ -380,7 +382,7 @@ _Static_assert(sizeof(p5_memo) == 64, "a memo slot in a host cache line");
  * Valid while the page's decoded instructions are those it was made from
  * (tag and the icache's page generation) and the code page memo is the
  * one they were in (code_key). */
-#define P5_STRETCH_KEYS 8 /* groups in a stretch but its last: at most */
+#define P5_STRETCH_KEYS 31 /* groups in a stretch but its last: at most */
 typedef struct p5_stretch {
     uint64_t hits;  /* uses not yet in the counters */
     uint32_t owner; /* the first instruction's, as p5_memo.owner */
@@ -402,6 +404,10 @@ typedef struct p5_stretch {
     bool first_u; /* its first instruction starts a group */
     uint16_t last_u;
     uint16_t keys[P5_STRETCH_KEYS];
+    /* p5.btb_allocs when its groups' keys but the first and last were
+     * last found without an entry (p5_ahead: only an allocation can add
+     * one; 0: not yet) */
+    uint64_t keys_clear_at;
 } p5_stretch;
 #define P5_STRETCH_BITS 14
 #define P5_STRETCH_SIZE (1u << P5_STRETCH_BITS)
@@ -425,8 +431,8 @@ typedef struct p5 {
     uint32_t fill_clocks, single_clocks; /* core clocks, DRAM (report) */
     nm_board board;                      /* L2 and DRAM (membus.h) */
 
-    /* this instruction (filled by mem / branch) */
-    p5_access *log;
+    /* this instruction (filled by mem / branch; its accesses: log, at the
+     * end) */
     /* What the other hooks noted since the last insn hook: nothing for
      * most instructions, which p5_insn sees in one test (`any`). */
     union p5_ev {
@@ -456,6 +462,7 @@ typedef struct p5 {
     p5_btb btb;
     p5_group grp;
     uint32_t btb_pen;                 /* the BTB's clocks of the last p5_issue */
+    uint64_t btb_allocs;              /* entries made, from 1 (p5_stretch.keys_clear_at) */
     uint16_t keyed[1u << KEYED_BITS]; /* BTB entries by their key's low bits ("BTB") */
     /* The TLBs (tlb.h): code 32 entries; data 64 4 KB entries and 8 4 MB
      * entries.  tlb_cr3/paging/pse: what they were filled under. */
@@ -517,6 +524,10 @@ typedef struct p5 {
     uint64_t window_hits0;   /* memo_hits when this window began */
     const char *ic_base;     /* the decoded-instruction cache's first instruction (memo slots) */
     nm_p5_stats st;
+    nm_x87_timing x87; /* the FPU's pipeline (x87cost.h) */
+    /* the accesses the memory hook logged for run_log (in the state, not
+     * behind a pointer: one load less on every access) */
+    p5_access log[LOG_CAP];
 } p5;
 
 static void code_epoch_wrap(p5 *s);
@@ -942,7 +953,8 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
         uint64_t done = s->bus.free_at > now ? s->bus.free_at : now;
         return 2000 + (uint32_t)(done - now);
     }
-    default: return 1;
+    default: /* the FPU's pipeline (x87cost.c) */
+        return nm_x87_costed(i->op) ? nm_x87_cost_p5(&s->x87, c, i, c->clock->cycles) : 1;
     }
 }
 
@@ -1439,6 +1451,7 @@ static void btb_alloc(p5 *s, uint32_t key, uint32_t to)
     b->state[set][victim] = 3;
     b->stamp[set][victim] = b->clock;
     s->keyed[key & KEYED_MASK]++;
+    s->btb_allocs++;
 }
 
 /* The group's prediction met no control transfer: the entry is
@@ -1551,6 +1564,47 @@ static inline __attribute__((always_inline)) uint32_t btb_after(p5 *s, uint32_t 
             g->flushed = false;
             g->way = -1;
             return 0;
+        }
+    } else if (bk == BK_JUMP || bk == BK_DIRECT) {
+        /* resolve's two common outcomes: a transfer in V predicted right
+         * by its group's entry, and one that starts a group whose key has
+         * no entry and falls through */
+        p5_btb *b = &s->btb;
+        if (in_v) {
+            const unsigned set = btb_set(g->key), w = (unsigned)g->way;
+            if (g->way >= 0 && !g->shadow && s->br_taken && b->state[set][w] >= 2 &&
+                b->target[set][w] == s->br_to) {
+                b->clock++;
+                s->st.branches++;
+                s->st.btb_hits++;
+                b->stamp[set][w] = b->clock;
+                if (b->state[set][w] < 3) b->state[set][w]++;
+                g->pending = false;
+                return 0;
+            }
+        } else if (!g->pending) {
+            const uint32_t key = g->u;
+            const int way = s->keyed[key & KEYED_MASK] ? btb_find(s, key) : -1;
+            const unsigned set = btb_set(key), w = (unsigned)way;
+            if (way < 0 ? !s->br_taken
+                        : !g->flushed && s->br_taken && b->state[set][w] >= 2 &&
+                              b->target[set][w] == s->br_to) {
+                g->key = key;
+                g->u = lin;
+                g->shadow = g->flushed;
+                g->flushed = false;
+                g->way = (int8_t)way;
+                b->clock++;
+                s->st.branches++;
+                if (way < 0) {
+                    s->st.btb_misses++;
+                } else {
+                    s->st.btb_hits++;
+                    b->stamp[set][w] = b->clock;
+                    if (b->state[set][w] < 3) b->state[set][w]++;
+                }
+                return 0;
+            }
         }
     }
     return btb_issue(s, lin, in_v, bk);
@@ -2389,9 +2443,14 @@ static inline __attribute__((always_inline)) unsigned p5_ahead(void *opaque, nm_
     if (g->pending) return 0;
     const uint32_t lin0 = c->seg[NM_CS].base + c->eip;
     uint32_t bkey = g->u;
-    for (unsigned k = 0; k + 1u < r->groups; k++) {
+    if (r->groups > 1) {
         if (s->keyed[bkey & KEYED_MASK]) return 0;
-        bkey = lin0 + r->keys[k];
+        if (r->keys_clear_at != s->btb_allocs) {
+            for (unsigned k = 0; k + 2u < r->groups; k++)
+                if (s->keyed[(lin0 + r->keys[k]) & KEYED_MASK]) return 0;
+            r->keys_clear_at = s->btb_allocs;
+        }
+        bkey = lin0 + r->keys[r->groups - 2];
     }
     const int way = s->keyed[bkey & KEYED_MASK] ? btb_find(s, bkey) : -1;
     const bool pending = way >= 0 && s->btb.state[btb_set(bkey)][way] >= 2;
@@ -2876,7 +2935,6 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     if (!nm_board_init(&s->board, model, &bt, 32)) {
         nm_cache_free(s->code);
         nm_cache_free(s->data);
-        g_free(s->log);
         g_free(s);
         return NULL;
     }
@@ -2894,7 +2952,6 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->tlb_cr3 = cpu->cr3;
     s->tlb_paging = cpu->paging;
     s->tlb_pse = (cpu->cr4 & NM_CR4_PSE) != 0;
-    s->log = g_new(p5_access, LOG_CAP);
     s->mode = nm_x86_mode_now(cpu);
     cm_set(s, 1, s->cm_page); /* no code page memo yet */
     s->memo = g_new0(p5_memo, P5_MEMO_SIZE);
@@ -2902,6 +2959,7 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->names = g_new0(p5_name, P5_NAMES_SIZE);
     s->stretch = g_new0(p5_stretch, P5_STRETCH_SIZE);
     s->grp.way = -1;
+    s->btb_allocs = 1;
     s->ic_base = (const char *)&((const icache *)cpu->icache)->e[0].insn;
     return s;
 }
@@ -2913,7 +2971,6 @@ static void p5_destroy(void *state)
     nm_cache_free(s->code);
     nm_cache_free(s->data);
     nm_board_free(&s->board);
-    g_free(s->log);
     g_free(s->memo);
     g_free(s->names);
     g_free(s->stretch);
@@ -2968,6 +3025,7 @@ static void p5_report(void *state, nm_report *r)
     const nm_p5_stats *t = &s->st;
     nm_report_u64(r, "instructions", t->instructions);
     nm_report_u64(r, "cycles", t->cycles);
+    nm_x87_report(&s->x87, r);
     nm_report_u64(r, "u_issues", t->u_issues);
     nm_report_u64(r, "v_issues", t->v_issues);
     nm_report_u64(r, "pairs", t->pairs);

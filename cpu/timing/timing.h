@@ -125,6 +125,12 @@ typedef struct nm_cost_model_class {
      * phys + len): the model snoops its caches and the board's L2 (every
      * instance, the current one and those kept for the report). */
     void (*snoop)(void *state, uint32_t phys, uint32_t len, bool write);
+    /* 0, or the size of the decoded-instruction cache (2^icache_bits
+     * entries) the machine's CPU must have when this model is configured:
+     * for a model whose figures depend on which instructions miss it (the
+     * 386's: it charges the interpreter's own page walks, and a decode
+     * after a miss reads its code through the interpreter's TLB). */
+    unsigned icache_bits;
 } nm_cost_model_class;
 
 /* The models, by name; "none" is one clock per instruction (no hooks). */

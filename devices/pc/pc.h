@@ -16,6 +16,7 @@ extern const nm_device_class nm_pit_class;      /* 8254 + port 0x61 */
 extern const nm_device_class nm_uart_class;     /* 16550A */
 extern const nm_device_class nm_rtc_class;      /* MC146818 + CMOS RAM */
 extern const nm_device_class nm_port92_class;   /* system control port A */
+extern const nm_device_class nm_fpuerr_class;   /* FERR# latch: IRQ 13, port 0xF0, IGNNE# */
 extern const nm_device_class nm_i8042_class;    /* keyboard controller and keyboard */
 extern const nm_device_class nm_postcode_class; /* POST code port 0x80 */
 extern const nm_device_class nm_exitport_class; /* exit port 0xF4 */

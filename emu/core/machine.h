@@ -81,7 +81,8 @@ struct nm_machine {
     const struct nm_config *cfg; /* the application's; not read below emu/ */
     void *app_snapshot;          /* the application's snapshot state (emu/snapshot.c) */
     const struct nm_cpu_model *model;
-    struct nm_cpu_model *model_at_mhz; /* --mhz: the copy `model` points to, owned; else NULL */
+    /* --mhz, --fpu 387: the copy `model` points to, owned; else NULL */
+    struct nm_cpu_model *model_at_mhz;
     nm_machine_settings settings;
     nm_clock clock;
     nm_memmap *mem;
@@ -103,6 +104,12 @@ struct nm_machine {
     /* Told when the A20 gate changes (the CPU masks address bit 20). */
     void (*a20_listener)(void *opaque, bool enabled);
     void *a20_listener_opaque;
+    /* The x87's FERR# output (the CPU drives it) and the IGNNE# input (the
+     * board drives it): the PC's FPU error path through IRQ 13 and port
+     * 0xF0 (devices/pc/fpuerr.c), told of FERR# through the listener. */
+    bool ferr, ignne;
+    void (*ferr_listener)(void *opaque, bool asserted);
+    void *ferr_listener_opaque;
     GPtrArray *devices; /* nm_device_instance*, in creation order */
     /* Serial output so far (every UART counts; COM1 is the console): bytes
      * put on the line and their transmit time.  The measurement window warns
@@ -182,6 +189,13 @@ static inline void nm_machine_window_set(nm_machine *m, bool open)
 static inline bool nm_machine_window_is_open(nm_machine *m)
 {
     return m->window_ops && m->window_ops->is_open(m->window_opaque);
+}
+
+/* The CPU's FERR# output changed (cpu/fpu.c). */
+static inline void nm_machine_set_ferr(nm_machine *m, bool asserted)
+{
+    m->ferr = asserted;
+    if (m->ferr_listener) m->ferr_listener(m->ferr_listener_opaque, asserted);
 }
 
 /* The A20 gate (port 0x92, the keyboard controller's output port): when

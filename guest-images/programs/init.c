@@ -1043,6 +1043,145 @@ static int run_csum(int argc, char **argv)
 	return 0;
 }
 
+/* ---- fpbench ----------------------------------------------------------------
+ * A Whetstone-style floating-point loop (the modules of Curnow and Wichmann's
+ * 1976 benchmark, written here anew): simple variables, array elements,
+ * calls with FP arguments, trigonometry, sqrt/exp/log, each pass `loops`
+ * times inside the measurement window.  Plain C doubles compiled for the
+ * 486 give x87 code; the transcendentals are the x87's own instructions
+ * (inline asm: no libm here).  On a CPU without an FPU (the 486SX) the
+ * kernel's math emulator runs it.  Prints a checksum of the results: the
+ * same on every model with an x87 (its results are exact to the bit). */
+
+static double x87_sin(double x)
+{
+	__asm__("fsin" : "+t"(x));
+	return x;
+}
+static double x87_cos(double x)
+{
+	__asm__("fcos" : "+t"(x));
+	return x;
+}
+static double x87_atan(double x) /* atan(x / 1) */
+{
+	double r;
+	__asm__("fld1\n\tfpatan" : "=t"(r) : "0"(x));
+	return r;
+}
+static double x87_sqrt(double x)
+{
+	__asm__("fsqrt" : "+t"(x));
+	return x;
+}
+static double x87_log(double x) /* ln x = ln 2 * log2 x */
+{
+	double r;
+	__asm__("fldln2\n\tfxch\n\tfyl2x" : "=t"(r) : "0"(x));
+	return r;
+}
+static double x87_exp(double x) /* e^x = 2^(x log2 e): 2^frac by F2XM1, the rest by FSCALE */
+{
+	double r;
+	__asm__("fldl2e\n\t"
+		"fmulp\n\t"        /* y = x log2 e */
+		"fld %%st(0)\n\t"
+		"frndint\n\t"      /* n */
+		"fsub %%st(0), %%st(1)\n\t" /* y - n, n */
+		"fxch\n\t"
+		"f2xm1\n\t"
+		"fld1\n\t"
+		"faddp\n\t"        /* 2^(y - n), n */
+		"fscale\n\t"
+		"fstp %%st(1)"
+		: "=t"(r)
+		: "0"(x));
+	return r;
+}
+
+static volatile double fp_e1[4];
+
+static void fp_pa(volatile double *e, double t, double t2)
+{
+	for (int j = 0; j < 6; j++) {
+		e[0] = (e[0] + e[1] + e[2] - e[3]) * t;
+		e[1] = (e[0] + e[1] - e[2] + e[3]) * t;
+		e[2] = (e[0] - e[1] + e[2] + e[3]) * t;
+		e[3] = (-e[0] + e[1] + e[2] + e[3]) / t2;
+	}
+}
+
+static void fp_p3(double x, double y, double *z, double t, double t2)
+{
+	x = t * (x + y);
+	y = t * (x + y);
+	*z = (x + y) / t2;
+}
+
+static u32 fp_bits(double v) /* a result as an integer for the checksum */
+{
+	if (v < 0)
+		v = -v;
+	while (v >= 1e6)
+		v /= 1e3;
+	return (u32)(v * 1e3);
+}
+
+static int run_fpbench(int argc, char **argv)
+{
+	static const char w[] = "fpbench";
+	u32 loops, sum = 0;
+	char t_s[24];
+	if (arg_u32(argc, argv, w, "loops", 10, 1, 1000000, &loops) < 0)
+		return 2;
+	const double t = 0.499975, t1 = 0.50025, t2 = 2.0;
+	printf("nicemu-fpbench: %u loops of the Whetstone-style modules\n", loops);
+	window_open();
+	u64 start = now_ns();
+	double x1 = 1.0, x2 = -1.0, x3 = -1.0, x4 = -1.0, x, y, z = 0;
+	for (u32 l = 0; l < loops; l++) {
+		/* simple variables */
+		for (int i = 0; i < 120; i++) {
+			x1 = (x1 + x2 + x3 - x4) * t;
+			x2 = (x1 + x2 - x3 + x4) * t;
+			x3 = (x1 - x2 + x3 + x4) * t;
+			x4 = (-x1 + x2 + x3 + x4) * t;
+		}
+		/* array elements, and a procedure on the array */
+		fp_e1[0] = 1.0, fp_e1[1] = fp_e1[2] = fp_e1[3] = -1.0;
+		for (int i = 0; i < 140; i++) {
+			fp_e1[0] = (fp_e1[0] + fp_e1[1] + fp_e1[2] - fp_e1[3]) * t;
+			fp_e1[1] = (fp_e1[0] + fp_e1[1] - fp_e1[2] + fp_e1[3]) * t;
+			fp_e1[2] = (fp_e1[0] - fp_e1[1] + fp_e1[2] + fp_e1[3]) * t;
+			fp_e1[3] = (-fp_e1[0] + fp_e1[1] + fp_e1[2] + fp_e1[3]) * t;
+		}
+		for (int i = 0; i < 12; i++)
+			fp_pa(fp_e1, t, t2);
+		/* trigonometry */
+		x = y = 0.5;
+		for (int i = 0; i < 32; i++) {
+			x = t * x87_atan(t2 * x87_sin(x) * x87_cos(x) /
+					 (x87_cos(x + y) + x87_cos(x - y) - 1.0));
+			y = t * x87_atan(t2 * x87_sin(y) * x87_cos(y) /
+					 (x87_cos(x + y) + x87_cos(x - y) - 1.0));
+		}
+		/* procedure calls */
+		x = y = z = 1.0;
+		for (int i = 0; i < 100; i++)
+			fp_p3(x, y, &z, t, t2);
+		/* standard functions */
+		x = 0.75;
+		for (int i = 0; i < 30; i++)
+			x = x87_sqrt(x87_exp(x87_log(x) / t1));
+		sum = sum * 31 + fp_bits(x1) + fp_bits(x4) + fp_bits(fp_e1[3]) + fp_bits(y) + fp_bits(z) +
+		      fp_bits(x);
+	}
+	u64 ns = now_ns() - start;
+	window_close();
+	printf("nicemu-fpbench: checksum %08x in %s s\n", sum, fmt_fixed(t_s, sizeof(t_s), ns, 9, 6));
+	return 0;
+}
+
 /* ---- timebase --------------------------------------------------------------
  * For `seconds=` of CLOCK_MONOTONIC time inside the window the program spins
  * in user space (interrupts on), then prints what the guest's clocks saw
@@ -1213,6 +1352,8 @@ static const struct workload workloads[] = {
 	  "kernel packet generator on eth0: dst=, size=60 (frame without FCS), count=10000, clone_skb=0, port=9" },
 	{ "csum", run_csum, "mode impl dstcache size count span",
 	  "copy and checksum: mode=fused|separate, size=1500 (or imix), count=1000, span=65536" },
+	{ "fpbench", run_fpbench, "loops",
+	  "a Whetstone-style floating-point loop: loops=10 (x87 code; the kernel emulates it without an FPU)" },
 	{ "timebase", run_timebase, "seconds kmsg",
 	  "the guest's clocks over a busy window: seconds=5, kmsg=0 (console lines inside it)" },
 	{ "exec", run_exec, NULL, "exec,/path/prog[,arg...]: run a program, report its status" },

@@ -87,7 +87,21 @@ void test_main(void)
     for (const char *p = "booted\n"; *p; p++)
         outb(0x3f8, (uint8_t)*p);
 
+    /* The x87 with state across the point: three values on the stack, the
+     * rounding control up, a masked precision flag standing. */
+    static const uint16_t cw_up = 0x0b7f;
+    __asm__ volatile("fninit; fldcw %0; fldpi; fld1; fldl2e" ::"m"(cw_up));
+
     outl(0x600, 0x50414e53u); /* the snapshot point */
+
+    static const int32_t thousand = 1000;
+    volatile int32_t fpu_result = 0;
+    volatile uint16_t fpu_sw = 0;
+    __asm__ volatile("faddp; fmulp; fimull %2; fistpl %0; fnstsw %1"
+                     : "=m"(fpu_result), "=m"(fpu_sw)
+                     : "m"(thousand));
+    check_eq("snapshot_fpu_result", (uint32_t)fpu_result, 7674); /* pi (1 + log2 e) 1000, up */
+    check_eq("snapshot_fpu_sw", fpu_sw & 0x3fff, 0x0220); /* TOP 0 again, C1 (rounded up), PE */
 
     /* Time at once, before a HLT could hide a clock off by one. */
     uint32_t h = mix(2166136261u, rdtsc_low());

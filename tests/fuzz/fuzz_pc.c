@@ -1,6 +1,7 @@
 /* libFuzzer target: the PC board devices (devices/pc/: the 8259A pair and
  * ELCR, the 8254 and port 0x61, the 16550A, the MC146818 RTC, port 0x92,
- * the i8042, the POST and exit ports) and the PCI host bridge's
+ * the FPU error latch (port 0xF0, IRQ 13), the i8042, the POST and exit
+ * ports) and the PCI host bridge's
  * configuration mechanism #1 at 0xCF8/0xCFC (devices/bus/pci.c), with an
  * e1000 on the bus so configuration cycles reach a real function.  The input
  * is a program: port writes and reads of any size on the ports those devices
@@ -33,6 +34,7 @@ static const uint16_t PORTS[] = {
     0x70,  0x71,                                                   /* RTC */
     0x92,  0x60,  0x64,                                            /* port 92, i8042 */
     0x80,  0xcf8, 0xcf9, 0xcfa, 0xcfb, 0xcfc, 0xcfd, 0xcfe, 0xcff, /* POST, PCI */
+    0xf0,                                                          /* the FPU error latch */
 };
 #define NPORTS (sizeof PORTS / sizeof PORTS[0])
 
@@ -72,6 +74,7 @@ static void setup(fzpc *f, uint8_t how)
     f->uart = add(f, &nm_uart_class, (how & 4) ? "uart,file=none,tx=fast" : "uart,file=none");
     add(f, &nm_rtc_class, NULL);
     add(f, &nm_port92_class, NULL);
+    add(f, &nm_fpuerr_class, NULL);
     add(f, &nm_i8042_class, NULL);
     add(f, &nm_postcode_class, NULL);
     add(f, &nm_exitport_class, NULL);

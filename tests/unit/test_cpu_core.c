@@ -218,10 +218,12 @@ static void test_model_isa(void)
     fx_free(&f);
 }
 
+/* Without an x87 (the 486SX) an ESC opcode does nothing: FNSTSW and
+ * FNSTCW store nothing, which is how an FPU probe finds none. */
 static void test_esc_stores_nothing(void)
 {
     fx f;
-    fx_init(&f, "486dx2-66", false);
+    fx_init(&f, "486sx-25", false);
     static const uint8_t code[] = {
         0xc7, 0x05, 0x00, 0x20, 0x00, 0x00, 0x5a, 0x5a, 0x00, 0x00, /* mov dword [0x2000],0x5a5a */
         0xdb, 0xe3,                                                 /* fninit */
@@ -233,6 +235,28 @@ static void test_esc_stores_nothing(void)
     run_flat(&f, code, sizeof code);
     g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
     g_assert_cmphex(rd32(&f, 0x2000), ==, 0x5a5a);
+    fx_free(&f);
+}
+
+/* With one (the 486DX2) the same code stores the status word after
+ * FNINIT (0) and then the control word (037FH). */
+static void test_esc_fpu_stores(void)
+{
+    fx f;
+    fx_init(&f, "486dx2-66", false);
+    static const uint8_t code[] = {
+        0xc7, 0x05, 0x00, 0x20, 0x00, 0x00, 0x5a, 0x5a, 0x00, 0x00, /* mov dword [0x2000],0x5a5a */
+        0xc7, 0x05, 0x04, 0x20, 0x00, 0x00, 0x5a, 0x5a, 0x00, 0x00, /* mov dword [0x2004],0x5a5a */
+        0xdb, 0xe3,                                                 /* fninit */
+        0xdd, 0x3d, 0x00, 0x20, 0x00, 0x00,                         /* fnstsw [0x2000] */
+        0xd9, 0x3d, 0x04, 0x20, 0x00, 0x00,                         /* fnstcw [0x2004] */
+        0x9b,                                                       /* fwait */
+        0xf4,
+    };
+    run_flat(&f, code, sizeof code);
+    g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+    g_assert_cmphex(rd32(&f, 0x2000), ==, 0x0000);
+    g_assert_cmphex(rd32(&f, 0x2004), ==, 0x037f);
     fx_free(&f);
 }
 
@@ -694,6 +718,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cpu/core/exceptions", test_exceptions);
     g_test_add_func("/cpu/core/model-isa", test_model_isa);
     g_test_add_func("/cpu/core/esc-stores-nothing", test_esc_stores_nothing);
+    g_test_add_func("/cpu/core/esc-fpu-stores", test_esc_fpu_stores);
     g_test_add_func("/cpu/core/flat-loop", test_flat_loop);
     g_test_add_func("/cpu/core/rotate-keeps-flags", test_rotate_keeps_flags);
     g_test_add_func("/cpu/core/strings", test_strings);

@@ -14,6 +14,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+#include "cpu/cpu_internal.h"
 #include "devices/pc/pc.h"
 #include "emu/core/snapshot.h"
 #include "emu/pc.h"
@@ -645,6 +646,97 @@ static void test_machine_unsaveable(void)
     nm_config_free(cfg);
 }
 
+/* The CPU's section, version 2 (the x87): its FPU state goes through a
+ * save and a load whole, and a version-1 section (from before the x87) is
+ * refused with one message. */
+static nm_machine *cpu_machine(nm_config **cfg_out)
+{
+    GError *err = NULL;
+    nm_config *cfg = nm_config_new();
+    nm_machine *m = nm_machine_new(cfg, &err);
+    g_assert_no_error(err);
+    if (!m->cpu) m->cpu = nm_cpu_new(m);
+    *cfg_out = cfg;
+    return m;
+}
+
+static void test_cpu_fpu_state(void)
+{
+    nm_config *cfg_a, *cfg_b;
+    nm_machine *a = cpu_machine(&cfg_a), *b = cpu_machine(&cfg_b);
+    nm_fpu *f = &a->cpu->fpu;
+    for (int k = 0; k < 8; k++) {
+        f->r[k] = (nm_f80){0x8000000000000000ull | (uint64_t)k << 40, (uint16_t)(0x3fff + k)};
+        f->tag[k] = (uint8_t)(k & 3);
+    }
+    f->cw = 0x0b72;
+    f->sw = 0xb8a1;
+    f->fip = 0x12345678;
+    f->fdp = 0x9abcdef0;
+    f->fcs = 0x08;
+    f->fds = 0x10;
+    f->fop = 0x5d9;
+    f->ferr = true;
+    nm_snap *w = nm_snap_writer_new(NULL);
+    nm_cpu_snapshot(a->cpu, w);
+    GByteArray *body = nm_snap_writer_finish(w);
+    g_assert_null(nm_snap_error(w));
+    nm_snap_free(w);
+    GError *err = NULL;
+    nm_snap *r = nm_snap_reader_new(body->data, body->len, &b->clock, &err);
+    g_assert_no_error(err);
+    nm_snap_reader_clear_queue(r);
+    nm_cpu_snapshot(b->cpu, r);
+    g_assert_true(nm_snap_reader_finish(r));
+    nm_snap_free(r);
+    g_byte_array_unref(body);
+    const nm_fpu *g = &b->cpu->fpu;
+    for (int k = 0; k < 8; k++) {
+        g_assert_cmphex(g->r[k].m, ==, f->r[k].m);
+        g_assert_cmphex(g->r[k].se, ==, f->r[k].se);
+        g_assert_cmpuint(g->tag[k], ==, f->tag[k]);
+    }
+    g_assert_cmphex(g->cw, ==, f->cw);
+    g_assert_cmphex(g->sw, ==, f->sw);
+    g_assert_cmphex(g->fip, ==, f->fip);
+    g_assert_cmphex(g->fdp, ==, f->fdp);
+    g_assert_cmphex(g->fcs, ==, f->fcs);
+    g_assert_cmphex(g->fds, ==, f->fds);
+    g_assert_cmphex(g->fop, ==, f->fop);
+    g_assert_true(g->ferr);
+    g_assert_true(b->ferr); /* the machine's view of FERR# with it */
+    nm_machine_free(a);
+    nm_machine_free(b);
+    nm_config_free(cfg_a);
+    nm_config_free(cfg_b);
+}
+
+static void test_cpu_v1_refused(void)
+{
+    nm_config *cfg;
+    nm_machine *m = cpu_machine(&cfg);
+    nm_snap *w = nm_snap_writer_new(NULL);
+    g_assert_true(nm_snap_begin(w, "cpu", 1));
+    nm_snap_same_string(w, "model", m->model->name);
+    nm_snap_end(w);
+    GByteArray *body = nm_snap_writer_finish(w);
+    nm_snap_free(w);
+    GError *err = NULL;
+    nm_snap *r = nm_snap_reader_new(body->data, body->len, &m->clock, &err);
+    g_assert_no_error(err);
+    nm_snap_reader_clear_queue(r);
+    nm_cpu_snapshot(m->cpu, r);
+    g_assert_false(nm_snap_reader_finish(r));
+    const char *msg = nm_snap_error(r);
+    g_assert_nonnull(msg);
+    g_assert_nonnull(strstr(msg, "cpu: section version 1 is from before the x87"));
+    g_assert_null(strchr(msg, '\n'));
+    nm_snap_free(r);
+    g_byte_array_unref(body);
+    nm_machine_free(m);
+    nm_config_free(cfg);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -656,6 +748,8 @@ int main(int argc, char **argv)
     g_test_add_func("/snapshot/check", test_check);
     g_test_add_func("/snapshot/timers", test_timers);
     g_test_add_func("/snapshot/machine/round-trip", test_machine_round_trip);
+    g_test_add_func("/snapshot/cpu/fpu-state", test_cpu_fpu_state);
+    g_test_add_func("/snapshot/cpu/v1-refused", test_cpu_v1_refused);
     g_test_add_func("/snapshot/machine/refusals", test_machine_refusals);
     g_test_add_func("/snapshot/machine/unsaveable", test_machine_unsaveable);
     return g_test_run();

@@ -1074,6 +1074,26 @@ static void test_btb_free_at_zero(void)
     fx_free(&f);
 }
 
+/* A transfer alone in U (after CLD, which opens no V slot): its counter
+ * goes up when it is predicted and taken (2 -> 3), so that two falls
+ * through are needed before it predicts none.  TEST eax,eax / CLD / JZ +1
+ * / NOP. */
+static void test_btb_u_counter(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    static const uint8_t code[] = {0x85, 0xc0, 0xfc, 0x74, 0x01, 0x90, 0xf4};
+    load(&f, CODE, code, sizeof code);
+    static const uint32_t eax[] = {1, 0, 1, 0, 1, 1, 1};
+    static const unsigned wrong[] = {0, 1, 1, 0, 1, 1, 0};
+    for (unsigned k = 0; k < G_N_ELEMENTS(eax); k++) {
+        uint64_t m0 = stats(&f)->mispredicts;
+        run(&f, CODE, (regs){.eax = eax[k]});
+        g_assert_cmpuint(stats(&f)->mispredicts - m0, ==, wrong[k]);
+    }
+    fx_free(&f);
+}
+
 /* Random programs of register instructions, forward Jccs on the values,
  * short self loops and CALL/RET in a counted loop: the same clocks and
  * counters with the issue and stretch memos as without them (the BTB's
@@ -1708,6 +1728,46 @@ static void test_dma_snoop(void)
     fx_free(&f);
 }
 
+/* Two random programs (btb_random_memo's) at the same linear page in two
+ * physical pages, mapped in turn: each keeps its decoded instructions,
+ * memo slots and stretches while the other's branches leave BTB entries at
+ * addresses inside its stretches; the same clocks and counters with the
+ * memos as without. */
+static void test_btb_random_remap(void)
+{
+    uint64_t misapplied = 0, stretched = 0;
+    const uint32_t pte_at = PTAB + 4 * (CODE >> 12), other = 0x1c0000u;
+    for (uint32_t seed = 1; seed <= 12; seed++) {
+        uint8_t a[1024], b[1024];
+        size_t na = random_program(a, seed * 2654435761u),
+               nb = random_program(b, seed * 40503u + 7);
+        const regs r = {.eax = seed, .ebx = 0x9e3779b9u * seed, .esi = 7 * seed, .edi = 1};
+        uint64_t clocks[2] = {0, 0};
+        nm_p5_stats after[2];
+        for (int on = 0; on < 2; on++) {
+            fx f;
+            fx_init(&f, "pentium-100");
+            if (!on) nm_pentium_set_issue_memo(f.st, false);
+            page_tables(&f, false);
+            load(&f, CODE, a, na);
+            load(&f, other, b, nb);
+            for (unsigned k = 0; k < 8; k++) {
+                uint32_t pte = (k & 1 ? other : CODE) | 0x63u;
+                memcpy(f.ram + pte_at, &pte, 4);
+                clocks[on] += run_paged(&f, CODE, r);
+            }
+            after[on] = *stats(&f);
+            if (on) stretched += nm_pentium_stretch_insns(f.st);
+            fx_free(&f);
+        }
+        g_assert_cmpuint(clocks[1], ==, clocks[0]);
+        g_assert_cmpint(memcmp(&after[0], &after[1], sizeof after[0]), ==, 0);
+        misapplied += after[1].btb_misapplied;
+    }
+    g_assert_cmpuint(misapplied, >, 0);
+    g_assert_cmpuint(stretched, >, 0);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1747,6 +1807,8 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/btb-misapplied", test_btb_misapplied);
     g_test_add_func("/timing/pentium/btb-free-at-zero", test_btb_free_at_zero);
     g_test_add_func("/timing/pentium/btb-random-memo", test_btb_random_memo);
+    g_test_add_func("/timing/pentium/btb-random-remap", test_btb_random_remap);
+    g_test_add_func("/timing/pentium/btb-u-counter", test_btb_u_counter);
     g_test_add_func("/timing/pentium/btb-flushes", test_btb_flushes);
     g_test_add_func("/timing/pentium/mul-clocks", test_mul_clocks);
     g_test_add_func("/timing/pentium/breakdown-sums", test_breakdown_sums);
