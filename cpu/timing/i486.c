@@ -7,9 +7,14 @@
  * no AGI and no prefixes; the rules below add:
  *   - prefixes: 1 clock per operand-size, address-size, segment or LOCK
  *     prefix (REP is in the string rows);
- *   - address generation interlock: +1 when the base or index register of a
- *     memory operand was written by the previous instruction; +1 for an
- *     index register in the address (both from the table's notes);
+ *   - address generation: +1 for an index register in the address; +1
+ *     when the base or index register of a memory operand was written by
+ *     the previous instruction (both from the table's notes) in protected
+ *     mode, and the address pipeline and register file rules Abrash
+ *     measured (Graphics Programming Black Book ch. 12: 2 clocks in real
+ *     mode, 1 for a pointer written two clocks before, ESP as an explicit
+ *     destination only, byte loads before an address and before a read of
+ *     their whole register; pipe_rules);
  *   - +3 for a memory operand that crosses a dword boundary (misaligned);
  *   - the on-chip cache: 8 KB unified, 4-way, 16-byte lines, pseudo-LRU,
  *     write-through, no allocation on write misses (cache.h).  A read miss
@@ -261,6 +266,37 @@ typedef struct fill_rec {
 /* nm_bus_to_core of the first bus clock counts, worked out once */
 #define BUS_CORE_N 64u
 
+/* Address generation and the register file: what the two instructions
+ * before one leave for its address rules (pipe_clocks), kept as one word
+ * between instructions (i486_state.haz, and the stretches' and walks'
+ * records):
+ *   HAZ_R0: the register the last one wrote (written_reg; NM_REG_NONE: none),
+ *   HAZ_R1: the one the instruction before it wrote, when the last one
+ *           took one clock (else none): written two clocks before,
+ *   HAZ_B0: the last one loaded a byte register (loads_byte_reg; HAZ_R0's),
+ *   HAZ_B1: the one before it did, and the last one took one clock,
+ *   HAZ_REAL: the next instruction runs in real or virtual-8086 mode.
+ * Cycles, not instructions: Abrash, ch. 12, "If a register is loaded 2
+ * cycles (which generally means 2 instructions, but, because some 486
+ * instructions take more than 1 cycle, the 2 are not always equivalent)";
+ * ch. 13, Terje Mathisen's WC loop: a load of DI followed by a 2-cycle ADD
+ * then DI as the pointer, "because the intervening instruction takes two
+ * cycles, there's no penalty at all".  An instruction's clocks here are
+ * all it was charged (its row, prefixes, these rules, its stalls). */
+#define HAZ_R0    0x000fu
+#define HAZ_B0    0x0010u
+#define HAZ_R1    0x0f00u /* (HAZ_R0 and HAZ_B0 of the one before: << 8) */
+#define HAZ_B1    0x1000u
+#define HAZ_REAL  0x8000u
+#define HAZ_EMPTY ((NM_REG_NONE << 8) | NM_REG_NONE) /* nothing written, no byte load */
+_Static_assert(NM_REG_NONE == 8, "HAZ_R0 / HAZ_R1 hold a register or NM_REG_NONE in 4 bits");
+
+/* haz with the mode bit for the CPU's mode now. */
+static inline unsigned haz_mode(unsigned h, const nm_cpu *c)
+{
+    return (h & ~HAZ_REAL) | (!c->pe || c->vm86 ? HAZ_REAL : 0u);
+}
+
 typedef struct i486_state {
     nm_cpu *cpu;
     const nm_cpu_model *model;
@@ -339,7 +375,7 @@ typedef struct i486_state {
     bool taken;
     /* across instructions */
     nm_x86_mode prev;
-    uint8_t last_written; /* register the previous instruction wrote (8: none) */
+    unsigned haz; /* what the two instructions before leave for the address rules (HAZ_*) */
     bool rep_continues;
     /* counters */
     uint64_t insns, agi, misaligned_count, fill_stall, wbuf_stall;
@@ -358,7 +394,7 @@ typedef struct i486_state {
     uint64_t clocks; /* (apart from insns: two scalar adds in the fast path, not one vector) */
     /* where the clocks went (they sum to `clocks`; each counted where it is
      * charged, so that the sum is a check) */
-    uint64_t c_io, c_int, c_prefix, c_index, c_agi, c_misaligned;
+    uint64_t c_io, c_int, c_prefix, c_index, c_agi, c_ahead, c_partial, c_misaligned;
     uint64_t c_code_fill, c_data_fill, c_wbuf, c_io_drain, c_tlb;
     uint64_t c_base; /* (not next to `clocks`: the two adds would become one vector add) */
     /* i486_ahead: stretches off (a test's), and the instructions run in
@@ -383,15 +419,16 @@ typedef struct i486_state {
     nm_x87_timing x87;            /* the on-chip FPU (x87cost.h) */
 } i486_state;
 /* What i486_ahead works out of the instructions from one in its line (a
- * stretch's extent and sums but the first one's address rule against the
- * register written before it), kept by the first one's place in the
- * decoded-instruction cache while the page's decoded instructions are
- * those (its tag and the icache's page generation). */
+ * stretch's extent and sums) after the address rules' state haz_in, kept
+ * by the first one's place in the decoded-instruction cache while the
+ * page's decoded instructions are those (its tag and the icache's page
+ * generation) and it is reached with that state. */
 struct i486_stretch {
     uint64_t tag; /* 0: none */
     uint32_t gen;
-    uint8_t n, bytes, pfx, index, agi, written; /* agi: but the first one's */
-    uint16_t clocks, base;                      /* clocks: rows, prefixes, index and those AGIs */
+    uint16_t haz_in, haz_out; /* the address rules' state before the first and after the last */
+    uint8_t n, bytes, pfx, index, agi_n, agi, ahead, partial; /* rule_sums' */
+    uint16_t clocks, base; /* clocks: rows, prefixes and the address rules */
     /* the instruction after them when it is one whose next byte is in the
      * next line (0: none; its sums and its fast_end at each use): a
      * register-only one, or a near Jcc (a stretch may end with it:
@@ -413,8 +450,9 @@ typedef struct {
 enum { RUN_MAX_CHANGES = 8 };
 typedef struct {
     uint32_t n, clocks, bytes;
-    uint32_t base, pfx, index, agi;
-    uint8_t written, changes;
+    uint32_t base, pfx, index, agi_n, agi, ahead, partial;
+    uint16_t haz; /* the address rules' state after it */
+    uint8_t changes;
     /* the near Jcc it ends with (jcc_len 0: none), counted as not taken:
      * its place, its start (clocks from the first one's) and the clocks a
      * jump adds; jcc_cross: its next byte in the next line (the last line
@@ -434,14 +472,14 @@ typedef struct {
 /* What i486_ahead's walk found from an instruction (its icache place) with
  * every fill all in (so nothing of the clock read): the same while the
  * page's decoded instructions (tag, generation), the lines the cache holds
- * (content_gen), the register written last, the queue and whether it is
- * in use are. */
+ * (content_gen), the address rules' state (haz), the queue and whether it
+ * is in use are. */
 struct i486_run_memo {
     uint64_t tag; /* 0: none */
     uint32_t gen;
     uint64_t cache_gen;
     queue_view q;
-    uint8_t written_in;
+    uint16_t haz_in;
     bool pq_valid;
     run_sums out;
 };
@@ -494,7 +532,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->tlb_cr3 = cpu->cr3;
     s->tlb_paging = cpu->paging;
     s->prev = nm_x86_mode_now(cpu);
-    s->last_written = NM_REG_NONE;
+    s->haz = haz_mode(HAZ_EMPTY, cpu);
     s->ready_at = UINT64_MAX; /* nothing learned yet */
     disarm(s);
     s->map_gen = &cpu->mem->map_gen;
@@ -512,7 +550,7 @@ static void i486_resume(void *st, nm_cpu *cpu)
     s->prev = nm_x86_mode_now(cpu);
     s->rep_continues = false;
     s->taken = false;
-    s->last_written = NM_REG_NONE;
+    s->haz = haz_mode(HAZ_EMPTY, cpu);
     s->pq_valid = false; /* the CPU ran elsewhere meanwhile */
     s->pf_n = 0;
     s->code_done = s->code_armed = false;
@@ -1564,14 +1602,22 @@ static unsigned cost_of(i486_state *s, const nm_cpu *c, const nm_insn *i, const 
 }
 
 /* The general register an instruction writes as its destination, for the
- * AGI rule (NM_REG_NONE: none we track).  Implicit writes of ESP by stack
- * instructions count too (PUSH/POP then [ESP] addressing). */
+ * address rules (NM_REG_NONE: none we track); a byte register counts as
+ * its 32-bit register.  ESP written as the implied destination of a stack
+ * instruction does not count (Abrash, Graphics Programming Black Book
+ * ch. 12, rule #2A: "POP AX / RET" pairs run "in six cycles per POP/RET
+ * pair, matching the official times", POP DX / POP CX / POP BX / POP AX
+ * "one cycle per instruction": "the stack pointer incurs the addressing
+ * pipeline penalty only if (E)SP is the *explicit* destination of one
+ * instruction").  POP reg writes its register; LEAVE EBP (its POP). */
 static uint8_t written_reg(const nm_insn *i)
 {
     switch (i->op) {
     case NM_OP_POP:
-        if (i->dst == NM_OPK_REG) return i->reg;
-        return NM_ESP;
+        /* 58+r and 8F /0 with mod 3: the register is rm (reg_in_opcode
+         * sets both; 8F's reg field is the /0) */
+        return i->dst == NM_OPK_REG ? i->rm : NM_REG_NONE;
+    case NM_OP_LEAVE: return NM_EBP;
     case NM_OP_PUSH:
     case NM_OP_CALL:
     case NM_OP_RET:
@@ -1580,13 +1626,18 @@ static uint8_t written_reg(const nm_insn *i)
     case NM_OP_PUSH_SREG:
     case NM_OP_POP_SREG:
     case NM_OP_PUSHA:
-    case NM_OP_ENTER:
-    case NM_OP_LEAVE: return i->op == NM_OP_LEAVE ? NM_EBP : NM_ESP;
+    case NM_OP_ENTER: return NM_REG_NONE;
     case NM_OP_MOVS:
     case NM_OP_STOS:
     case NM_OP_CMPS:
     case NM_OP_SCAS: return NM_EDI;
     case NM_OP_LODS: return NM_ESI;
+    /* one-operand MUL/IMUL/DIV/IDIV write (E)AX (and (E)DX), not the
+     * r/m operand they name */
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_DIV:
+    case NM_OP_IDIV: return NM_EAX;
     case NM_OP_CMP:
     case NM_OP_TEST:
     case NM_OP_BT:
@@ -1612,6 +1663,90 @@ static uint8_t written_reg(const nm_insn *i)
         r = i->rm; /* group opcodes: the r/m register */
     }
     return i->opsize == 1 ? (uint8_t)(r & 3) : r;
+}
+
+/* Whether the instruction loads a byte register (rules #3 and #4 below):
+ * its destination operand is an 8-bit general register it writes (MOV,
+ * the ALU operations, INC/DEC/NEG/NOT, shifts, SETcc, XCHG, IN AL).  The
+ * register is written_reg's.  Byte registers written implicitly (LAHF,
+ * SALC, DAA/DAS, XLAT, LODSB, the 8-bit DIV's AL and AH) are not counted:
+ * microcoded, slow, and none of Abrash's cases; the 8-bit MUL writes AX. */
+static bool loads_byte_reg(const nm_insn *i, uint8_t written)
+{
+    switch (i->op) {
+    case NM_OP_MUL:
+    case NM_OP_IMUL:
+    case NM_OP_DIV:
+    case NM_OP_IDIV: return false;
+    default: break;
+    }
+    return i->dst == NM_OPK_REG && i->opsize == 1 && written != NM_REG_NONE;
+}
+
+/* The registers an instruction reads whole (16 or 32 bits) as data, not
+ * as an address (bit n: register n), for rule #3 below.  The fast core
+ * instructions only (Abrash, ch. 12: the penalties "apply primarily to the
+ * fast core instructions of the 486, most notably register-only
+ * instructions and MOV"); 0 for the others. */
+static uint8_t whole_reads(const nm_insn *i)
+{
+    const unsigned E = i->mod == 3 ? 1u << (i->rm & 7) : 0, G = 1u << (i->reg & 7);
+    const unsigned EAX = 1u << NM_EAX;
+    unsigned rd = 0;
+    if (i->op == NM_OP_MOVZX || i->op == NM_OP_MOVSX) return (i->opcode & 1) ? (uint8_t)E : 0;
+    if (i->opsize == 1) return 0;
+    switch (i->op) {
+    case NM_OP_ADD:
+    case NM_OP_OR:
+    case NM_OP_ADC:
+    case NM_OP_SBB:
+    case NM_OP_AND:
+    case NM_OP_SUB:
+    case NM_OP_XOR:
+    case NM_OP_CMP:
+        if (i->opcode < 0x40)
+            rd = (i->opcode & 7) < 4 ? E | G : EAX; /* r/m,r and r,r/m; eAX,imm */
+        else
+            rd = E; /* 81/83: r/m, imm */
+        break;
+    case NM_OP_TEST:
+        rd = i->opcode == 0xa9 ? EAX : E | (i->opcode == 0x85 ? G : 0);
+        break;
+    case NM_OP_INC:
+    case NM_OP_DEC:
+    case NM_OP_NEG:
+    case NM_OP_NOT:
+    case NM_OP_ROL:
+    case NM_OP_ROR:
+    case NM_OP_RCL:
+    case NM_OP_RCR:
+    case NM_OP_SHL:
+    case NM_OP_SHR:
+    case NM_OP_SAR:
+    case NM_OP_BSWAP:
+    case NM_OP_IMUL3: rd = E; break;
+    case NM_OP_IMUL2:
+    case NM_OP_XCHG: rd = E | G; break;
+    case NM_OP_MOV:
+        if (i->opcode == 0x89)
+            rd = G; /* MOV r/m, r */
+        else if (i->opcode == 0x8b)
+            rd = E; /* MOV r, r/m */
+        else if (i->opcode == 0xa3)
+            rd = EAX; /* MOV moffs, eAX */
+        break;
+    case NM_OP_PUSH: rd = i->src == NM_OPK_REG ? E : 0; break;
+    default: break;
+    }
+    return (uint8_t)rd;
+}
+
+/* PUSH, POP and near RET address memory with ESP (Abrash, ch. 12, rule
+ * #2A, after Intel: "the implied base addressing register for PUSH, POP,
+ * and RET"). */
+static bool stack_addressing(const nm_insn *i)
+{
+    return i->op == NM_OP_PUSH || i->op == NM_OP_POP || i->op == NM_OP_RET;
 }
 
 /* Prefixes: 1 clock each (REP is in the string rows). */
@@ -1641,10 +1776,12 @@ typedef struct i486_static {
     uint8_t base;       /* static_cost (0: cost_of each time); ST_NEAR_BRANCH: not taken */
     uint8_t base_taken; /* ST_NEAR_BRANCH: taken */
     uint8_t pfx;        /* pfx_clocks_of */
-    uint8_t written;    /* written_reg */
+    uint8_t hw;         /* written_reg | loads_byte_reg << 4: its HAZ_R0 and HAZ_B0 */
     uint8_t flags;      /* ST_* */
     uint8_t opf;        /* nm_op_flags */
     uint8_t regonly;    /* 1: ST_PLAIN and nm_insn_regonly: may be in a stretch (i486_ahead) */
+    uint8_t amask;      /* the registers it addresses memory with (bit n: register n) */
+    uint8_t reads;      /* whole_reads */
 } i486_static;
 _Static_assert(sizeof(i486_static) <= sizeof(((nm_insn *)0)->model_data), "model_data");
 _Static_assert(_Alignof(i486_static) == 1, "model_data has no alignment");
@@ -1659,11 +1796,15 @@ static const i486_static *static_of(const nm_insn *ci)
     if (likely(i->model_tag == NM_INSN_TAG_486)) return st;
     unsigned opf = nm_op_flags(i->op);
     unsigned f = 0;
+    unsigned amask = 0;
     if ((i->dst == NM_OPK_MEM || i->src == NM_OPK_MEM) && !(opf & NM_OPF_STRING) &&
         i->op != NM_OP_XLAT) {
         f |= ST_MEM_AGI;
         if (i->index != NM_REG_NONE) f |= ST_INDEX;
+        if (i->base != NM_REG_NONE) amask |= 1u << i->base;
+        if (i->index != NM_REG_NONE) amask |= 1u << i->index;
     }
+    if (stack_addressing(i)) amask |= 1u << NM_ESP;
     if (nm_loads_cs(i)) f |= ST_LOADS_CS;
     switch (i->op) {
     case NM_OP_IN:
@@ -1680,6 +1821,7 @@ static const i486_static *static_of(const nm_insn *ci)
     default: break;
     }
     unsigned base = static_cost(i), base_taken = 0;
+    const uint8_t written = written_reg(i);
     if (base && !(f & (ST_LOADS_CS | ST_IO | ST_INT | ST_INVD)) &&
         !(opf & (NM_OPF_BRANCH | NM_OPF_STRING)) && !(i->sync & NM_SYNC_CHECK))
         f |= ST_PLAIN;
@@ -1708,34 +1850,107 @@ static const i486_static *static_of(const nm_insn *ci)
         .base = (uint8_t)base,
         .base_taken = (uint8_t)base_taken,
         .pfx = (uint8_t)pfx_clocks_of(i),
-        .written = written_reg(i),
+        .hw = (uint8_t)(written | (loads_byte_reg(i, written) ? HAZ_B0 : 0)),
         .flags = (uint8_t)f,
         .opf = (uint8_t)opf,
         .regonly = (f & ST_PLAIN) && nm_insn_regonly(i),
+        .amask = (uint8_t)amask,
+        .reads = whole_reads(i),
     };
     i->model_tag = NM_INSN_TAG_486;
     return st;
 }
 
-/* Address generation (the rules in the header comment, from the timing
- * table's notes): an index register +1; a base or index the last
- * instruction wrote (AGI) +1.  Both hooks use it. */
-static inline __attribute__((always_inline)) uint32_t agi_clocks(i486_state *s, const nm_insn *i,
-                                                                 const i486_static *st)
+/* haz after an instruction of `clocks` clocks (st) from h before it. */
+static inline __attribute__((always_inline)) unsigned haz_after(unsigned h, const i486_static *st,
+                                                                uint32_t clocks)
+{
+    const unsigned older = clocks == 1 ? (h & (HAZ_R0 | HAZ_B0)) << 8 : (unsigned)NM_REG_NONE << 8;
+    return st->hw | older | (h & HAZ_REAL);
+}
+
+/* The clocks of the address and register rules for an instruction (st)
+ * after h, by rule (docs/cost-models.md "486", "The address pipeline"; Abrash,
+ * Graphics Programming Black Book ch. 12, measured with the Zen timer on two
+ * 486s, cached, real mode unless said):
+ *   agi, rule #2: its address register written by the instruction before:
+ *     protected mode +1 (Intel's documented AGI; Abrash: "In 32-bit
+ *     protected mode, however, the penalty is, in fact, the 1 cycle that
+ *     Intel [documents]"); real mode +2 ("not one but two cycles are lost":
+ *     MOV BX,OFFSET MemVar / MOV AX,[BX] / INC DX / DEC CX / JNZ "loses two
+ *     cycles"), and written two cycles before +1 ("loses only one cycle"
+ *     with INC DX between, "no cycles at all" with INC DX and DEC CX).
+ *     ESP: rule #2A, explicit destinations only (written_reg), PUSH, POP
+ *     and RET addressing with it ("ADD SP,10h / RET ... loses two cycles").
+ *   ahead, rule #4: a byte register loaded two cycles before any register
+ *     addresses memory +1 (MOV AL,BL / MOV CX,DX / MOV SI,[DI] "takes four
+ *     rather than the expected three cycles"), one and two cycles before +2
+ *     (MOV BL,AL / MOV CL,3 / MOV BX,[SI] "five rather than three"), one
+ *     cycle before only 0 (MOV CX,3 / MOV DL,AL / MOV SI,[BX] "the expected
+ *     three"), and one cycle before an address that waits a cycle for its
+ *     register +1 (MOV BX,OFFSET MemVar / MOV CL,AL / MOV AX,[BX] "takes 5
+ *     cycles").  As a pipeline: the address is worked out in the two cycles
+ *     before the instruction, starting no earlier than the cycle after its
+ *     register's writer ended (protected mode: that cycle) and never in the
+ *     last cycle of a byte load; each cycle it starts late is a clock.  In
+ *     protected mode too: Ervin Toth, df.lth.se/~john_e/gems/gem0026 (1998),
+ *     ADD ECX,EBP / ADC BL,DL / MOV AL,[EBX]: "the MOV takes three cycles",
+ *     with SUB ESI,EBP before the MOV "two".
+ *   partial, rule #3: a byte register loaded by the instruction before and
+ *     its whole register read as data +1 (MOV AL,[MemVar2] / ADD CX,AX), in
+ *     both modes (Toth lists it for protected mode).
+ * XLAT and the strings are exempt (no amask: "none of the penalties
+ * mentioned in this chapter apply to XLAT"). */
+typedef struct {
+    uint32_t agi, ahead, partial;
+} pipe_parts;
+static inline __attribute__((always_inline)) uint32_t pipe_rules(unsigned h, const i486_static *st,
+                                                                 pipe_parts *p)
+{
+    const unsigned r0 = h & HAZ_R0, r1 = (h & HAZ_R1) >> 8;
+    const unsigned b0 = (h >> 4) & 1u, b1 = (h >> 12) & 1u, real = (h >> 15) & 1u;
+    const unsigned am = st->amask;
+    uint32_t agi = 0, ahead = 0;
+    if ((am >> r0) & 1u) {
+        agi = 1 + real; /* real: the pipeline starts at the instruction itself */
+        ahead = real ? 0 : b0;
+    } else if (real && ((am >> r1) & 1u)) {
+        agi = 1;
+        ahead = b0;
+    } else if (am && b1) {
+        ahead = 1 + b0;
+    }
+    p->agi = agi;
+    p->ahead = ahead;
+    p->partial = b0 & (st->reads >> r0);
+    return agi + ahead + p->partial;
+}
+
+/* The address and register rules' clocks for i after s->haz, booked. */
+static uint32_t __attribute__((noinline)) pipe_slow(i486_state *s, const i486_static *st)
+{
+    pipe_parts p;
+    const uint32_t clocks = pipe_rules(s->haz, st, &p);
+    s->agi += p.agi != 0;
+    s->c_agi += p.agi;
+    s->c_ahead += p.ahead;
+    s->c_partial += p.partial;
+    return clocks;
+}
+static inline __attribute__((always_inline)) uint32_t pipe_clocks(i486_state *s,
+                                                                  const i486_static *st)
 {
     uint32_t clocks = 0;
-    if (!(st->flags & ST_MEM_AGI)) return 0;
     if (st->flags & ST_INDEX) {
-        clocks += 1;
+        clocks = 1;
         s->c_index++;
     }
-    if (s->last_written != NM_REG_NONE &&
-        (i->base == s->last_written || i->index == s->last_written)) {
-        clocks += 1;
-        s->agi++;
-        s->c_agi++;
-    }
-    return clocks;
+    /* nothing to do without a byte load before, in protected mode, when
+     * the last one wrote none of its address registers (amask 0 too) */
+    const unsigned h = s->haz;
+    if (likely(!(h & (HAZ_B0 | HAZ_B1 | HAZ_REAL)) && !((st->amask >> (h & HAZ_R0)) & 1u)))
+        return clocks;
+    return clocks + pipe_slow(s, st);
 }
 
 /* i486_insn for an ST_PLAIN instruction with nothing between it and the
@@ -1758,7 +1973,7 @@ i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     uint32_t clocks = base + pfx;
     s->c_base += base;
     s->c_prefix += pfx; /* also the report's prefix_clocks */
-    clocks += agi_clocks(s, i, st);
+    clocks += pipe_clocks(s, st);
     if (unlikely(s->stall)) {
         clocks += s->stall;
         s->c_tlb += s->tlb_stall;
@@ -1770,7 +1985,7 @@ i486_plain(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     if (s->code_done) prefetch_ahead(s);
     s->code_done = s->code_armed = false;
     s->rep_continues = false;
-    s->last_written = st->written;
+    s->haz = haz_after(s->haz, st, clocks);
     if (unlikely(s->stall)) {
         s->stall = 0;
         s->code_stall = s->data_stall = s->wb_stall = s->io_stall = s->tlb_stall = 0;
@@ -1806,7 +2021,12 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
         clocks += v;
         s->c_int += v;
         s->async_transfers++;
+        /* the delivery's clocks lie between it and the one before */
+        s->haz = HAZ_EMPTY;
     }
+    /* the address rules in the mode this one runs in (the mode changes
+     * only at the points below, or between instructions: async) */
+    if (unlikely(async || c->hook_resync)) s->haz = haz_mode(s->haz, c);
 
     /* Code: fetched from the first data/I/O hook if there was one, else
      * now (the same call learns the decoded length if it differs). */
@@ -1837,7 +2057,7 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
     unsigned pfx = st->pfx;
     s->c_prefix += pfx; /* also the report's prefix_clocks */
     clocks += pfx;
-    clocks += agi_clocks(s, i, st);
+    clocks += pipe_clocks(s, st);
     if (s->misaligned) {
         clocks += 3 * s->misaligned;
         s->misaligned_count += s->misaligned;
@@ -1864,7 +2084,7 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
     s->code_done = s->code_armed = false;
     s->rep_continues = (opf & NM_OPF_STRING) && (i->prefixes & (NM_PFX_REP | NM_PFX_REPNE)) &&
                        c->eip == c->insn_eip;
-    s->last_written = st->written;
+    s->haz = haz_after(s->haz, st, clocks);
     /* The mode, CR3 and paging change only with an instruction that has
      * NM_SYNC_CHECK (decode.c: the others change registers, flags and
      * memory only) or between instructions (an interrupt, an exception, a
@@ -1884,9 +2104,10 @@ static uint32_t __attribute__((noinline)) i486_general(i486_state *s, nm_cpu *c,
     s->rep_pace = 0;
     s->misaligned = 0;
     s->taken = false;
-    if (mode_may_change)
+    if (mode_may_change) {
         s->prev = nm_x86_mode_now(c);
-    else
+        s->haz = haz_mode(s->haz, c);
+    } else
         s->prev.next_eip = c->eip;
     /* a REP string once, however many steps (cpu_insn_retired; any other
      * instruction retires) */
@@ -1993,10 +2214,10 @@ static uint32_t __attribute__((noinline)) misaligned_clocks(i486_state *s)
  * it (the queue flushed after the prefetcher has asked for what follows
  * the branch; nothing made ready for the target). */
 static uint32_t __attribute__((noinline))
-fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
+fast_taken(i486_state *s, nm_cpu *c, const i486_static *st)
 {
     uint32_t base = st->base_taken, pfx = st->pfx;
-    uint32_t clocks = base + pfx + agi_clocks(s, i, st);
+    uint32_t clocks = base + pfx + pipe_clocks(s, st);
     if (unlikely(s->misaligned)) clocks += misaligned_clocks(s);
     if (unlikely(s->stall)) clocks += stall_clocks(s);
     s->c_base += base;
@@ -2006,7 +2227,7 @@ fast_taken(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st)
     s->pq_valid = false;
     s->code_done = s->code_armed = false;
     s->rep_continues = false;
-    s->last_written = st->written;
+    s->haz = st->hw | (NM_REG_NONE << 8) | (s->haz & HAZ_REAL); /* haz_after: 3 clocks or more */
     s->accesses = 0;
     s->rep_pace = 0;
     s->taken = false;
@@ -2054,15 +2275,15 @@ fast_tail(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *st, uin
 {
     if (unlikely(s->taken)) {
         if (unkept) keep_code(s, c, next, i->len);
-        return fast_taken(s, c, i, st);
+        return fast_taken(s, c, st);
     }
     uint32_t base = st->base, pfx = st->pfx;
-    uint32_t clocks = base + pfx + agi_clocks(s, i, st);
+    uint32_t clocks = base + pfx + pipe_clocks(s, st);
     if (unlikely(s->misaligned | s->stall)) clocks += extra_clocks(s);
     s->c_prefix += pfx;
     if (!unkept) s->code_done = s->code_armed = false; /* (code_armed implies code_done) */
     s->rep_continues = false;
-    s->last_written = st->written;
+    s->haz = haz_after(s->haz, st, clocks);
     s->accesses = 0; /* rep_pace is 0: only a REP string (i486_general's) sets it */
     s->prev.next_eip = c->eip;
     s->insns++;
@@ -2212,17 +2433,48 @@ static inline __attribute__((always_inline)) bool regonly(const nm_insn *i)
            ((const i486_static *)(const void *)i->model_data)->regonly;
 }
 
+/* The address rules' clocks of the instructions of a stretch, by part
+ * (pipe_clocks' bookings). */
+typedef struct {
+    uint32_t index, agi_n, agi, ahead, partial;
+} rule_sums;
+
+/* A walk's step (stretch_walk, run_walk): the clocks of an instruction
+ * (st) of `row` clocks by its row and prefixes after the address rules'
+ * state *h, its rules added to t, *h moved past it: pipe_clocks and
+ * haz_after as its fast path makes them. */
+static inline __attribute__((always_inline)) uint32_t walk_rules(unsigned *h, const i486_static *st,
+                                                                 uint32_t row, rule_sums *t)
+{
+    uint32_t clocks = row;
+    if (st->flags & ST_INDEX) {
+        clocks++;
+        t->index++;
+    }
+    if (st->amask | (*h & HAZ_B0)) {
+        pipe_parts p;
+        clocks += pipe_rules(*h, st, &p);
+        t->agi_n += p.agi != 0;
+        t->agi += p.agi;
+        t->ahead += p.ahead;
+        t->partial += p.partial;
+    }
+    *h = haz_after(*h, st, clocks);
+    return clocks;
+}
+
 /* i486_ahead's instructions from e (at `phys`) that end in its line with
  * the next byte there too, and the one after them when its next byte is
- * in the next line, made into slot r; NULL when an instruction the model
- * has not seen yet stops it (nothing kept: it may qualify once seen). */
+ * in the next line, after the address rules' state h, made into slot r;
+ * NULL when an instruction the model has not seen yet stops it (nothing
+ * kept: it may qualify once seen). */
 static __attribute__((noinline)) struct i486_stretch *
-stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t gen)
+stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t gen, unsigned h)
 {
     const uint32_t line = phys & ~(LINE - 1);
-    struct i486_stretch t = {.tag = e->tag, .gen = gen};
+    struct i486_stretch t = {.tag = e->tag, .gen = gen, .haz_in = (uint16_t)h};
     uint32_t at = phys, clocks = 0, base = 0;
-    uint8_t written = NM_REG_NONE; /* (the first one's AGI: i486_ahead's) */
+    rule_sums rs = {0};
     for (const ic_entry *x = e;;) {
         const nm_insn *i = &x->insn;
         const i486_static *st = (const i486_static *)(const void *)i->model_data;
@@ -2241,20 +2493,9 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
             t.cross_len = i->len;
             break;
         }
-        if (st->flags & ST_MEM_AGI) {
-            if (st->flags & ST_INDEX) {
-                clocks++;
-                t.index++;
-            }
-            if (written != NM_REG_NONE && (i->base == written || i->index == written)) {
-                clocks++;
-                t.agi++;
-            }
-        }
-        clocks += st->base + st->pfx;
+        clocks += walk_rules(&h, st, st->base + st->pfx, &rs);
         base += st->base;
         t.pfx += st->pfx;
-        written = st->written;
         at = next;
         t.n++;
         const ic_entry *nx = ic_successor(x);
@@ -2262,7 +2503,12 @@ stretch_walk(struct i486_stretch *r, const ic_entry *e, uint32_t phys, uint32_t 
         x = nx;
     }
     t.bytes = (uint8_t)(at - phys); /* (fewer than two: kept too, as no stretch) */
-    t.written = written;
+    t.haz_out = (uint16_t)h;
+    t.index = (uint8_t)rs.index;
+    t.agi_n = (uint8_t)rs.agi_n;
+    t.agi = (uint8_t)rs.agi;
+    t.ahead = (uint8_t)rs.ahead;
+    t.partial = (uint8_t)rs.partial;
     t.clocks = (uint16_t)clocks;
     t.base = (uint16_t)base;
     *r = t;
@@ -2276,8 +2522,9 @@ static inline __attribute__((always_inline)) void
 run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t now, queue_view q,
          const bool pq_valid, run_sums *out, bool *unseen)
 {
-    uint8_t written = s->last_written;
-    uint32_t n = 0, clocks = 0, base = 0, pfx = 0, index = 0, agi = 0, at = phys;
+    unsigned h = s->haz;
+    uint32_t n = 0, clocks = 0, base = 0, pfx = 0, at = phys;
+    rule_sums rs = {0};
     unsigned changes = out->changes; /* (the target's end: target_walk's) */
     out->jcc_len = out->jcc_extra = out->loops = out->jcc_cross = 0;
     for (const ic_entry *x = e;;) {
@@ -2285,27 +2532,24 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
         if (q.arm_fast != here || q.arm_stay != here) break;
         const uint32_t owner = (uint32_t)((const char *)&x->insn - s->ic_base);
         struct i486_stretch *r = &s->stretch[(owner >> 5) & (STRETCH_SIZE - 1)];
-        if (r->tag != x->tag || r->gen != gen) {
-            r = stretch_walk(r, x, at, gen);
+        if (r->tag != x->tag || r->gen != gen || r->haz_in != h) {
+            r = stretch_walk(r, x, at, gen, h);
             if (!r) {
                 *unseen = true;
                 break;
             }
         }
         if (r->n) {
-            /* the first one's address rule against the register written
-             * before it */
-            const nm_insn *h = &x->insn;
-            const i486_static *hs = (const i486_static *)(const void *)h->model_data;
-            const uint32_t head_agi = (hs->flags & ST_MEM_AGI) && written != NM_REG_NONE &&
-                                      (h->base == written || h->index == written);
             n += r->n;
-            clocks += r->clocks + head_agi;
-            agi += r->agi + head_agi;
+            clocks += r->clocks;
             base += r->base;
             pfx += r->pfx;
-            index += r->index;
-            written = r->written;
+            rs.index += r->index;
+            rs.agi_n += r->agi_n;
+            rs.agi += r->agi;
+            rs.ahead += r->ahead;
+            rs.partial += r->partial;
+            h = r->haz_out;
             at += r->bytes;
         }
         if (!r->cross_len) {
@@ -2322,10 +2566,9 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
                 /* (32-bit: its target its next byte + disp) */
                 out->loops = !(ji->prefixes & NM_PFX_OPSIZE) && at - phys + ji->len + ji->disp == 0;
                 out->jcc_spent = clocks;
-                clocks += js->base + js->pfx;
+                clocks += walk_rules(&h, js, js->base + js->pfx, &rs);
                 base += js->base;
                 pfx += js->pfx;
-                written = js->written;
                 n++;
                 at += ji->len;
             }
@@ -2344,25 +2587,13 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
             break;
         if (line1 != q.pq_last || q.pf_pending || ((next ^ at) & ~0xfffu) || !(line2 & 0xfffu))
             break;
-        uint32_t a = 0;
-        if (cs->flags & ST_MEM_AGI) {
-            if (cs->flags & ST_INDEX) {
-                a++;
-                index++;
-            }
-            if (written != NM_REG_NONE && (ci->base == written || ci->index == written)) {
-                a++;
-                agi++;
-            }
-        }
         const uint64_t start = now + clocks;
         out->change_off[changes] = (uint16_t)(at - phys);
         out->change_len[changes] = (uint8_t)ci->len;
         out->change_spent[changes++] = clocks;
-        clocks += cs->base + cs->pfx + a;
+        clocks += walk_rules(&h, cs, cs->base + cs->pfx, &rs);
         base += cs->base;
         pfx += cs->pfx;
-        written = cs->written;
         n++;
         if (!cs->regonly) {
             /* a near Jcc (stretch_walk): the stretch ends with it */
@@ -2407,9 +2638,12 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
     out->bytes = at - phys;
     out->base = base;
     out->pfx = pfx;
-    out->index = index;
-    out->agi = agi;
-    out->written = written;
+    out->index = rs.index;
+    out->agi_n = rs.agi_n;
+    out->agi = rs.agi;
+    out->ahead = rs.ahead;
+    out->partial = rs.partial;
+    out->haz = (uint16_t)h;
     out->changes = (uint8_t)changes;
     out->end_pending = q.pf_pending;
 }
@@ -2457,11 +2691,13 @@ stretch_apply(i486_state *s, const nm_cpu *c, const run_sums *w, uint32_t phys, 
         s->tlb_code_hits += n;
     }
     s->c_index += w->index;
-    s->agi += w->agi;
+    s->agi += w->agi_n;
     s->c_agi += w->agi;
+    s->c_ahead += w->ahead;
+    s->c_partial += w->partial;
     s->c_prefix += w->pfx;
     s->rep_continues = false;
-    s->last_written = w->written;
+    s->haz = w->haz;
     s->accesses = 0;
     s->prev.next_eip = eip + w->bytes;
     s->insns += n;
@@ -2559,7 +2795,7 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     run_sums walked;
     const run_sums *w = &rm->out;
     if (settled && rm->tag == e->tag && rm->gen == gen && rm->cache_gen == cache_gen &&
-        rm->written_in == s->last_written && rm->pq_valid == s->pq_valid &&
+        rm->haz_in == s->haz && rm->pq_valid == s->pq_valid &&
         rm->q.arm_line == q0.arm_line && rm->q.arm_fast == q0.arm_fast &&
         rm->q.arm_stay == q0.arm_stay && rm->q.arm_two == q0.arm_two &&
         rm->q.pq_last == q0.pq_last && rm->q.pf_pending == q0.pf_pending) {
@@ -2576,7 +2812,7 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
             rm->tag = e->tag;
             rm->gen = gen;
             rm->cache_gen = cache_gen;
-            rm->written_in = s->last_written;
+            rm->haz_in = (uint16_t)s->haz;
             rm->pq_valid = s->pq_valid;
             rm->q = q0;
             rm->out = walked;
@@ -2589,7 +2825,7 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     if (n < 2 || n >= budget || now + clocks + w->jcc_extra >= deadline || s->stretch_off ||
         (w->jcc_len && c->seg[NM_CS].limit != 0xffffffffu))
         return 0;
-    const uint8_t written_before = s->last_written;
+    const unsigned haz_before = s->haz;
     stretch_apply(s, c, w, phys, lin, page_tag, c->eip, now, target);
     *cost = clocks;
     if (w->jcc_len) {
@@ -2599,15 +2835,16 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         s->jcc_start = now + w->jcc_spent;
         s->jcc_cross = w->jcc_cross;
         /* A loop's body from its target (kept: w is the memo's), whose next
-         * run would find what this one did: the register written last the
-         * same, nothing pending after it, every fill still in (a
+         * run would find what this one did: the address rules' state the
+         * same (a taken Jcc's, jcc_jumped), nothing pending after it, every
+         * fill still in (a
          * target's), and its cache lookups of the consecutive lines it
          * runs through (distinct sets) hits on their sets' last lines, the
          * queue flushed again -- each run the same but for its clock.  As
          * many as i486_ahead would take one after the other: each within
          * the deadline, jump included, and short of the budget. */
         if (target && w->loops && !w->end_pending && w == &rm->out &&
-            written_before == w->written) {
+            (haz_before & ~HAZ_REAL) == HAZ_EMPTY) {
             const uint64_t per = clocks + w->jcc_extra;
             uint64_t reps = (deadline - now - 1) / per;
             if ((budget - 1) / n < reps) reps = (budget - 1) / n;
@@ -2645,6 +2882,8 @@ static inline __attribute__((always_inline)) uint32_t jcc_jumped(i486_state *s, 
     s->taken_transfers++;
     s->pq_valid = false;
     s->prev.next_eip = c->eip;
+    /* the Jcc writes nothing and took more than one clock (haz_after) */
+    s->haz = HAZ_EMPTY | (s->haz & HAZ_REAL);
     disarm(s);
     return extra;
 }
@@ -2670,8 +2909,10 @@ loop_again(i486_state *s, nm_cpu *c, bool taken, uint32_t again)
         s->tlb_code_hits += mid * n;
     }
     s->c_index += mid * w->index;
-    s->agi += mid * w->agi;
+    s->agi += mid * w->agi_n;
     s->c_agi += mid * w->agi;
+    s->c_ahead += mid * w->ahead;
+    s->c_partial += mid * w->partial;
     s->c_prefix += mid * w->pfx;
     s->insns += mid * n;
     s->clocks += mid * (clocks + extra);
@@ -2826,6 +3067,8 @@ static void i486_report(void *opaque, nm_report *r)
     nm_report_u64(r, "clocks_prefixes", s->c_prefix);
     nm_report_u64(r, "clocks_index", s->c_index);
     nm_report_u64(r, "clocks_agi", s->c_agi);
+    nm_report_u64(r, "clocks_byte_load_ahead", s->c_ahead);
+    nm_report_u64(r, "clocks_partial_register", s->c_partial);
     nm_report_u64(r, "clocks_misaligned", s->c_misaligned);
     nm_report_u64(r, "clocks_code_fills", s->c_code_fill);
     nm_report_u64(r, "clocks_data_fills", s->c_data_fill);

@@ -910,6 +910,7 @@ static void test_tlb_overflow(void)
         "clocks_prefixes",     "clocks_index",           "clocks_agi",
         "clocks_misaligned",   "clocks_code_fills",      "clocks_data_fills",
         "clocks_write_buffer", "clocks_io_write_drain",  "clocks_tlb_walks",
+        "clocks_byte_load_ahead", "clocks_partial_register",
     };
     uint64_t sum = 0;
     for (size_t k = 0; k < G_N_ELEMENTS(parts); k++)
@@ -1106,6 +1107,7 @@ static char *report_text(fx *f)
  * on and off ([0] off, [1] on). */
 typedef struct {
     uint64_t stretch_insns[2], loop_again[2];
+    uint64_t agi[2], ahead[2], partial[2]; /* the address rules' clocks */
 } stretch_counts;
 
 /* `code` (n bytes) with EBX and ECX set, warm, under stretch_runs with
@@ -1129,6 +1131,9 @@ static stretch_counts stretch_on_off(const uint8_t *code, size_t n, bool paging,
         report[k] = report_text(f);
         out.stretch_insns[k] = nm_i486_stretch_insns(f->c->hooks.opaque);
         out.loop_again[k] = nm_i486_loop_again(f->c->hooks.opaque);
+        out.agi[k] = report_u64(report[k], "clocks_agi");
+        out.ahead[k] = report_u64(report[k], "clocks_byte_load_ahead");
+        out.partial[k] = report_u64(report[k], "clocks_partial_register");
     }
     g_assert_cmpint(memcmp(&seen[1], &seen[0], sizeof seen[0]), ==, 0);
     g_assert_cmpstr(report[1], ==, report[0]);
@@ -1543,6 +1548,436 @@ static void test_stretch_recode(void)
     }
 }
 
+/* ---- the address pipeline and the register file (cpu/timing/i486.c,
+ * pipe_rules: Abrash, Graphics Programming Black Book ch. 12 rules #2,
+ * #2A, #3, #4; Intel's documented 1-clock AGI in protected mode) ---- */
+
+/* Runs a warm program instruction by instruction: each one's clocks
+ * against want[] (n of them). */
+static void expect_each(fx *f, const unsigned *want, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        const uint64_t got = clocks_of(f, 1);
+        if (got != want[k]) g_test_message("instruction %zu", k);
+        g_assert_cmpuint(got, ==, want[k]);
+    }
+}
+
+/* Rule #2 in real mode: a pointer loaded by the instruction before costs
+ * 2 ("not one but two cycles are lost"), loaded two cycles before 1, three
+ * cycles before nothing (Abrash's MOV BX,OFFSET MemVar / MOV AX,[BX] with
+ * INC DX, DEC CX moved between them); cycles, not instructions (one
+ * 2-clock SHL between: nothing, as in Terje Mathisen's WC loop, ch. 13);
+ * the preincrement loop's ADD SI,2 / ADD AX,[SI] (2 + 2). */
+static void test_agi_real(void)
+{
+    static const uint8_t code[] = {
+        0xbb, 0x00, 0x80, /* mov bx, 0x8000 */
+        0x8b, 0x07,       /* mov ax, [bx]     1 + 2 */
+        0xbb, 0x00, 0x80, /* mov bx, 0x8000 */
+        0x42,             /* inc dx */
+        0x8b, 0x07,       /* mov ax, [bx]     1 + 1 */
+        0xbb, 0x00, 0x80, /* mov bx, 0x8000 */
+        0x42,             /* inc dx */
+        0x49,             /* dec cx */
+        0x8b, 0x07,       /* mov ax, [bx]     1 */
+        0xbb, 0x00, 0x80, /* mov bx, 0x8000 */
+        0xc1, 0xe2, 0x02, /* shl dx, 2        2 */
+        0x8b, 0x07,       /* mov ax, [bx]     1 */
+        0x83, 0xc6, 0x02, /* add si, 2 */
+        0x03, 0x04,       /* add ax, [si]     2 + 2 */
+        0xf4,
+    };
+    static const unsigned want[] = {1, 3, 1, 1, 2, 1, 1, 1, 1, 1, 2, 1, 1, 4};
+    fx f = {.real = true};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_ESI] = 0x8000;
+    warm(&f);
+    g_assert_false(f.c->pe);
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    /* three runs (two to warm): 2 + 1 + 2 each */
+    g_assert_cmpuint(report_of(&f, "clocks_agi"), ==, 3 * (2 + 1 + 2));
+    fx_free(&f);
+}
+
+/* Rule #2 in 32-bit protected mode: the documented 1 clock for the
+ * instruction before ("the 1 cycle that Intel [documents]"), nothing two
+ * cycles before (the real-mode second cycle is not charged). */
+static void test_agi_protected(void)
+{
+    static const uint8_t code[] = {
+        0xbb, 0x00, 0x00, 0x20, 0x00, /* mov ebx, DATA */
+        0x8b, 0x03,                   /* mov eax, [ebx]   1 + 1 */
+        0xbb, 0x00, 0x00, 0x20, 0x00, /* mov ebx, DATA */
+        0x42,                         /* inc edx */
+        0x8b, 0x03,                   /* mov eax, [ebx]   1 */
+        0x83, 0xc6, 0x04,             /* add esi, 4 */
+        0x03, 0x06,                   /* add eax, [esi]   2 + 1 */
+        0xf4,
+    };
+    static const unsigned want[] = {1, 2, 1, 1, 1, 1, 3};
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_ESI] = DATA;
+    warm(&f);
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    fx_free(&f);
+}
+
+/* Rule #2A: ESP as the implied destination of a stack instruction then
+ * its implied pointer costs nothing (POP AX / RET: "six cycles per
+ * POP/RET pair, matching the official times"); as an explicit destination
+ * (ADD SP,10h) then RET or POP, 2 in real mode ("loses two cycles"), and
+ * two cycles before 1 ("used by one of the two following instructions");
+ * POP AX then PUSH AX nothing.  The stack at 0:7000 holds the return
+ * offsets. */
+static void test_agi_stack_real(void)
+{
+    static const uint8_t code[] = {
+        0x58,             /* 0: pop ax          1 */
+        0xc3,             /* 1: ret (to 2)      5 */
+        0x58,             /* 2: pop ax          1 */
+        0xc3,             /* 3: ret (to 4)      5 */
+        0x83, 0xc4, 0x10, /* 4: add sp, 16      1 */
+        0xc3,             /* 7: ret (to 8)      5 + 2 */
+        0x83, 0xc4, 0x10, /* 8: add sp, 16      1 */
+        0x58,             /* b: pop ax          1 + 2 */
+        0x83, 0xc4, 0x10, /* c: add sp, 16      1 */
+        0x90,             /* f: nop             1 */
+        0x58,             /* 10: pop ax         1 + 1 */
+        0x50,             /* 11: push ax        1 */
+        0xf4,
+    };
+    static const unsigned want[] = {1, 5, 1, 5, 1, 7, 1, 3, 1, 1, 2, 1};
+    fx f = {.real = true};
+    fx_init(&f, code, sizeof code);
+    /* return offsets: [7002] = 7c02, [7006] = 7c04, [7018] = 7c08 */
+    static const uint16_t ret[][2] = {{0x7002, 0x7c02}, {0x7006, 0x7c04}, {0x7018, 0x7c08}};
+    for (size_t k = 0; k < G_N_ELEMENTS(ret); k++)
+        memcpy(f.ram + ret[k][0], &ret[k][1], 2);
+    warm(&f);
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    fx_free(&f);
+}
+
+/* Rule #2A in protected mode: ADD ESP then POP 1 (Intel's figure), two
+ * cycles before nothing; MOV ESP,EBP then RET 1; PUSH then [ESP] as a
+ * pointer nothing (an implied destination). */
+static void test_agi_stack_protected(void)
+{
+    static const uint8_t code[] = {
+        0x83, 0xc4, 0x10, /* 0: add esp, 16      1 */
+        0x58,             /* 3: pop eax          1 + 1 */
+        0x83, 0xc4, 0x10, /* 4: add esp, 16      1 */
+        0x90,             /* 7: nop              1 */
+        0x58,             /* 8: pop eax          1 */
+        0x50,             /* 9: push eax         1 */
+        0x8b, 0x04, 0x24, /* a: mov eax, [esp]   1 */
+        0x89, 0xec,       /* d: mov esp, ebp     1 */
+        0xc3,             /* f: ret (to 10)      5 + 1 */
+        0xf4,             /* 10 */
+    };
+    static const unsigned want[] = {1, 2, 1, 1, 1, 1, 1, 1, 6};
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_EBP] = 0x91000;
+    const uint32_t to = CODE32 + 0x10;
+    memcpy(f.ram + 0x91000, &to, 4);
+    warm(&f);
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    fx_free(&f);
+}
+
+/* Rule #4 in real mode, Abrash's four sequences: a byte register loaded
+ * two cycles before any register addresses memory 1, one and two cycles
+ * before 2, one cycle before only nothing, and with a pointer loaded two
+ * cycles before (rule #2's 1) a byte load between: 2. */
+static void test_byte_ahead_real(void)
+{
+    static const uint8_t code[] = {
+        0x88, 0xd8,       /* mov al, bl */
+        0x89, 0xd1,       /* mov cx, dx */
+        0x8b, 0x35,       /* mov si, [di]     1 + 1 */
+        0x88, 0xc3,       /* mov bl, al */
+        0xb1, 0x03,       /* mov cl, 3 */
+        0x8b, 0x1c,       /* mov bx, [si]     1 + 2 */
+        0xb9, 0x03, 0x00, /* mov cx, 3 */
+        0x88, 0xc2,       /* mov dl, al */
+        0x8b, 0x37,       /* mov si, [bx]     1 */
+        0xbb, 0x00, 0x80, /* mov bx, 0x8000 */
+        0x88, 0xc1,       /* mov cl, al */
+        0x8b, 0x07,       /* mov ax, [bx]     1 + 2 (1 of them rule #2's) */
+        0xf4,
+    };
+    static const unsigned want[] = {1, 1, 2, 1, 1, 3, 1, 1, 1, 1, 1, 3};
+    fx f = {.real = true};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_EDI] = 0x8000;
+    f.ram[0x8000] = 0x00, f.ram[0x8001] = 0x80; /* [di] = 0x8000: SI and BX point there */
+    warm(&f);
+    const uint64_t ahead0 = report_of(&f, "clocks_byte_load_ahead");
+    const uint64_t agi0 = report_of(&f, "clocks_agi");
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    g_assert_cmpuint(report_of(&f, "clocks_byte_load_ahead") - ahead0, ==, 1 + 2 + 1);
+    g_assert_cmpuint(report_of(&f, "clocks_agi") - agi0, ==, 1);
+    fx_free(&f);
+}
+
+/* Listings 12.1 and 12.2 (real mode), 16 repetitions each: MOV DL,CL /
+ * NOP / MOV AX,[BX] "4 cycles per repetition", NOP / MOV DL,CL / MOV
+ * AX,[BX] "3 cycles". */
+static void test_byte_ahead_listings(void)
+{
+    static const uint8_t rep121[] = {0x88, 0xca, 0x90, 0x8b, 0x07};
+    static const uint8_t rep122[] = {0x90, 0x88, 0xca, 0x8b, 0x07};
+    const uint8_t *reps[2] = {rep121, rep122};
+    for (int l = 0; l < 2; l++) {
+        uint8_t code[16 * 5 + 1];
+        for (int k = 0; k < 16; k++)
+            memcpy(code + 5 * k, reps[l], 5);
+        code[16 * 5] = 0xf4;
+        fx f = {.real = true};
+        fx_init(&f, code, sizeof code);
+        f.regs[NM_EBX] = 0x8000;
+        warm(&f);
+        clocks_of(&f, 3); /* the first repetition (nothing before it) */
+        g_assert_cmpuint(clocks_of(&f, 15 * 3), ==, 15u * (l == 0 ? 4 : 3));
+        fx_free(&f);
+    }
+}
+
+/* Rule #4 in protected mode, Ervin Toth's measurements (1998): ADD ECX,EBP
+ * / ADC BL,DL / MOV AL,[EBX] "the MOV takes three cycles" (the AGI and the
+ * byte load together); with SUB ESI,EBP between the ADC and the MOV "the
+ * MOV takes two"; and with an unrelated register (MOV AL,BL / MOV ECX,EDX
+ * / MOV ESI,[EDI]) the same 1 as in real mode. */
+static void test_byte_ahead_protected(void)
+{
+    static const uint8_t code[] = {
+        0x01, 0xe9, /* add ecx, ebp */
+        0x10, 0xd3, /* adc bl, dl */
+        0x8a, 0x03, /* mov al, [ebx]    1 + 1 + 1 */
+        0x01, 0xe9, /* add ecx, ebp */
+        0x10, 0xd3, /* adc bl, dl */
+        0x29, 0xee, /* sub esi, ebp */
+        0x8a, 0x03, /* mov al, [ebx]    1 + 1 */
+        0x88, 0xd8, /* mov al, bl */
+        0x89, 0xd1, /* mov ecx, edx */
+        0x8b, 0x37, /* mov esi, [edi]   1 + 1 */
+        0xf4,
+    };
+    static const unsigned want[] = {1, 1, 3, 1, 1, 1, 2, 1, 1, 2};
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_EBX] = DATA;
+    f.regs[NM_EDI] = DATA;
+    warm(&f);
+    const uint64_t ahead0 = report_of(&f, "clocks_byte_load_ahead");
+    const uint64_t agi0 = report_of(&f, "clocks_agi");
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    g_assert_cmpuint(report_of(&f, "clocks_byte_load_ahead") - ahead0, ==, 3);
+    g_assert_cmpuint(report_of(&f, "clocks_agi") - agi0, ==, 1);
+    fx_free(&f);
+}
+
+/* Rule #3, real mode: a byte register loaded, its whole register read
+ * by the next instruction as data 1 (MOV AL,[MemVar2] / ADD CX,AX), not
+ * with an instruction between, not for a byte source (ADD CL,AL), PUSH AX
+ * after MOV AH,BL 1; XLAT after a byte load: its 4 (exempt). */
+static void test_partial_register_real(void)
+{
+    static const uint8_t code[] = {
+        0xa0, 0x00, 0x80,       /* mov al, [0x8000] */
+        0x01, 0xc1,             /* add cx, ax        1 + 1 */
+        0xa0, 0x00, 0x80,       /* mov al, [0x8000] */
+        0x8b, 0x0e, 0x02, 0x80, /* mov cx, [0x8002] */
+        0x01, 0xc1,             /* add cx, ax        1 */
+        0x88, 0xd8,             /* mov al, bl */
+        0x00, 0xc1,             /* add cl, al        1 */
+        0x90,                   /* nop */
+        0x88, 0xdc,             /* mov ah, bl */
+        0x50,                   /* push ax           1 + 1 */
+        0x8a, 0x04,             /* mov al, [si] */
+        0xd7,                   /* xlat              4 */
+        0xf4,
+    };
+    static const unsigned want[] = {1, 2, 1, 1, 1, 1, 1, 1, 1, 2, 1, 4};
+    fx f = {.real = true};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_ESI] = 0x8000;
+    f.regs[NM_EBX] = 0x8100;
+    warm(&f);
+    const uint64_t p0 = report_of(&f, "clocks_partial_register");
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    g_assert_cmpuint(report_of(&f, "clocks_partial_register") - p0, ==, 2);
+    fx_free(&f);
+}
+
+/* Rule #3 in protected mode: MOV AL,BL / ADD ECX,EAX 1 + 1; ADD CX,AX (a
+ * 16-bit read, prefixed) too; a byte source nothing. */
+static void test_partial_register_protected(void)
+{
+    static const uint8_t code[] = {
+        0x88, 0xd8,       /* mov al, bl */
+        0x01, 0xc1,       /* add ecx, eax     1 + 1 */
+        0x88, 0xd8,       /* mov al, bl */
+        0x66, 0x01, 0xc1, /* add cx, ax       1 + 1 + 1 */
+        0x88, 0xd8,       /* mov al, bl */
+        0x00, 0xc1,       /* add cl, al       1 */
+        0xf4,
+    };
+    static const unsigned want[] = {1, 2, 1, 3, 1, 1};
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    warm(&f);
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    fx_free(&f);
+}
+
+/* Rule #2 in virtual-8086 mode: real-mode addressing, so the real-mode
+ * figures (the 2 and the 1 two cycles before).  The program loops (JMP
+ * back, 3), warmed and measured by instruction counts: HLT would fault
+ * at CPL 3. */
+static void test_agi_v86(void)
+{
+    static const uint8_t code[] = {
+        0xbb, 0x00, 0x80, /* L: mov bx, 0x8000 */
+        0x8b, 0x07,       /* mov ax, [bx]       1 + 2 */
+        0xbb, 0x00, 0x80, /* mov bx, 0x8000 */
+        0x42,             /* inc dx */
+        0x8b, 0x07,       /* mov ax, [bx]       1 + 1 */
+        0xeb, 0xf3,       /* jmp L              3 */
+    };
+    static const unsigned want[] = {1, 3, 1, 1, 2, 3, 1, 3};
+    fx f = {.real = true};
+    fx_init(&f, code, sizeof code);
+    f.c->cr0 |= NM_CR0_PE;
+    f.c->eflags |= NM_FLAG_VM;
+    cpu_update_mode(f.c);
+    g_assert_true(f.c->vm86);
+    set_regs(&f);
+    nm_cpu_set_eip(f.c, CODE16);
+    g_assert_cmpuint(nm_cpu_run(f.c, 60), ==, 60); /* 10 rounds: warm */
+    nm_timing_select(f.t, NULL);
+    nm_timing_select(f.t, nm_cost_model_find("486"));
+    nm_cpu_set_eip(f.c, CODE16);
+    expect_each(&f, want, G_N_ELEMENTS(want));
+    fx_free(&f);
+}
+
+/* An exception's delivery lies between the instruction before it and the
+ * handler's first: MOV EBX,DATA / UD2, and the #UD handler's MOV EAX,[EBX]
+ * pays the delivery (44) and its row, no AGI. */
+static void test_agi_after_fault(void)
+{
+    uint8_t code[0x48] = {0xbb, 0x00, 0x00, 0x20, 0x00, 0x0f, 0x0b, 0xf4};
+    static const uint8_t handler[] = {
+        0x8b, 0x03,                   /* mov eax, [ebx] */
+        0x83, 0x04, 0x24, 0x02, 0xcf, /* add dword [esp], 2; iretd */
+    };
+    memcpy(code + 0x40, handler, sizeof handler);
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    pm_tables(&f, CODE32 + 0x40);
+    put_desc(f.ram + PM_IDT + 6 * 8u, (0x08u << 16) | ((CODE32 + 0x40) & 0xffff),
+             ((CODE32 + 0x40) & 0xffff0000u) | 0x8e00);
+    f.regs[NM_EBX] = DATA;
+    warm(&f);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);       /* mov ebx, DATA */
+    g_assert_cmpuint(nm_cpu_run(f.c, 1), ==, 0);     /* the fault */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 44 + 1); /* mov eax, [ebx] */
+    fx_free(&f);
+}
+
+/* What the rules count as written: MUL r/m writes EAX (and EDX), not the
+ * register it names, and loads no byte register (MUL BL); POP r/m32 in
+ * its register form (8F /0) writes its r/m register. */
+static void test_agi_writers(void)
+{
+    static const uint8_t code[] = {
+        0xf7, 0xe1,       /* mul ecx */
+        0x8b, 0x10,       /* mov edx, [eax]   1 + 1 */
+        0xf6, 0xe3,       /* mul bl */
+        0x90,             /* nop */
+        0x8b, 0x16,       /* mov edx, [esi]   1 */
+        0x8f, 0xc3,       /* pop ebx (8F /0) */
+        0x8b, 0x03,       /* mov eax, [ebx]   1 + 1 */
+        0xf4,
+    };
+    fx f = {0};
+    fx_init(&f, code, sizeof code);
+    f.regs[NM_EAX] = DATA;
+    f.regs[NM_ECX] = 1;
+    f.regs[NM_ESI] = DATA;
+    memcpy(f.ram + 0x90000, &(uint32_t){DATA}, 4); /* what POP EBX loads */
+    warm(&f);
+    clocks_of(&f, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 2);
+    clocks_of(&f, 2);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 2);
+    fx_free(&f);
+}
+
+/* The rules inside stretches (i486_ahead): a loop of register
+ * instructions and LEAs where each rule fires (a byte load two cycles
+ * before an LEA, a byte load then its whole register, LEA after its base's
+ * writer, a byte load then LEA through its register), broken by a byte
+ * load from memory whose rule #4 falls on the stretch after it, and by a
+ * load that is misaligned every other iteration (1 clock, or 4) with a
+ * byte load before it, so that the stretch after it is reached with the
+ * rule #4 of that byte load one iteration and not the next (its records
+ * are kept by the state they are reached with); a byte load before the
+ * JNZ, whose jump leaves nothing for the LEA at its target.  The same
+ * clocks, counters and registers with stretches as without, paging off
+ * and on; most of it ran in stretches, and every rule fired. */
+static void test_stretch_rules(void)
+{
+    static const uint8_t code[] = {
+        0xbe, 0x00, 0x00, 0x20, 0x00, /* mov esi, DATA */
+        0xbf, 0x00, 0x00, 0x20, 0x00, /* mov edi, DATA */
+        0x8d, 0x2c, 0x1f,             /* L: lea ebp, [edi+ebx]  after the jump: the index only */
+        0x88, 0xd8,                   /* mov al, bl */
+        0x89, 0xd5,                   /* mov ebp, edx */
+        0x8d, 0x2c, 0x1f,             /* lea ebp, [edi+ebx]  rule #4 */
+        0x01, 0xc5,                   /* add ebp, eax */
+        0x88, 0xc4,                   /* mov ah, al */
+        0x01, 0xc2,                   /* add edx, eax        rule #3 */
+        0x8d, 0x6a, 0x04,             /* lea ebp, [edx+4]    AGI */
+        0xc1, 0xc3, 0x05,             /* rol ebx, 5 */
+        0xa0, 0x00, 0x00, 0x20, 0x00, /* mov al, [DATA] */
+        0x89, 0xd5,                   /* mov ebp, edx */
+        0x8d, 0x2c, 0x3b,             /* lea ebp, [ebx+edi]  rule #4 (the load's) */
+        0x88, 0xdc,                   /* mov ah, bl */
+        0x88, 0xf2,                   /* mov dl, dh */
+        0x8d, 0x04, 0x16,             /* lea eax, [esi+edx]  AGI + rule #4, 2 */
+        0x66, 0x01, 0xd8,             /* add ax, bx */
+        0x31, 0xc3,                   /* xor ebx, eax */
+        0x83, 0xf6, 0x03,             /* xor esi, 3          DATA, DATA+3, ... */
+        0x88, 0xd8,                   /* mov al, bl */
+        0x8b, 0x16,                   /* mov edx, [esi]      1, or 1 + 3 misaligned */
+        0x8d, 0x6f, 0x08,             /* lea ebp, [edi+8]    rule #4 after the aligned load */
+        0x49,                         /* dec ecx */
+        0x88, 0xd7,                   /* mov bh, dl */
+        0x75, 0xc5,                   /* jnz L */
+        0xf4,
+    };
+    _Static_assert(sizeof code - 1 == 69, "jnz L: 10 - 69");
+    for (int paging = 0; paging < 2; paging++) {
+        const stretch_counts got = stretch_on_off(code, sizeof code, paging, 2463534242u, 200);
+        /* over 40 runs of the whole loop (stretch_runs), 200 x 24
+         * instructions: a third of them at least in stretches; an
+         * iteration 2 AGI clocks, 3.5 of rule #4, 1 of rule #3 */
+        g_assert_cmpuint(got.stretch_insns[1], >, 40 * 200 * 8);
+        for (int k = 0; k < 2; k++) {
+            g_assert_cmpuint(got.agi[k], >, 40 * 200 * 2);
+            g_assert_cmpuint(got.ahead[k], >, 40 * 200 * 3);
+            g_assert_cmpuint(got.partial[k], >, 40 * 200 * 1);
+        }
+    }
+}
+
 /* The report's breakdown adds up to the model's clocks. */
 static void test_breakdown_sums(void)
 {
@@ -1567,7 +2002,8 @@ static void test_breakdown_sums(void)
         "clocks_table",        "clocks_io_instructions", "clocks_interrupts",
         "clocks_prefixes",     "clocks_index",           "clocks_agi",
         "clocks_misaligned",   "clocks_code_fills",      "clocks_data_fills",
-        "clocks_write_buffer", "clocks_io_write_drain",
+        "clocks_write_buffer", "clocks_io_write_drain",  "clocks_byte_load_ahead",
+        "clocks_partial_register",
     };
     uint64_t sum = 0;
     for (size_t k = 0; k < G_N_ELEMENTS(parts); k++)
@@ -1605,6 +2041,19 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/branch-to-cold-line", test_branch_to_cold_line);
     g_test_add_func("/timing/486/out-drains-writes", test_out_drains_writes);
     g_test_add_func("/timing/486/breakdown-sums", test_breakdown_sums);
+    g_test_add_func("/timing/486/agi-real", test_agi_real);
+    g_test_add_func("/timing/486/agi-protected", test_agi_protected);
+    g_test_add_func("/timing/486/agi-v86", test_agi_v86);
+    g_test_add_func("/timing/486/agi-writers", test_agi_writers);
+    g_test_add_func("/timing/486/agi-after-fault", test_agi_after_fault);
+    g_test_add_func("/timing/486/agi-stack-real", test_agi_stack_real);
+    g_test_add_func("/timing/486/agi-stack-protected", test_agi_stack_protected);
+    g_test_add_func("/timing/486/byte-ahead-real", test_byte_ahead_real);
+    g_test_add_func("/timing/486/byte-ahead-listings", test_byte_ahead_listings);
+    g_test_add_func("/timing/486/byte-ahead-protected", test_byte_ahead_protected);
+    g_test_add_func("/timing/486/partial-register-real", test_partial_register_real);
+    g_test_add_func("/timing/486/partial-register-protected", test_partial_register_protected);
+    g_test_add_func("/timing/486/stretch-rules", test_stretch_rules);
     g_test_add_func("/timing/486/stretch", test_stretch);
     g_test_add_func("/timing/486/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/486/stretch-lines", test_stretch_lines);
