@@ -331,9 +331,21 @@ void __gmpn_mul_basecase(mp_limb_t *, const mp_limb_t *, mp_size_t, const mp_lim
 void __gmpn_sqr_basecase(mp_limb_t *, const mp_limb_t *, mp_size_t);
 mp_limb_t __gmpn_mul_2(mp_limb_t *, const mp_limb_t *, mp_size_t, const mp_limb_t *);
 mp_limb_t __gmpn_divrem_1(mp_limb_t *, mp_size_t, const mp_limb_t *, mp_size_t, mp_limb_t);
+mp_limb_t __gmpn_sub_n(mp_limb_t *, const mp_limb_t *, const mp_limb_t *, mp_size_t);
+mp_limb_t __gmpn_submul_1(mp_limb_t *, const mp_limb_t *, mp_size_t, mp_limb_t);
+void __gmpn_ior_n(mp_limb_t *, const mp_limb_t *, const mp_limb_t *, mp_size_t);
+void __gmpn_xor_n(mp_limb_t *, const mp_limb_t *, const mp_limb_t *, mp_size_t);
+void __gmpn_andn_n(mp_limb_t *, const mp_limb_t *, const mp_limb_t *, mp_size_t);
+void __gmpn_iorn_n(mp_limb_t *, const mp_limb_t *, const mp_limb_t *, mp_size_t);
+void __gmpn_nand_n(mp_limb_t *, const mp_limb_t *, const mp_limb_t *, mp_size_t);
+void __gmpn_nior_n(mp_limb_t *, const mp_limb_t *, const mp_limb_t *, mp_size_t);
+void __gmpn_xnor_n(mp_limb_t *, const mp_limb_t *, const mp_limb_t *, mp_size_t);
+void __gmpn_copyd(mp_limb_t *, const mp_limb_t *, mp_size_t);
+mp_limb_t __gmpn_rshift(mp_limb_t *, const mp_limb_t *, mp_size_t, unsigned);
+mp_limb_t __gmpn_bdiv_q_1(mp_limb_t *, const mp_limb_t *, mp_size_t, mp_limb_t);
 
 /* The inverses mod 2^8 of the odd bytes (GMP's binvert_limb_table, which
- * mode1o and dive_1 read; GMP builds it in C, mp_minv_tab.c): computed. */
+ * mode1o, dive_1 and bdiv_q_1 read; GMP builds it in C, mp_minv_tab.c): computed. */
 unsigned char __gmp_binvert_limb_table[128];
 static void gmp_binvert_table(void)
 {
@@ -371,9 +383,10 @@ static uint32_t gmp_size(void)
     return run.n < 1 ? 1 : run.n > GMP_SLOT ? GMP_SLOT : run.n;
 }
 /* The multipliers and divisors: random limbs of the kind each routine takes. */
-#define GMP_V   0x9e3779b1u /* mul_1, addmul_1 */
-#define GMP_ODD 0x6b43a9b5u /* modexact_1_odd, divexact_1: odd */
-#define GMP_DIV 0xb2f4e1d3u /* divrem_1: normalized (high bit set) */
+#define GMP_V    0x9e3779b1u /* mul_1, addmul_1, submul_1 */
+#define GMP_ODD  0x6b43a9b5u /* modexact_1_odd, divexact_1, bdiv_q_1: odd */
+#define GMP_DIV  0xb2f4e1d3u /* divrem_1: normalized (high bit set) */
+#define GMP_EVEN 0xd687536au /* divexact_1, bdiv_q_1 even: GMP_ODD * 2 (one bit to strip) */
 #define GMP_KERNEL(name, call)                                                                     \
     static __attribute__((noinline)) void name##_reps(mp_size_t n, uint32_t reps)                  \
     {                                                                                              \
@@ -405,6 +418,59 @@ GMP_KERNEL(k_gmp_mul_basecase, VOID_CALL(__gmpn_mul_basecase(GMP_WP, GMP_XP, n, 
 GMP_KERNEL(k_gmp_sqr_basecase, VOID_CALL(__gmpn_sqr_basecase(GMP_WP, GMP_XP, n)))
 GMP_KERNEL(k_gmp_mul_2, __gmpn_mul_2(GMP_WP, GMP_XP, n, GMP_YP))
 GMP_KERNEL(k_gmp_divrem_1, __gmpn_divrem_1(GMP_WP, 0, GMP_XP, n, GMP_DIV))
+GMP_KERNEL(k_gmp_sub_n, __gmpn_sub_n(GMP_WP, GMP_XP, GMP_YP, n))
+GMP_KERNEL(k_gmp_submul_1, __gmpn_submul_1(GMP_WP, GMP_XP, n, GMP_V))
+GMP_KERNEL(k_gmp_ior_n, VOID_CALL(__gmpn_ior_n(GMP_WP, GMP_XP, GMP_YP, n)))
+GMP_KERNEL(k_gmp_xor_n, VOID_CALL(__gmpn_xor_n(GMP_WP, GMP_XP, GMP_YP, n)))
+GMP_KERNEL(k_gmp_andn_n, VOID_CALL(__gmpn_andn_n(GMP_WP, GMP_XP, GMP_YP, n)))
+GMP_KERNEL(k_gmp_iorn_n, VOID_CALL(__gmpn_iorn_n(GMP_WP, GMP_XP, GMP_YP, n)))
+GMP_KERNEL(k_gmp_nand_n, VOID_CALL(__gmpn_nand_n(GMP_WP, GMP_XP, GMP_YP, n)))
+GMP_KERNEL(k_gmp_nior_n, VOID_CALL(__gmpn_nior_n(GMP_WP, GMP_XP, GMP_YP, n)))
+GMP_KERNEL(k_gmp_xnor_n, VOID_CALL(__gmpn_xnor_n(GMP_WP, GMP_XP, GMP_YP, n)))
+GMP_KERNEL(k_gmp_copyd, VOID_CALL(__gmpn_copyd(GMP_WP, GMP_XP, n)))
+GMP_KERNEL(k_gmp_rshift, __gmpn_rshift(GMP_WP, GMP_XP, n, 7)) /* not 1: GMP's special case */
+/* The shift by 1 (pentium/README: "1.875 special shift by 1 bit"): the
+ * separate operands (WP is 2 KB above XP) take lshift's and rshift's
+ * L(special) ADC loop. */
+GMP_KERNEL(k_gmp_lshift1, __gmpn_lshift(GMP_WP, GMP_XP, n, 1))
+GMP_KERNEL(k_gmp_rshift1, __gmpn_rshift(GMP_WP, GMP_XP, n, 1))
+/* An even divisor: the pentium code strips its twos and SHRDs each limb. */
+GMP_KERNEL(k_gmp_dive_1e, VOID_CALL(__gmpn_divexact_1(GMP_WP, GMP_XP, n, GMP_EVEN)))
+GMP_KERNEL(k_gmp_bdiv_q_1, __gmpn_bdiv_q_1(GMP_WP, GMP_XP, n, GMP_ODD))
+GMP_KERNEL(k_gmp_bdiv_q_1e, __gmpn_bdiv_q_1(GMP_WP, GMP_XP, n, GMP_EVEN))
+
+/* GNU MP 6.2.1 mpn/x86/pentium/README, "P54 SHLDL": "back to back
+ * repetitions of the following [shldl(%cl,%eax,%ebx); xorl %edx,%edx;
+ * xorl %esi,%esi] run at 5 cycles, as expected, but repetitions of the
+ * following [the same with xorl %edi,%edi; xorl %ebp,%ebp] run at 7 cycles
+ * ... Three xorls run at 7 cycles too".  The README's sequences, our own
+ * harness: the README does not say how they were repeated, so each group is
+ * repeated 500 times unrolled (no loop branch; 5.5 KB of code at
+ * most, inside the 8 KB code cache), the block run once before the window
+ * so that it is cached (as k_mul), %cl = 7 (GMP's shifts take any count). */
+#define SHLD_BLOCK(name, xors)                                                                     \
+    void name(void);                                                                               \
+    __asm__(".text\n.p2align 5\n" #name ":\n pushl %ebx\n pushl %esi\n pushl %edi\n"               \
+            " pushl %ebp\n movl $7, %ecx\n .p2align 5\n .rept 500\n shldl %cl, %eax, %ebx\n" xors  \
+            " .endr\n popl %ebp\n popl %edi\n popl %esi\n popl %ebx\n ret\n")
+SHLD_BLOCK(shld_x2, " xorl %edx, %edx\n xorl %esi, %esi\n");
+SHLD_BLOCK(shld_x3, " xorl %edx, %edx\n xorl %esi, %esi\n xorl %edi, %edi\n");
+SHLD_BLOCK(shld_x4, " xorl %edx, %edx\n xorl %esi, %esi\n xorl %edi, %edi\n xorl %ebp, %ebp\n");
+static void k_shld2x(void)
+{
+    shld_x2();
+    MEASURED(shld_x2());
+}
+static void k_shld3x(void)
+{
+    shld_x3();
+    MEASURED(shld_x3());
+}
+static void k_shld4x(void)
+{
+    shld_x4();
+    MEASURED(shld_x4());
+}
 
 /* Abrash, Graphics Programming Black Book ch. 12 ("Pushing the 486"): code
  * he timed with the Zen timer on 486s in real mode ("Generally, I'll be
