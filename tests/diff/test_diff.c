@@ -21,17 +21,14 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
+#include "diff_machine.h"
 #include "diff_table.h"
 #include "emu/config.h"
 #include "emu/machine.h"
 
 /* Emulator memory layout (all in the default 32 MB of RAM). */
-#define GDT_ADDR   0x00001000u
-#define IDT_ADDR   0x00002000u
-#define HANDLERS   0x00003000u /* 32 stubs of 16 bytes: `jmp $` */
-#define SETUP      0x00004000u
-#define PSEUDO     0x00005000u
-#define STACK      0x00080000u
+#define HANDLERS   DIFF_HANDLERS
+#define STACK      DIFF_STACK
 #define CODE       0x00100000u
 #define MAX_REPORT 8
 
@@ -52,7 +49,6 @@ static unsigned nfiles;
 static bool partial;
 static unsigned templates_run, templates_skipped;
 
-static nm_config *cfg;
 static nm_machine *mach;
 static nm_cpu *cpu;
 
@@ -82,72 +78,13 @@ static void flag_names(GString *s, uint32_t f)
 
 /* ------------------------------------------------------ the machine */
 
-static void put_desc(uint8_t *p, uint32_t lo, uint32_t hi)
-{
-    for (int i = 0; i < 4; i++) {
-        p[i] = (uint8_t)(lo >> (8 * i));
-        p[4 + i] = (uint8_t)(hi >> (8 * i));
-    }
-}
+static diff_machine dm;
 
-static bool run_to(uint32_t end, unsigned max_steps)
-{
-    for (unsigned i = 0; i < max_steps; i++) {
-        uint32_t eip = nm_cpu_get_eip(cpu);
-        if (eip == end) return true;
-        if (eip >= HANDLERS && eip < HANDLERS + 32 * 16) return false;
-        nm_cpu_run(cpu, 1);
-    }
-    return nm_cpu_get_eip(cpu) == end;
-}
-
-/* A flat GDT (0x08 code, 0x10 data) and an IDT whose 32 exception gates
- * lead to `jmp $` stubs, loaded by LGDT/LIDT executed in the emulator. */
 static void machine_setup(void)
 {
-    GError *err = NULL;
-    cfg = nm_config_new();
-    mach = nm_machine_new(cfg, &err);
-    g_assert_no_error(err);
-    cpu = nm_cpu_new(mach);
-    if (!mach->cpu) mach->cpu = cpu;
-    nm_cpu_reset(cpu);
-
-    uint8_t *ram = mach->ram->host;
-    put_desc(ram + GDT_ADDR, 0, 0);
-    put_desc(ram + GDT_ADDR + 8, 0x0000ffffu, 0x00cf9a00u);
-    put_desc(ram + GDT_ADDR + 16, 0x0000ffffu, 0x00cf9200u);
-    for (uint32_t v = 0; v < 32; v++) {
-        uint32_t h = HANDLERS + v * 16;
-        put_desc(ram + IDT_ADDR + v * 8, (0x08u << 16) | (h & 0xffff), (h & 0xffff0000u) | 0x8e00u);
-        ram[h] = 0xeb; /* jmp $ */
-        ram[h + 1] = 0xfe;
-    }
-    /* Pseudo-descriptors: GDTR at PSEUDO, IDTR at PSEUDO + 8. */
-    uint8_t pd[14] = {
-        23,         0, GDT_ADDR & 0xff, (GDT_ADDR >> 8) & 0xff, (GDT_ADDR >> 16) & 0xff, 0, 0, 0,
-        32 * 8 - 1, 0, IDT_ADDR & 0xff, (IDT_ADDR >> 8) & 0xff, (IDT_ADDR >> 16) & 0xff, 0};
-    memcpy(ram + PSEUDO, pd, sizeof pd);
-    const uint8_t setup[] = {0x0f,
-                             0x01,
-                             0x15,
-                             PSEUDO & 0xff,
-                             (PSEUDO >> 8) & 0xff,
-                             (PSEUDO >> 16) & 0xff,
-                             0,
-                             0x0f,
-                             0x01,
-                             0x1d,
-                             (PSEUDO + 8) & 0xff,
-                             ((PSEUDO + 8) >> 8) & 0xff,
-                             ((PSEUDO + 8) >> 16) & 0xff,
-                             0};
-    nm_mem_dma_write(mach->mem, SETUP, setup, sizeof setup);
-    nm_cpu_enter_flat32(cpu, SETUP, STACK);
-    if (!run_to(SETUP + sizeof setup, 4)) {
-        nm_cpu_dump_state(cpu, stderr);
-        g_error("diff: LGDT/LIDT setup did not complete (EIP %08x)", nm_cpu_get_eip(cpu));
-    }
+    diff_machine_setup(&dm, NULL, false);
+    mach = dm.mach;
+    cpu = dm.cpu;
 }
 
 /* ---------------------------------------------------------- one case */
@@ -169,7 +106,7 @@ static void emu_run(const diff_record *r, emu_out *o)
     nm_cpu_set_eip(cpu, CODE);
     mach->stop_requested = 0;
 
-    bool done = run_to(CODE + r->len, 4);
+    bool done = diff_run_to(cpu, CODE + r->len, 4);
     o->eip = nm_cpu_get_eip(cpu);
     o->exception = !done && o->eip >= HANDLERS && o->eip < HANDLERS + 32 * 16;
     o->vector = o->exception ? (o->eip - HANDLERS) / 16 : 0;
@@ -504,9 +441,7 @@ int main(int argc, char **argv)
         g_free(p);
     }
     int rc = g_test_run();
-    if (cpu) nm_cpu_free(cpu);
-    if (mach) nm_machine_free(mach);
-    nm_config_free(cfg);
+    diff_machine_free(&dm);
     g_free(records);
     g_free(rec_file);
     g_free(first);

@@ -15,20 +15,17 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
+#include "diff_machine.h"
 #include "emu/config.h"
 #include "emu/machine.h"
 #include "x87_table.h"
 
-#define GDT_ADDR 0x00001000u
-#define IDT_ADDR 0x00002000u
-#define HANDLERS 0x00003000u /* 32 stubs of 16 bytes: `jmp $` */
-#define SETUP    0x00004000u
-#define PSEUDO   0x00005000u
-#define IMG_IN   0x00010000u
-#define IMG_OUT  0x00011000u
-#define MEMWIN   0x00012000u
-#define STACK    0x00080000u
-#define CODE     0x00100000u
+#define HANDLERS   DIFF_HANDLERS
+#define IMG_IN     0x00010000u
+#define IMG_OUT    0x00011000u
+#define MEMWIN     0x00012000u
+#define STACK      DIFF_STACK
+#define CODE       0x00100000u
 #define MAX_REPORT 6
 
 static const x87_tmpl *table;
@@ -38,65 +35,16 @@ static uint32_t nrecords;
 static uint32_t *first, *count;
 static const char *model_name = "486dx2-66";
 
-static nm_config *cfg;
 static nm_machine *mach;
 static nm_cpu *cpu;
 
-static void put_desc(uint8_t *p, uint32_t lo, uint32_t hi)
-{
-    for (int i = 0; i < 4; i++) {
-        p[i] = (uint8_t)(lo >> (8 * i));
-        p[4 + i] = (uint8_t)(hi >> (8 * i));
-    }
-}
+static diff_machine dm;
 
-static bool run_to(uint32_t end, unsigned max_steps)
-{
-    for (unsigned i = 0; i < max_steps; i++) {
-        uint32_t eip = nm_cpu_get_eip(cpu);
-        if (eip == end) return true;
-        if (eip >= HANDLERS && eip < HANDLERS + 32 * 16) return false;
-        nm_cpu_run(cpu, 1);
-    }
-    return nm_cpu_get_eip(cpu) == end;
-}
-
-/* A flat GDT and an IDT of `jmp $` stubs, loaded by LGDT/LIDT in the
- * emulator; CR0.NE set (an unmasked exception would be #MF, never IRQ 13:
- * none is delivered here anyway, FNSAVE does not wait). */
 static void machine_setup(void)
 {
-    GError *err = NULL;
-    cfg = nm_config_new();
-    g_free(cfg->cpu);
-    cfg->cpu = g_strdup(model_name);
-    mach = nm_machine_new(cfg, &err);
-    g_assert_no_error(err);
-    cpu = nm_cpu_new(mach);
-    if (!mach->cpu) mach->cpu = cpu;
-    nm_cpu_reset(cpu);
-    uint8_t *ram = mach->ram->host;
-    put_desc(ram + GDT_ADDR, 0, 0);
-    put_desc(ram + GDT_ADDR + 8, 0x0000ffffu, 0x00cf9a00u);
-    put_desc(ram + GDT_ADDR + 16, 0x0000ffffu, 0x00cf9200u);
-    for (uint32_t v = 0; v < 32; v++) {
-        uint32_t h = HANDLERS + v * 16;
-        put_desc(ram + IDT_ADDR + v * 8, (0x08u << 16) | (h & 0xffff), (h & 0xffff0000u) | 0x8e00u);
-        ram[h] = 0xeb;
-        ram[h + 1] = 0xfe;
-    }
-    uint8_t pd[14] = {23, 0, GDT_ADDR & 0xff, GDT_ADDR >> 8 & 0xff, GDT_ADDR >> 16 & 0xff, 0, 0, 0,
-                      32 * 8 - 1, 0, IDT_ADDR & 0xff, IDT_ADDR >> 8 & 0xff, IDT_ADDR >> 16 & 0xff,
-                      0};
-    memcpy(ram + PSEUDO, pd, sizeof pd);
-    const uint8_t setup[] = {0x0f, 0x01, 0x15, PSEUDO & 0xff, PSEUDO >> 8 & 0xff,
-                             PSEUDO >> 16 & 0xff, 0, 0x0f, 0x01, 0x1d, (PSEUDO + 8) & 0xff,
-                             (PSEUDO + 8) >> 8 & 0xff, (PSEUDO + 8) >> 16 & 0xff, 0,
-                             /* mov eax, cr0; or eax, NE | MP; mov cr0, eax */
-                             0x0f, 0x20, 0xc0, 0x83, 0xc8, 0x22, 0x0f, 0x22, 0xc0};
-    nm_mem_dma_write(mach->mem, SETUP, setup, sizeof setup);
-    nm_cpu_enter_flat32(cpu, SETUP, STACK);
-    if (!run_to(SETUP + sizeof setup, 8)) g_error("x87diff: LGDT/LIDT setup did not complete");
+    diff_machine_setup(&dm, model_name, true);
+    mach = dm.mach;
+    cpu = dm.cpu;
 }
 
 typedef struct {
@@ -128,7 +76,7 @@ static void emu_run(const x87_record *r, emu_out *o)
     nm_cpu_set_eflags(cpu, 0x2u);
     nm_cpu_set_eip(cpu, CODE);
     mach->stop_requested = 0;
-    bool done = run_to(CODE + n, 8);
+    bool done = diff_run_to(cpu, CODE + n, 8);
     uint32_t eip = nm_cpu_get_eip(cpu);
     o->fault = !done;
     o->vector = eip >= HANDLERS && eip < HANDLERS + 32 * 16 ? (eip - HANDLERS) / 16 : 99;
@@ -326,7 +274,6 @@ int main(int argc, char **argv)
         g_free(name);
     }
     int rc = g_test_run();
-    nm_machine_free(mach);
-    nm_config_free(cfg);
+    diff_machine_free(&dm);
     return rc;
 }

@@ -14,7 +14,7 @@ if(NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
 endif()
 
 add_executable(x87gen ${X87_SRC}/x87gen.c ${X87_SRC}/x87_table.c)
-add_executable(test_x87diff ${X87_SRC}/test_x87diff.c ${X87_SRC}/x87_table.c)
+add_executable(test_x87diff ${X87_SRC}/test_x87diff.c ${X87_SRC}/x87_table.c ${X87_SRC}/diff_machine.c)
 target_include_directories(test_x87diff PRIVATE ${X87_SRC})
 target_link_libraries(test_x87diff PRIVATE nicemu_core)
 
