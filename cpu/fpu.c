@@ -234,7 +234,8 @@ static nm_fenv fenv_of(const nm_fpu *f)
     /* PC: 00 single, 01 reserved (extended on these parts), 10 double,
      * 11 extended (SDM vol. 1, 8.1.5.2). */
     static const unsigned prec[4] = {24, 64, 53, 64};
-    return (nm_fenv){.prec = prec[(f->cw >> 8) & 3], .rc = (f->cw >> 10) & 3u,
+    return (nm_fenv){.prec = prec[(f->cw >> 8) & 3],
+                     .rc = (f->cw >> 10) & 3u,
                      .masks = (uint16_t)(f->cw & 0x3f)};
 }
 
@@ -260,9 +261,7 @@ static bool store_value(nm_fenv *env, nm_f80 v, unsigned fmt, uint8_t *buf, bool
 {
     bool store = true;
     switch (fmt) {
-    case MF_R32:
-        put_le(buf, indefinite ? 0xffc00000u : f80_to_f32(env, v, &store), 4);
-        break;
+    case MF_R32: put_le(buf, indefinite ? 0xffc00000u : f80_to_f32(env, v, &store), 4); break;
     case MF_R64:
         put_le(buf, indefinite ? 0xfff8000000000000ull : f80_to_f64(env, v, &store), 8);
         break;
@@ -696,7 +695,8 @@ static void env_load(nm_cpu *c, const nm_insn *i, const uint8_t *p)
             uint32_t hi = (uint32_t)get_le(p + 16, 4);
             f->fip = (uint32_t)get_le(p + 12, 2) | (hi >> 12 & 0xffff) << 16;
             f->fop = (uint16_t)(hi & 0x7ff);
-            f->fdp = (uint32_t)get_le(p + 20, 2) | ((uint32_t)get_le(p + 24, 4) >> 12 & 0xffff) << 16;
+            f->fdp = (uint32_t)get_le(p + 20, 2) | ((uint32_t)get_le(p + 24, 4) >> 12 & 0xffff)
+                                                       << 16;
             f->fcs = f->fds = 0;
         } else {
             f->fip = (uint32_t)get_le(p + 12, 4);
@@ -726,8 +726,8 @@ static void env_load(nm_cpu *c, const nm_insn *i, const uint8_t *p)
     /* The tags: only "empty" is taken from the word, the others follow
      * the registers' contents (387 and later). */
     for (unsigned r = 0; r < 8; r++)
-        f->tag[r] = ((tw >> (2 * r)) & 3) == NM_FTAG_EMPTY ? NM_FTAG_EMPTY
-                                                           : (uint8_t)fpu_tag_of(f->r[r]);
+        f->tag[r] =
+            ((tw >> (2 * r)) & 3) == NM_FTAG_EMPTY ? NM_FTAG_EMPTY : (uint8_t)fpu_tag_of(f->r[r]);
     update_es(c);
 }
 
@@ -1003,7 +1003,7 @@ void fpu_decode(nm_insn *i)
             break;
         }
         case 0xd9: {
-            static const uint16_t t[8] = {NM_OP_FLD,    NM_OP_ESC,  NM_OP_FST,     NM_OP_FSTP,
+            static const uint16_t t[8] = {NM_OP_FLD,    NM_OP_ESC,   NM_OP_FST,     NM_OP_FSTP,
                                           NM_OP_FLDENV, NM_OP_FLDCW, NM_OP_FNSTENV, NM_OP_FNSTCW};
             op = t[r];
             size = r < 4 ? 4 : r == 5 || r == 7 ? 2 : 0;
@@ -1011,7 +1011,7 @@ void fpu_decode(nm_insn *i)
         }
         case 0xdb: {
             static const uint16_t t[8] = {NM_OP_FILD, NM_OP_ESC, NM_OP_FIST, NM_OP_FISTP,
-                                          NM_OP_ESC, NM_OP_FLD,  NM_OP_ESC, NM_OP_FSTP};
+                                          NM_OP_ESC,  NM_OP_FLD, NM_OP_ESC,  NM_OP_FSTP};
             op = t[r];
             size = r < 4 ? 4 : 10;
             break;
@@ -1024,7 +1024,7 @@ void fpu_decode(nm_insn *i)
             break;
         }
         default: { /* DF */
-            static const uint16_t t[8] = {NM_OP_FILD, NM_OP_ESC, NM_OP_FIST,  NM_OP_FISTP,
+            static const uint16_t t[8] = {NM_OP_FILD, NM_OP_ESC,  NM_OP_FIST,  NM_OP_FISTP,
                                           NM_OP_FBLD, NM_OP_FILD, NM_OP_FBSTP, NM_OP_FISTP};
             static const uint8_t s[8] = {2, 0, 2, 2, 10, 8, 10, 8};
             op = t[r];
@@ -1086,7 +1086,7 @@ void fpu_decode(nm_insn *i)
         }
         break;
     case 0xdd: {
-        static const uint16_t t[8] = {NM_OP_FFREE, NM_OP_FXCH,   NM_OP_FST,  NM_OP_FSTP,
+        static const uint16_t t[8] = {NM_OP_FFREE, NM_OP_FXCH,   NM_OP_FST, NM_OP_FSTP,
                                       NM_OP_FUCOM, NM_OP_FUCOMP, NM_OP_ESC, NM_OP_ESC};
         op = t[r]; /* DD C8+i: FXCH4, an alias */
         break;

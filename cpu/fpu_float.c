@@ -82,7 +82,7 @@ static nm_f80 f80_put(const mpfr_t x)
     bool neg = mpfr_signbit(x) != 0;
     if (mpfr_zero_p(x)) return f80_zero(neg);
     MPFR_DECL_INIT(t, 64);
-    mpfr_abs(t, x, MPFR_RNDN); /* x has at most 64 bits: exact */
+    mpfr_abs(t, x, MPFR_RNDN);      /* x has at most 64 bits: exact */
     mpfr_exp_t e = mpfr_get_exp(t); /* t in [2^(e-1), 2^e) */
     long biased = (long)e + F80_BIAS - 1;
     nm_f80 r;
@@ -119,6 +119,34 @@ static bool rounded_up(int t, bool neg)
     return neg ? t < 0 : t > 0;
 }
 
+/* An unmasked overflow (over) or underflow, exception bit `exc`, of x
+ * (ternary t).  To a register: the exponent is wrapped by f->wrap, or
+ * where the wrapped exponent is still out of range (FSCALE's), an
+ * infinity for an overflow and a zero for an underflow whatever the
+ * rounding (host x87).  To memory: nothing is stored and there is no PE.
+ * Returns pack()'s result. */
+static bool pack_unmasked(nm_fenv *env, mpfr_t x, int t, const fmt_t *f, bool neg, bool wrap_ok,
+                          unsigned exc, bool over)
+{
+    if (!f->wrap) {
+        env->exc |= exc;
+        return false;
+    }
+    if (!wrap_ok) {
+        env->exc |= exc | NM_FPE_PE;
+        env->c1 = over;
+        if (over)
+            mpfr_set_inf(x, neg ? -1 : 1);
+        else
+            mpfr_set_zero(x, neg ? -1 : 1);
+        return true;
+    }
+    env->exc |= exc | (t ? NM_FPE_PE : 0);
+    env->c1 = rounded_up(t, neg);
+    mpfr_mul_2si(x, x, over ? -f->wrap : f->wrap, MPFR_RNDN);
+    return true;
+}
+
 /* x: the exact result rounded to f->prec bits with an unbounded exponent
  * (ternary t).  Applies the format's range: see the file's comment.
  * Returns false when an unmasked overflow or underflow to memory leaves the
@@ -133,27 +161,11 @@ static bool pack(nm_fenv *env, mpfr_t x, int t, const fmt_t *f)
     bool neg = mpfr_signbit(x) != 0;
     mpfr_rnd_t rnd = rnd_of(env);
     mpfr_exp_t e = mpfr_get_exp(x);
-    /* An unmasked overflow or underflow to a register whose wrapped
-     * exponent is still out of range (FSCALE's) gets an infinity for an
-     * overflow, a zero for an underflow, whatever the rounding (host x87). */
+    /* wrap_ok: an unmasked exception's wrapped exponent is in range */
     bool wrap_ok = f->wrap && e - f->wrap <= f->emax && e + f->wrap >= f->enorm;
     if (e > f->emax) {
-        if (!(env->masks & NM_FPE_OE) && f->wrap && !wrap_ok) { /* (host x87) */
-            env->exc |= NM_FPE_OE | NM_FPE_PE;
-            env->c1 = true;
-            mpfr_set_inf(x, neg ? -1 : 1);
-            return true;
-        }
-        if (!(env->masks & NM_FPE_OE) && (wrap_ok || !f->wrap)) {
-            if (!f->wrap) { /* to memory: nothing stored, no PE */
-                env->exc |= NM_FPE_OE;
-                return false;
-            }
-            env->exc |= NM_FPE_OE | (t ? NM_FPE_PE : 0);
-            env->c1 = rounded_up(t, neg);
-            mpfr_mul_2si(x, x, -f->wrap, MPFR_RNDN);
-            return true;
-        }
+        if (!(env->masks & NM_FPE_OE))
+            return pack_unmasked(env, x, t, f, neg, wrap_ok, NM_FPE_OE, true);
         /* Masked: infinity, or the largest finite number, by direction
          * (SDM vol. 1, table 4-10). */
         env->exc |= NM_FPE_OE | NM_FPE_PE;
@@ -169,22 +181,8 @@ static bool pack(nm_fenv *env, mpfr_t x, int t, const fmt_t *f)
         return true;
     }
     if (e < f->enorm) { /* tiny after rounding */
-        if (!(env->masks & NM_FPE_UE) && f->wrap && !wrap_ok) { /* (host x87) */
-            env->exc |= NM_FPE_UE | NM_FPE_PE;
-            env->c1 = false;
-            mpfr_set_zero(x, neg ? -1 : 1);
-            return true;
-        }
-        if (!(env->masks & NM_FPE_UE) && (wrap_ok || !f->wrap)) {
-            if (!f->wrap) { /* to memory: nothing stored, no PE */
-                env->exc |= NM_FPE_UE;
-                return false;
-            }
-            env->exc |= NM_FPE_UE | (t ? NM_FPE_PE : 0);
-            env->c1 = rounded_up(t, neg);
-            mpfr_mul_2si(x, x, f->wrap, MPFR_RNDN);
-            return true;
-        }
+        if (!(env->masks & NM_FPE_UE))
+            return pack_unmasked(env, x, t, f, neg, wrap_ok, NM_FPE_UE, false);
         mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
         mpfr_set_emin(f->enorm - (long)f->prec + 1);
         mpfr_set_emax(f->emax);
@@ -291,8 +289,7 @@ nm_f80 f80_arith(nm_fenv *env, unsigned op, nm_f80 a, nm_f80 b)
     case 0: t = mpfr_add(z, x, y, rnd); break;
     case 1: t = mpfr_sub(z, x, y, rnd); break;
     case 2: t = mpfr_mul(z, x, y, rnd); break;
-    default: t = mpfr_div(z, x, y, rnd);
-        break;
+    default: t = mpfr_div(z, x, y, rnd); break;
     }
     return finish(env, z, t, env->prec);
 }
@@ -351,7 +348,7 @@ nm_f80 f80_scale(nm_fenv *env, nm_f80 a, nm_f80 b)
     mpfr_trunc(y, y);
     /* Beyond +-2^17 every result over- or underflows whatever a is: clamp
      * (the wrapped results of unmasked exceptions stay in their range too). */
-    long n = mpfr_cmp_si(y, 1l << 17) > 0    ? 1l << 17
+    long n = mpfr_cmp_si(y, 1l << 17) > 0      ? 1l << 17
              : mpfr_cmp_si(y, -(1l << 17)) < 0 ? -(1l << 17)
                                                : mpfr_get_si(y, MPFR_RNDZ);
     mpfr_mul_2si(x, x, n, MPFR_RNDN); /* exact: no rounding at an unbounded exponent */
@@ -409,7 +406,8 @@ nm_f80 f80_prem(nm_fenv *env, nm_f80 a, nm_f80 b, bool ieee, unsigned *quot, boo
     *incomplete = false;
     nm_f80 r;
     f80_class_t ka = f80_class(a), kb = f80_class(b);
-    bool specials = ka == F80_UNSUPPORTED || kb == F80_UNSUPPORTED || f80_is_nan(a) || f80_is_nan(b);
+    bool specials =
+        ka == F80_UNSUPPORTED || kb == F80_UNSUPPORTED || f80_is_nan(a) || f80_is_nan(b);
     if (!specials && (ka == F80_INF || kb == F80_ZERO)) { /* invalid, before DE */
         env->exc |= NM_FPE_IE;
         return f80_indefinite;
@@ -733,7 +731,7 @@ static long reduce(mpfr_t r, const mpfr_t x)
     mpfr_rint(q, q, MPFR_RNDN);
     long k = (long)(mpfr_get_sj(q, MPFR_RNDN) & 3);
     mpfr_mul(q, q, p, MPFR_RNDN); /* exact: 64 + 66 bits */
-    mpfr_sub(r, x, q, MPFR_RNDN);  /* exact: see above */
+    mpfr_sub(r, x, q, MPFR_RNDN); /* exact: see above */
     return k;
 }
 

@@ -56,8 +56,9 @@ void nm_cpu_snapshot(nm_cpu *c, nm_snap *s)
     static const char *const seg_names[NM_SEG_COUNT] = {"es", "cs", "ss", "ds", "fs", "gs"};
     if (!nm_snap_begin(s, "cpu", CPU_SNAPSHOT_VERSION)) return;
     if (!nm_snap_saving(s) && nm_snap_version(s) < CPU_SNAPSHOT_VERSION) {
-        nm_snap_fail(s, "cpu: section version %u is from before the x87 (this nicemu reads %u): "
-                        "save the state again",
+        nm_snap_fail(s,
+                     "cpu: section version %u is from before the x87 (this nicemu reads %u): "
+                     "save the state again",
                      nm_snap_version(s), CPU_SNAPSHOT_VERSION);
         return;
     }

@@ -18,12 +18,13 @@ extern const nm_device_class nm_xilinx_spi_class; /* devices/bus/xilinx_spi.c */
 extern const nm_device_class nm_ks8851_class;     /* devices/net/ks8851.c */
 
 static const nm_device_class *const classes[] = {
-    &nm_debugcon_class,   &nm_isa_class,     &nm_ne2000_class,   &nm_wd8013_class,
-    &nm_pic_class,        &nm_pit_class,     &nm_uart_class,     &nm_rtc_class,
-    &nm_port92_class,     &nm_i8042_class,   &nm_postcode_class, &nm_exitport_class,
-    &nm_marker_class,     &nm_mailbox_class, &nm_pci_host_class, &nm_e1000_class,
-    &nm_xilinx_spi_class, &nm_ks8851_class,  &nm_vga_class,      &nm_fpuerr_class,
-    NULL,
+    &nm_debugcon_class, &nm_isa_class,        &nm_ne2000_class,
+    &nm_wd8013_class,   &nm_pic_class,        &nm_pit_class,
+    &nm_uart_class,     &nm_rtc_class,        &nm_port92_class,
+    &nm_i8042_class,    &nm_postcode_class,   &nm_exitport_class,
+    &nm_marker_class,   &nm_mailbox_class,    &nm_pci_host_class,
+    &nm_e1000_class,    &nm_xilinx_spi_class, &nm_ks8851_class,
+    &nm_vga_class,      &nm_fpuerr_class,     NULL,
 };
 
 const nm_device_class *nm_device_class_find(const char *name)

@@ -652,8 +652,7 @@ int nm_compare_main(int argc, char **argv)
             return usage_error(cmd, missing);
         }
         const char *files[4] = {ka, kb, ia, ib};
-        static const char *const opts[4] = {"--kernel-a", "--kernel-b", "--initrd-a",
-                                            "--initrd-b"};
+        static const char *const opts[4] = {"--kernel-a", "--kernel-b", "--initrd-a", "--initrd-b"};
         for (int k = 0; k < 4; k++)
             if (files[k] && !g_file_test(files[k], G_FILE_TEST_IS_REGULAR)) {
                 g_autofree char *msg = g_strdup_printf("%s: %s: no such file", opts[k], files[k]);

@@ -144,7 +144,8 @@ nm_measure *nm_measure_new(nm_machine *m, GError **err)
         return NULL;
     }
     /* (before the CPU runs: its decoded-instruction cache is empty) */
-    if (k->cls && k->cls->icache_bits && m->cpu) nm_cpu_set_icache_bits(m->cpu, k->cls->icache_bits);
+    if (k->cls && k->cls->icache_bits && m->cpu)
+        nm_cpu_set_icache_bits(m->cpu, k->cls->icache_bits);
     k->timing = nm_timing_new(m, &params);
     m->timing = k->timing;
     m->window_ops = &measure_ops;

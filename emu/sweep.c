@@ -764,10 +764,9 @@ static void progress_read(progress *p)
             const char *name = p->names ? g_hash_table_lookup(p->names, id) : NULL;
             g_free(p->last);
             p->last = g_strdup(name ? name : id);
-            g_ptr_array_add(p->started,
-                            g_strdup_printf("%s %u/%u: %s", p->what,
-                                            p->cached + g_hash_table_size(p->seen), p->total,
-                                            p->last));
+            g_ptr_array_add(p->started, g_strdup_printf("%s %u/%u: %s", p->what,
+                                                        p->cached + g_hash_table_size(p->seen),
+                                                        p->total, p->last));
         }
     fclose(f);
 }
@@ -797,8 +796,9 @@ static void progress_print(progress *p)
     } else if (!left)
         g_strlcpy(eta, "0:00", sizeof eta);
     if (tty && p->last)
-        fprintf(stderr, "\r\033[Knicemu sweep: %s %u/%u: %s; %u/%u %ss done (%u from the cache), "
-                        "%u failed, ETA %s",
+        fprintf(stderr,
+                "\r\033[Knicemu sweep: %s %u/%u: %s; %u/%u %ss done (%u from the cache), "
+                "%u failed, ETA %s",
                 p->what, started, p->total, p->last, done, p->total, p->what, p->cached, p->failed,
                 eta);
     else
@@ -1628,9 +1628,9 @@ int nm_sweep_main(int argc, char **argv)
     for (guint i = 0; i < n; i++) {
         g_hash_table_replace(names, cells[i].id, cell_name(&s, &cells[i]));
         if (cells[i].boot_id && !g_hash_table_contains(names, cells[i].boot_id))
-            g_hash_table_replace(names, cells[i].boot_id,
-                                 g_strdup_printf("for %s", (char *)g_hash_table_lookup(
-                                                               names, cells[i].id)));
+            g_hash_table_replace(
+                names, cells[i].boot_id,
+                g_strdup_printf("for %s", (char *)g_hash_table_lookup(names, cells[i].id)));
     }
     progress p = {.total = n,
                   .cached = n - n_jobs,

@@ -28,6 +28,8 @@
 #include "cpu/cpu_internal.h"
 #include "emu/core/report.h"
 
+/* One row per cost class, grouped as the manuals group them. */
+/* clang-format off */
 enum {
     XC_BAD,
     XC_FLD_ST, XC_FLD_M32, XC_FLD_M64, XC_FLD_M80, XC_FILD_M16, XC_FILD_M32, XC_FILD_M64, XC_FBLD,
@@ -44,6 +46,7 @@ enum {
     XC_FRSTOR, XC_FNOP, XC_FLEGACY, XC_WAIT,
     XC_COUNT
 };
+/* clang-format on */
 
 /* Row flags. */
 #define XF_FX    0x01u /* Pentium: pairs with a following FXCH [P5] */
@@ -54,12 +57,12 @@ enum {
 #define XF_ST1   0x20u /* reads ST(1) too (FSCALE, FPREM, FPATAN, FYL2X, FCOMPP ...) */
 
 typedef struct {
-    uint16_t c387;    /* [387] clocks */
-    uint16_t c486;    /* [486] clocks */
-    uint8_t conc486;  /* [486] concurrent execution clocks */
-    uint8_t p5;       /* [P5] clocks (latency) */
-    uint8_t p5_iov;   /* [P5] clocks that overlap the integer instructions after it */
-    uint8_t p5_fov;   /* [P5] clocks that overlap the FP instructions after it */
+    uint16_t c387;   /* [387] clocks */
+    uint16_t c486;   /* [486] clocks */
+    uint8_t conc486; /* [486] concurrent execution clocks */
+    uint8_t p5;      /* [P5] clocks (latency) */
+    uint8_t p5_iov;  /* [P5] clocks that overlap the integer instructions after it */
+    uint8_t p5_fov;  /* [P5] clocks that overlap the FP instructions after it */
     uint8_t flags;
 } x87_row;
 
@@ -186,8 +189,8 @@ static const x87_row rows[XC_COUNT] = {
 /* Memory operand classes by (op, opcode byte, ModRM.reg): the arithmetic's
  * formats come from the opcode (D8 m32 real, DA m32 int, DC m64 real, DE
  * m16 int). */
-static unsigned arith_class(const nm_insn *i, unsigned st, unsigned m32, unsigned m64,
-                            unsigned i16, unsigned i32)
+static unsigned arith_class(const nm_insn *i, unsigned st, unsigned m32, unsigned m64, unsigned i16,
+                            unsigned i32)
 {
     if (i->mod == 3) return st;
     switch (i->opcode) {
@@ -370,8 +373,7 @@ static unsigned pushes_pops(const nm_cpu *c, const nm_insn *i, int *delta)
     case NM_OP_FUCOMPP: d = -2; break;
     case NM_OP_FFREE: d = i->opcode == 0xdf ? -1 : 0; break; /* FFREEP */
     default:
-        if (i->opcode == 0xde && i->mod == 3 && i->op >= NM_OP_FADD && i->op <= NM_OP_FDIVR)
-            d = -1;
+        if (i->opcode == 0xde && i->mod == 3 && i->op >= NM_OP_FADD && i->op <= NM_OP_FDIVR) d = -1;
         break;
     }
     *delta = d;
@@ -424,10 +426,10 @@ unsigned nm_x87_cost_p5(nm_x87_timing *t, const nm_cpu *c, const nm_insn *i, uin
     uint64_t issue = now > t->p5_next ? now : t->p5_next;
     if ((r->flags & XF_FMUL) && t->p5_last_fmul && t->p5_fmul_next > issue) issue = t->p5_fmul_next;
     unsigned srcs[3], ns = 0;
-    if (xc != XC_FLD_ST && xc != XC_FLD_M32 && xc != XC_FLD_M64 && xc != XC_FLD_M80 && xc != XC_FILD_M16 &&
-        xc != XC_FILD_M32 && xc != XC_FILD_M64 && xc != XC_FBLD && xc != XC_FLDZ1 &&
-        xc != XC_FLDCONST && xc != XC_FNINIT && xc != XC_FNCLEX && xc != XC_FLDCW &&
-        xc != XC_FLDENV && xc != XC_FRSTOR && xc != XC_FFREE && xc != XC_FINCSTP)
+    if (xc != XC_FLD_ST && xc != XC_FLD_M32 && xc != XC_FLD_M64 && xc != XC_FLD_M80 &&
+        xc != XC_FILD_M16 && xc != XC_FILD_M32 && xc != XC_FILD_M64 && xc != XC_FBLD &&
+        xc != XC_FLDZ1 && xc != XC_FLDCONST && xc != XC_FNINIT && xc != XC_FNCLEX &&
+        xc != XC_FLDCW && xc != XC_FLDENV && xc != XC_FRSTOR && xc != XC_FFREE && xc != XC_FINCSTP)
         srcs[ns++] = top_before;
     if (i->mod == 3 && i->rm && xc != XC_FFREE) srcs[ns++] = (top_before + i->rm) & 7u;
     if (r->flags & XF_ST1) srcs[ns++] = (top_before + 1) & 7u;
@@ -444,8 +446,7 @@ unsigned nm_x87_cost_p5(nm_x87_timing *t, const nm_cpu *c, const nm_insn *i, uin
     t->stall_clocks += stall;
     /* The result: ST(0) after, or ST(i) for the DC/DE register forms. */
     unsigned dst = top_after;
-    if ((i->opcode == 0xdc || i->opcode == 0xde) && i->mod == 3)
-        dst = (top_before + i->rm) & 7u;
+    if ((i->opcode == 0xdc || i->opcode == 0xde) && i->mod == 3) dst = (top_before + i->rm) & 7u;
     if (xc == XC_FNSAVE || xc == XC_FNINIT || xc == XC_FRSTOR)
         for (unsigned k = 0; k < 8; k++)
             t->p5_ready[k] = issue + clocks;

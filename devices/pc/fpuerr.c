@@ -22,9 +22,9 @@
 typedef struct fpuerr {
     nm_machine *machine;
     nm_io_claim *claim;
-    bool latch;       /* FERR# seen asserted since the last write to 0xF0: IRQ 13 high */
-    uint64_t errors;  /* FERR# assertions */
-    uint64_t clears;  /* writes to port 0xF0 */
+    bool latch;      /* FERR# seen asserted since the last write to 0xF0: IRQ 13 high */
+    uint64_t errors; /* FERR# assertions */
+    uint64_t clears; /* writes to port 0xF0 */
 } fpuerr;
 
 static void fpuerr_ferr(void *opaque, bool asserted)

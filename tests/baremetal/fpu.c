@@ -8,8 +8,8 @@
  * probe finds none, ESC opcodes do nothing, #NM still comes). */
 #include "bm.h"
 
-#define PIC1 0x20
-#define PIC2 0xa0
+#define PIC1         0x20
+#define PIC2         0xa0
 #define IRQ13_VECTOR 0x2d /* the slave PIC based at 0x28 */
 
 static int has_cpuid(void)

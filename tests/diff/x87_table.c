@@ -53,29 +53,31 @@ static void addr(const char *group, const char *name, unsigned op, unsigned modr
 static void build(void)
 {
     if (ntmpls) return;
-    static const char *const an[8] = {"fadd", "fmul", "fcom", "fcomp",
+    static const char *const an[8] = {"fadd", "fmul",  "fcom", "fcomp",
                                       "fsub", "fsubr", "fdiv", "fdivr"};
     char n[40];
     /* arithmetic and compares with memory operands */
     static const struct {
         unsigned op, mem;
         const char *suffix;
-    } am[4] = {{0xd8, X87_M_R32, "m32"}, {0xdc, X87_M_R64, "m64"},
-               {0xda, X87_M_I32, "m32int"}, {0xde, X87_M_I16, "m16int"}};
+    } am[4] = {{0xd8, X87_M_R32, "m32"},
+               {0xdc, X87_M_R64, "m64"},
+               {0xda, X87_M_I32, "m32int"},
+               {0xde, X87_M_I16, "m16int"}};
     for (unsigned f = 0; f < 4; f++)
         for (unsigned r = 0; r < 8; r++) {
             snprintf(n, sizeof n, "%s_%s", an[r], am[f].suffix);
-            addm(r == 2 || r == 3 ? "compare" : "arith", n, am[f].op, r, am[f].mem, 1, X87_G_ANY,
-                 0, f < 2 ? 2500 : 1200);
+            addm(r == 2 || r == 3 ? "compare" : "arith", n, am[f].op, r, am[f].mem, 1, X87_G_ANY, 0,
+                 f < 2 ? 2500 : 1200);
         }
     /* register forms: D8 ST(0) op ST(i); DC ST(i) op ST(0); DE and pop */
     for (unsigned r = 0; r < 8; r++) {
         snprintf(n, sizeof n, "%s_st0_sti", an[r]);
-        addr(r == 2 || r == 3 ? "compare" : "arith", n, 0xd8, 0xc0 | r << 3, 2, X87_G_ANY,
-             X87_F_RM, 2500);
+        addr(r == 2 || r == 3 ? "compare" : "arith", n, 0xd8, 0xc0 | r << 3, 2, X87_G_ANY, X87_F_RM,
+             2500);
         snprintf(n, sizeof n, "dc_%s_sti_st0", an[r]);
-        addr(r == 2 || r == 3 ? "compare" : "arith", n, 0xdc, 0xc0 | r << 3, 2, X87_G_ANY,
-             X87_F_RM, r == 2 || r == 3 ? 300 : 2500);
+        addr(r == 2 || r == 3 ? "compare" : "arith", n, 0xdc, 0xc0 | r << 3, 2, X87_G_ANY, X87_F_RM,
+             r == 2 || r == 3 ? 300 : 2500);
         snprintf(n, sizeof n, "de_%s_p", an[r]);
         if (r != 3)
             addr(r == 2 ? "compare" : "arith", n, 0xde, 0xc0 | r << 3, 2, X87_G_ANY, X87_F_RM,
@@ -96,7 +98,7 @@ static void build(void)
     addm("load", "fild_m64", 0xdf, 5, X87_M_I64, 0, X87_G_ANY, X87_F_PUSH, 1000);
     addm("load", "fbld", 0xdf, 4, X87_M_BCD, 0, X87_G_ANY, X87_F_PUSH, 1000);
     addr("load", "fld_sti", 0xd9, 0xc0, 0, X87_G_ANY, X87_F_RM | X87_F_PUSH, 1500);
-    static const char *const cn[7] = {"fld1", "fldl2t", "fldl2e", "fldpi",
+    static const char *const cn[7] = {"fld1",   "fldl2t", "fldl2e", "fldpi",
                                       "fldlg2", "fldln2", "fldz"};
     for (unsigned k = 0; k < 7; k++)
         addr("load", cn[k], 0xd9, 0xe8 + k, 0, X87_G_ANY, X87_F_PUSH, 400);
@@ -156,8 +158,10 @@ static void build(void)
     }
     addm("control", "fldcw", 0xd9, 5, X87_M_CW, 0, X87_G_ANY, 0, 1000);
     addm("control", "fnstcw", 0xd9, 7, X87_M_CW, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING, 300);
-    addm("control", "fnstsw_m16", 0xdd, 7, X87_M_CW, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING, 300);
-    addm("control", "fnstenv", 0xd9, 6, X87_M_ENV28, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING, 500);
+    addm("control", "fnstsw_m16", 0xdd, 7, X87_M_CW, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING,
+         300);
+    addm("control", "fnstenv", 0xd9, 6, X87_M_ENV28, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING,
+         500);
     addm("control", "fldenv", 0xd9, 4, X87_M_ENV28, 0, X87_G_ANY, 0, 500);
     addm("control", "fnsave", 0xdd, 6, X87_M_SAVE, 0, X87_G_ANY, X87_F_STORE | X87_F_PENDING, 500);
     addm("control", "frstor", 0xdd, 4, X87_M_SAVE, 0, X87_G_ANY, 0, 500);
@@ -301,8 +305,10 @@ static void gen_f80(rng_t *r, unsigned gen, uint8_t out[10])
             e = 1 + below(r, 0x7ffe);
             m = sig(r);
         } else if (w < 65) { /* near the ends of the range, and of single's and double's */
+            /* clang-format off */
             static const unsigned edge[] = {1, 2, 64, 16383 - 126, 16383 - 149, 16383 + 127,
                                             16383 - 1022, 16383 - 1074, 16383 + 1023, 0x7ffd, 0x7ffe};
+            /* clang-format on */
             e = edge[below(r, 11)] + below(r, 3) - 1;
             if (e == 0) e = 1;
             if (e >= 0x7fff) e = 0x7ffe;
@@ -444,7 +450,8 @@ void x87_make_case(const x87_tmpl *t, unsigned tindex, uint32_t seed, unsigned k
     rec->tmpl = (uint16_t)tindex;
     memcpy(rec->code, t->code, t->len);
     rec->len = t->len;
-    if (t->flags & X87_F_RM) rec->code[t->len - 1] = (uint8_t)((rec->code[t->len - 1] & ~7u) | below(&r, 8));
+    if (t->flags & X87_F_RM)
+        rec->code[t->len - 1] = (uint8_t)((rec->code[t->len - 1] & ~7u) | below(&r, 8));
     rec->eax_in = (uint32_t)next(&r);
     gen_image(&r, t, rec->in, (t->flags & X87_F_PENDING) && below(&r, 2));
     for (unsigned b = 0; b < X87_MEM; b++)

@@ -14,18 +14,30 @@
 
 /* What the generator gives an operand. */
 enum {
-    X87_G_ANY,     /* every class, weighted toward normal values */
-    X87_G_TRIG,    /* FSIN and friends: moderate, some beyond 2^63 */
-    X87_G_UNIT,    /* F2XM1: [-1, 1] */
-    X87_G_LOGX,    /* FYL2X's x: mostly positive */
-    X87_G_LOG1P,   /* FYL2XP1's x: |x| < 1 - sqrt(2)/2 */
-    X87_G_INT,     /* integer-valued (FRNDINT, FIST, FBSTP near the limits) */
-    X87_G_PREM,    /* FPREM: exponent differences 0..100 */
+    X87_G_ANY,   /* every class, weighted toward normal values */
+    X87_G_TRIG,  /* FSIN and friends: moderate, some beyond 2^63 */
+    X87_G_UNIT,  /* F2XM1: [-1, 1] */
+    X87_G_LOGX,  /* FYL2X's x: mostly positive */
+    X87_G_LOG1P, /* FYL2XP1's x: |x| < 1 - sqrt(2)/2 */
+    X87_G_INT,   /* integer-valued (FRNDINT, FIST, FBSTP near the limits) */
+    X87_G_PREM,  /* FPREM: exponent differences 0..100 */
 };
 
 /* Memory operand formats. */
-enum { X87_M_NONE, X87_M_R32, X87_M_R64, X87_M_R80, X87_M_I16, X87_M_I32, X87_M_I64, X87_M_BCD,
-       X87_M_CW, X87_M_ENV28, X87_M_ENV14, X87_M_SAVE };
+enum {
+    X87_M_NONE,
+    X87_M_R32,
+    X87_M_R64,
+    X87_M_R80,
+    X87_M_I16,
+    X87_M_I32,
+    X87_M_I64,
+    X87_M_BCD,
+    X87_M_CW,
+    X87_M_ENV28,
+    X87_M_ENV14,
+    X87_M_SAVE
+};
 
 /* Template flags. */
 #define X87_F_RM      0x01u /* register form: ModRM.rm random per case */

@@ -60,8 +60,8 @@ int main(int argc, char **argv)
     signal(SIGFPE, on_signal);
     signal(SIGSEGV, on_signal);
     signal(SIGILL, on_signal);
-    uint8_t *code = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint8_t *code =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (code == MAP_FAILED) {
         perror("x87gen: mmap");
         return 1;

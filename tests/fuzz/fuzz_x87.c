@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         put_desc(ram + IDT_ADDR + v * 8, 0x08u << 16 | ((STUBS + v) & 0xffff), 0x8e00u);
         ram[STUBS + v] = 0xf4;
     }
-    static const uint8_t pd[14] = {23, 0, GDT_ADDR & 0xff, GDT_ADDR >> 8, 0, 0, 0, 0,
+    static const uint8_t pd[14] = {23,  0, GDT_ADDR & 0xff, GDT_ADDR >> 8, 0, 0, 0, 0,
                                    255, 0, IDT_ADDR & 0xff, IDT_ADDR >> 8, 0, 0};
     memcpy(ram + 0x6000, pd, sizeof pd);
     static const uint8_t setup[] = {
@@ -121,8 +121,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t code[16];
         unsigned n = 1 + (flags >> 4) % 14;
         fz_bytes(&in, code, n);
-        if ((flags & 0x0c) != 0x0c) code[0] = (uint8_t)(0xd8 | (code[0] & 7)); /* an ESC */
-        else if (flags & 2) code[0] = 0x9b;                                    /* WAIT */
+        if ((flags & 0x0c) != 0x0c)
+            code[0] = (uint8_t)(0xd8 | (code[0] & 7)); /* an ESC */
+        else if (flags & 2)
+            code[0] = 0x9b; /* WAIT */
         code[n] = 0xf4;
         /* CR0: EM TS MP NE from the flags (PE kept) */
         uint32_t cr0 = c->cr0 & ~(uint32_t)(NM_CR0_EM | NM_CR0_TS | NM_CR0_MP | NM_CR0_NE);

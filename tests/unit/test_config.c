@@ -111,7 +111,8 @@ static void test_keyfile_errors(void)
          "restore, mailbox)"},
         {"[machine]\ncpu=z80\n",
          "machine.ini [machine]: cpu: bad value 'z80' (accepted: 386dx-25, 386dx-33, 386dx-40, "
-         "486sx-25, 486dx-33, 486dx2-66, 486dx4-100, pentium-60, pentium-66, pentium-100, pentium-133)"},
+         "486sx-25, 486dx-33, 486dx2-66, 486dx4-100, pentium-60, pentium-66, pentium-100, "
+         "pentium-133)"},
         {"[machine]\nram=lots\n",
          "machine.ini [machine]: ram: bad value 'lots' (accepted: a size from 1M to 2G in whole 4K "
          "pages, e.g. 32M)"},
