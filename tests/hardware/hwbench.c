@@ -594,6 +594,180 @@ RM_KERNEL(k_ab12agi2, rm_agi2)
 RM_KERNEL(k_ab12agi1, rm_agi1)
 RM_KERNEL(k_ab12agi0, rm_agi0)
 
+/* Real-mode tests that need data in DS (0x2000, linear 0x20000) first:
+ * `setup` (protected mode, flat) writes it before the test runs. */
+#define RM_DS ((uint8_t *)0x20000)
+#define RM_KERNEL_DATA(kname, test, setup)                                                         \
+    extern char test[], rm_base[];                                                                 \
+    static void kname(void)                                                                        \
+    {                                                                                              \
+        setup();                                                                                   \
+        hw_gdtr.base = (uint32_t)hw_gdt;                                                           \
+        __asm__ volatile("lgdt %0\n ljmp $0x08, $1f\n1:" ::"m"(hw_gdtr));                          \
+        rm_call((uint32_t)(test - rm_base), !run.skip);                                            \
+    }
+
+/* Abrash, Graphics Programming Black Book ch. 7 ("Local Optimization"):
+ * Listing 7.1's SearchMaxLength (LODSB, CMP AL,AH, JZ, AND AL,AL, JZ,
+ * LOOP) "performs a search of the sample string for a period ('.') in
+ * 170 us on a 20 MHz cached 386"; with the LOOP replaced by DEC CX/JNZ,
+ * 168 us; Listing 7.2 (the same four instructions unrolled four times, the
+ * first pass entered through a word table in the data segment), 121 us.
+ * The sample string is the listings' (133 bytes with its 0; the period is
+ * byte 132), at DS:0100h; the jump table at DS:0200h; the timed part is
+ * the call with its three register loads (AH = '.', CX = the length, SI =
+ * the string), as the listings' Start makes it.  The functions are word
+ * aligned (their place in Abrash's code segment, after Start, is not
+ * given). */
+static const char ab7_sample[] = "This is a sample string of a long enough length "
+                                 "so that raw searching speed can outweigh any "
+                                 "extra set-up time that may be required.";
+extern char rm_s72_e1[], rm_s72_e2[], rm_s72_e3[], rm_s72_e4[];
+static void ab7_data(void)
+{
+    for (uint32_t i = 0; i < sizeof ab7_sample; i++) /* with its 0 */
+        RM_DS[0x100 + i] = (uint8_t)ab7_sample[i];
+    uint16_t *t = (uint16_t *)(RM_DS + 0x200);
+    t[0] = (uint16_t)(rm_s72_e4 - rm_base);
+    t[1] = (uint16_t)(rm_s72_e1 - rm_base);
+    t[2] = (uint16_t)(rm_s72_e2 - rm_base);
+    t[3] = (uint16_t)(rm_s72_e3 - rm_base);
+}
+#define AB7_SEARCH(fn) " movb $0x2e, %ah\n movw $133, %cx\n movw $0x100, %si\n call " fn "\n"
+#define AB7_STEP(next) " lodsb\n cmpb %ah, %al\n jz 8f\n andb %al, %al\n jz " next "\n"
+__asm__(
+    ".section .rm16, \"ax\"\n.code16\n"
+    /* Listing 7.1 */
+    ".p2align 1\nrm_s71:\n cld\n1:" AB7_STEP(
+        "7f") " loop 1b\n7: clc\n ret\n8: decw %si\n stc\n ret\n"
+              /* Listing 7.1 with DEC CX/JNZ for the LOOP */
+              ".p2align 1\nrm_s71d:\n cld\n1:" AB7_STEP(
+                  "7f") " decw %cx\n jnz 1b\n7: clc\n ret\n8: decw %si\n"
+                        " stc\n ret\n"
+                        /* Listing 7.2 */
+                        ".p2align 1\nrm_s72:\n cld\n movw %cx, %bx\n addw $3, %cx\n shrw $1, %cx\n "
+                        "shrw $1, %cx\n"
+                        " andw $3, %bx\n shlw $1, %bx\n jmp *0x200(%bx)\n"
+                        "rm_s72_e4:\n" AB7_STEP("7f") "rm_s72_e3:\n" AB7_STEP(
+                            "7f") "rm_s72_e2:\n" AB7_STEP("7f") "rm_s72_e1:\n" AB7_STEP("7f") " loo"
+                                                                                              "p "
+                                                                                              "rm_"
+                                                                                              "s72_"
+                                                                                              "e4\n"
+                                                                                              "7: "
+                                                                                              "clc"
+                                                                                              "\n "
+                                                                                              "ret"
+                                                                                              "\n8:"
+                                                                                              " dec"
+                                                                                              "w "
+                                                                                              "%si"
+                                                                                              "\n "
+                                                                                              "stc"
+                                                                                              "\n "
+                                                                                              "ret"
+                                                                                              "\n"
+                                                                                              ".cod"
+                                                                                              "e32"
+                                                                                              "\n."
+                                                                                              "text"
+                                                                                              "\n");
+RM_LISTING(rm_ab71, "", AB7_SEARCH("rm_s71"));
+RM_LISTING(rm_ab71d, "", AB7_SEARCH("rm_s71d"));
+RM_LISTING(rm_ab72, "", AB7_SEARCH("rm_s72"));
+RM_KERNEL_DATA(k_ab71, rm_ab71, ab7_data)
+RM_KERNEL_DATA(k_ab71d, rm_ab71d, ab7_data)
+RM_KERNEL_DATA(k_ab72, rm_ab72, ab7_data)
+
+/* Abrash, Black Book ch. 8, Table 8.1 ("Execution Times of
+ * FindIDAverage", on a 20 MHz 386): the assembly versions, Listing 8.3
+ * (CMP [DI],AX / JNZ / INC BX / ADD DX,[DI+2] / ADD DI,4 / LOOP) 265 us,
+ * 8.4 (SCASW, unrolled eight times, entered through a table in the code
+ * segment) 212 us and 8.6 (the IDs and values in two arrays: REPNZ SCASW)
+ * 100 us, over the test data of Listings 8.1 and 8.5: five blocks of 10,
+ * 20, 30, 40 and 50 entries, entry j of block i ID j and value
+ * i*1000+j.  Here the blocks are laid one after another from DS:0400h
+ * (malloc's places are not known; each is word aligned), and the ID
+ * searched for is AB8_ID: the one Abrash typed at the prompt is not given
+ * (an ID below 10 matches once in every block, one of 50 or more never).
+ * The timed part is the C call, FindIDAverage(ID, BlockPointer): two
+ * pushes, the call and the stack's release. */
+#define AB8_ID 5
+static void ab8_data(int two_arrays)
+{
+    uint16_t at = 0x400, *w;
+    for (uint16_t i = 1; i < 6; i++) {
+        uint16_t n = (uint16_t)(i * 10), next = (uint16_t)(at + 4 + 4 * n);
+        w = (uint16_t *)(RM_DS + at);
+        w[0] = i < 5 ? next : 0; /* NextBlock */
+        w[1] = n;                /* BlockCount */
+        for (uint16_t j = 0; j < n; j++) {
+            if (two_arrays) {
+                w[2 + j] = j;
+                w[2 + n + j] = (uint16_t)(i * 1000 + j);
+            } else {
+                w[2 + 2 * j] = j;
+                w[3 + 2 * j] = (uint16_t)(i * 1000 + j);
+            }
+        }
+        at = next;
+    }
+}
+static void ab8_data1(void)
+{
+    ab8_data(0);
+}
+static void ab8_data2(void)
+{
+    ab8_data(1);
+}
+#define AB8_STR(x)  #x
+#define AB8_XSTR(x) AB8_STR(x)
+#define AB8_CALL(fn)                                                                               \
+    " movw $0x400, %ax\n pushw %ax\n movw $" AB8_XSTR(AB8_ID) ", %ax\n pushw %ax\n call " fn       \
+                                                              "\n addw $4, %sp\n"
+#define AB8_END                                                                                    \
+    " movw (%si), %si\n andw %si, %si\n jnz 2b\n subw %ax, %ax\n andw %bx, %bx\n jz 9f\n"          \
+    " xchgw %dx, %ax\n divw %bx\n9: popw %si\n popw %di\n popw %bp\n ret\n"
+#define AB8_IBL " scasw\n jnz 1f\n incw %bx\n addw (%di), %dx\n1: addw $2, %di\n"
+__asm__(".section .rm16, \"ax\"\n.code16\n"
+        /* Listing 8.3 */
+        ".p2align 1\nrm_fia83:\n pushw %bp\n movw %sp, %bp\n pushw %di\n pushw %si\n"
+        " subw %dx, %dx\n movw %dx, %bx\n movw 6(%bp), %si\n movw 4(%bp), %ax\n"
+        "2: leaw 4(%si), %di\n movw 2(%si), %cx\n jcxz 3f\n"
+        "4: cmpw %ax, (%di)\n jnz 5f\n incw %bx\n addw 2(%di), %dx\n5: addw $4, %di\n loop 4b\n"
+        "3:" AB8_END
+        /* Listing 8.4 */
+        ".p2align 1\nrm_fia84:\n pushw %bp\n movw %sp, %bp\n pushw %di\n pushw %si\n"
+        " movw %ds, %di\n movw %di, %es\n cld\n"
+        " subw %dx, %dx\n movw %dx, %bx\n movw 6(%bp), %si\n movw 4(%bp), %ax\n"
+        "2: leaw 4(%si), %di\n movw 2(%si), %cx\n jcxz 3f\n movw %cx, %bp\n addw $7, %cx\n"
+        " shrw $1, %cx\n shrw $1, %cx\n shrw $1, %cx\n andw $7, %bp\n shlw $1, %bp\n"
+        " jmp *%cs:(rm_fia84_t - rm_base)(%bp)\n"
+        ".p2align 1\nrm_fia84_t: .word rm_fia84_8 - rm_base, rm_fia84_1 - rm_base,"
+        " rm_fia84_2 - rm_base, rm_fia84_3 - rm_base, rm_fia84_4 - rm_base, rm_fia84_5 - rm_base,"
+        " rm_fia84_6 - rm_base, rm_fia84_7 - rm_base\n"
+        ".p2align 1\n"
+        "6:\nrm_fia84_8:" AB8_IBL "rm_fia84_7:" AB8_IBL "rm_fia84_6:" AB8_IBL "rm_fia84_5:" AB8_IBL
+        "rm_fia84_4:" AB8_IBL "rm_fia84_3:" AB8_IBL "rm_fia84_2:" AB8_IBL "rm_fia84_1:" AB8_IBL
+        " loop 6b\n"
+        "3:" AB8_END
+        /* Listing 8.6 */
+        ".p2align 1\nrm_fia86:\n pushw %bp\n movw %sp, %bp\n pushw %di\n pushw %si\n"
+        " movw %ds, %di\n movw %di, %es\n cld\n movw 6(%bp), %si\n movw 4(%bp), %ax\n"
+        " subw %dx, %dx\n movw %dx, %bp\n"
+        "2: movw 2(%si), %cx\n jcxz 3f\n movw %cx, %bx\n shlw $1, %bx\n leaw 4(%si), %di\n"
+        "4: repnz scasw\n jnz 3f\n incw %bp\n addw -2(%bx,%di), %dx\n andw %cx, %cx\n jnz 4b\n"
+        "3: movw (%si), %si\n andw %si, %si\n jnz 2b\n subw %ax, %ax\n andw %bp, %bp\n jz 9f\n"
+        " xchgw %dx, %ax\n divw %bp\n9: popw %si\n popw %di\n popw %bp\n ret\n"
+        ".code32\n.text\n");
+RM_LISTING(rm_ab83, "", AB8_CALL("rm_fia83"));
+RM_LISTING(rm_ab84, "", AB8_CALL("rm_fia84"));
+RM_LISTING(rm_ab86, "", AB8_CALL("rm_fia86"));
+RM_KERNEL_DATA(k_ab83, rm_ab83, ab8_data1)
+RM_KERNEL_DATA(k_ab84, rm_ab84, ab8_data1)
+RM_KERNEL_DATA(k_ab86, rm_ab86, ab8_data2)
+
 void hw_main(void)
 {
     read_mailbox();
