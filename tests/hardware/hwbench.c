@@ -6,9 +6,9 @@
  * caches on by the ELF loader (emu/elfload.c); ends through the exit port.
  * The loops are written here from the instruction sequences the sources
  * publish (noted at each kernel), or call the sources' own routines
- * (GNU MP's, from Debian's source package: gmp/README.md; assembled
- * unchanged); buffers are in RAM the run has not touched unless a kernel
- * warms them first.
+ * (GNU MP's and OpenSSL's, from Debian's source packages: gmp/README.md,
+ * openssl/README.md; assembled unchanged); buffers are in RAM the run has not touched unless a
+ * kernel warms them first.
  *
  * run-fidelity tells a kernel what to do through the mailbox (ports
  * 0x604-0x607, devices/pc/mailbox.c): "n=N reps=R skip=S", the operand
@@ -438,6 +438,103 @@ GMP_KERNEL(k_gmp_rshift1, __gmpn_rshift(GMP_WP, GMP_XP, n, 1))
 GMP_KERNEL(k_gmp_dive_1e, VOID_CALL(__gmpn_divexact_1(GMP_WP, GMP_XP, n, GMP_EVEN)))
 GMP_KERNEL(k_gmp_bdiv_q_1, __gmpn_bdiv_q_1(GMP_WP, GMP_XP, n, GMP_ODD))
 GMP_KERNEL(k_gmp_bdiv_q_1e, __gmpn_bdiv_q_1(GMP_WP, GMP_XP, n, GMP_EVEN))
+
+/* OpenSSL 3.0's x86 perlasm routines (openssl/README.md: Debian's openssl
+ * source package, each .pl run by perl as OpenSSL's build runs it, the
+ * output assembled unchanged and linked with the kernel that calls it),
+ * measured against the cycles per byte their headers give for the
+ * Pentium.  OpenSSL's startup (crypto/cpuid.c OPENSSL_cpuid_setup) is
+ * done as OpenSSL does it: its own OPENSSL_ia32_cpuid (x86cpuid.pl) fills
+ * OPENSSL_ia32cap_P from CPUID, and the routines choose their code path
+ * from it (on a Pentium without MMX: the integer ALU code).  The figures
+ * are "cycles per processed byte" out of a long buffer (openssl speed);
+ * here GMP's speed -C -D way: one call over N bytes, reps calls back to
+ * back, at two sizes, the difference per byte, the input in the L1 (read
+ * once before; the same calls twice before the window). */
+void OPENSSL_cpuid_setup(void);
+#ifdef HW_OPENSSL /* only in the kernels linked with x86cpuid.S */
+uint32_t OPENSSL_ia32cap_P[4];
+uint64_t OPENSSL_ia32_cpuid(uint32_t *);
+void OPENSSL_cpuid_setup(void)
+{
+    uint64_t vec = OPENSSL_ia32_cpuid(OPENSSL_ia32cap_P);
+    OPENSSL_ia32cap_P[0] = (uint32_t)vec | (1u << 10); /* as cpuid.c does */
+    OPENSSL_ia32cap_P[1] = (uint32_t)(vec >> 32);
+}
+#endif
+void sha1_block_data_order(void *ctx, const void *in, uint32_t blocks);
+void sha256_block_data_order(void *ctx, const void *in, uint32_t blocks);
+void sha512_block_data_order(void *ctx, const void *in, uint32_t blocks);
+void ChaCha20_ctr32(uint8_t *out, const uint8_t *in, uint32_t len, const uint32_t key[8],
+                    const uint32_t counter[4]);
+int poly1305_init(void *ctx, const uint8_t key[16], void *func[2]);
+void poly1305_blocks(void *ctx, const uint8_t *in, uint32_t len, uint32_t padbit);
+void gcm_ghash_4bit_x86(uint64_t xi[2], const void *htable, const uint8_t *in, uint32_t len);
+void RC4_set_key(void *key, int len, const uint8_t *data);
+void RC4(void *key, uint32_t len, const uint8_t *in, uint8_t *out);
+int AES_set_encrypt_key(const uint8_t *user_key, int bits, void *key);
+void AES_encrypt(const uint8_t *in, uint8_t *out, const void *key);
+#define OSSL_MAX 4096u
+static uint8_t ossl_in[OSSL_MAX] __attribute__((aligned(64)));
+static uint8_t ossl_out[OSSL_MAX] __attribute__((aligned(64)));
+/* A context for any of them (AES's key schedule 244 bytes, RC4's 1 KB + 8,
+ * poly1305's and the GHASH table 256): 64-byte aligned. */
+static uint32_t ossl_ctx[320] __attribute__((aligned(64)));
+static uint32_t ossl_key[8] __attribute__((aligned(16)));
+static uint32_t ossl_counter[4] __attribute__((aligned(16)));
+static uint64_t ossl_xi[2] __attribute__((aligned(16)));
+static void ossl_setup(void)
+{
+    OPENSSL_cpuid_setup();
+    for (uint32_t i = 0; i < OSSL_MAX / 4; i++)
+        ((uint32_t *)ossl_in)[i] = gmp_random();
+    for (uint32_t i = 0; i < 8; i++)
+        ossl_key[i] = gmp_random();
+    warm_read(ossl_in, sizeof ossl_in);
+}
+/* The mailbox's size in bytes, 64 to OSSL_MAX. */
+static uint32_t ossl_size(void)
+{
+    return run.n < 64 ? 64 : run.n > OSSL_MAX ? OSSL_MAX : run.n;
+}
+#define OSSL_KERNEL(name, init, call)                                                              \
+    static __attribute__((noinline)) void name##_reps(uint32_t len, uint32_t reps)                 \
+    {                                                                                              \
+        do                                                                                         \
+            call;                                                                                  \
+        while (--reps != 0);                                                                       \
+    }                                                                                              \
+    static void name(void)                                                                         \
+    {                                                                                              \
+        uint32_t len = ossl_size();                                                                \
+        ossl_setup();                                                                              \
+        init;                                                                                      \
+        name##_reps(len, 2);                                                                       \
+        MEASURED(name##_reps(len, run.reps ? run.reps : 1));                                       \
+    }
+/* The hash states start as anything (the timing does not depend on them). */
+OSSL_KERNEL(k_ossl_sha1, (void)0, sha1_block_data_order(ossl_ctx, ossl_in, len / 64))
+OSSL_KERNEL(k_ossl_sha256, (void)0, sha256_block_data_order(ossl_ctx, ossl_in, len / 64))
+OSSL_KERNEL(k_ossl_sha512, (void)0, sha512_block_data_order(ossl_ctx, ossl_in, len / 128))
+OSSL_KERNEL(k_ossl_chacha, (void)0, ChaCha20_ctr32(ossl_out, ossl_in, len, ossl_key, ossl_counter))
+static void *ossl_poly_func[2];
+OSSL_KERNEL(k_ossl_poly1305, poly1305_init(ossl_ctx, (const uint8_t *)ossl_key, ossl_poly_func),
+            poly1305_blocks(ossl_ctx, ossl_in, len, 1))
+/* GHASH's 4-bit table (gcm128.c gcm_init_4bit makes it from the key):
+ * random here; the routine's time does not depend on its values. */
+OSSL_KERNEL(k_ossl_ghash, for (uint32_t i = 0; i < 64; i++) ossl_ctx[i] = gmp_random(),
+            gcm_ghash_4bit_x86(ossl_xi, ossl_ctx, ossl_in, len))
+OSSL_KERNEL(k_ossl_rc4, RC4_set_key(ossl_ctx, 16, (const uint8_t *)ossl_key),
+            RC4(ossl_ctx, len, ossl_in, ossl_out))
+/* AES-128 ECB: AES_encrypt (AES_decrypt) on each 16-byte block in turn,
+ * with a 128-bit key schedule from AES_set_encrypt_key
+ * (AES_set_decrypt_key). */
+int AES_set_decrypt_key(const uint8_t *user_key, int bits, void *key);
+void AES_decrypt(const uint8_t *in, uint8_t *out, const void *key);
+OSSL_KERNEL(k_ossl_aes128, AES_set_encrypt_key((const uint8_t *)ossl_key, 128, ossl_ctx),
+            for (uint32_t o = 0; o < len; o += 16) AES_encrypt(ossl_in + o, ossl_out + o, ossl_ctx))
+OSSL_KERNEL(k_ossl_aes128d, AES_set_decrypt_key((const uint8_t *)ossl_key, 128, ossl_ctx),
+            for (uint32_t o = 0; o < len; o += 16) AES_decrypt(ossl_in + o, ossl_out + o, ossl_ctx))
 
 /* GNU MP 6.2.1 mpn/x86/pentium/README, "P54 SHLDL": "back to back
  * repetitions of the following [shldl(%cl,%eax,%ebx); xorl %edx,%edx;
