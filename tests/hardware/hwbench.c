@@ -6,9 +6,9 @@
  * caches on by the ELF loader (emu/elfload.c); ends through the exit port.
  * The loops are written here from the instruction sequences the sources
  * publish (noted at each kernel), or call the sources' own routines
- * (GNU MP's, from Debian's source package: gmp/README.md; assembled
- * unchanged); buffers are in RAM the run has not touched unless a kernel
- * warms them first.
+ * (GNU MP's and OpenSSL's, from Debian's source packages: gmp/README.md,
+ * openssl/README.md; assembled unchanged); buffers are in RAM the run has not touched unless a
+ * kernel warms them first.
  *
  * run-fidelity tells a kernel what to do through the mailbox (ports
  * 0x604-0x607, devices/pc/mailbox.c): "n=N reps=R skip=S", the operand
@@ -439,6 +439,111 @@ GMP_KERNEL(k_gmp_dive_1e, VOID_CALL(__gmpn_divexact_1(GMP_WP, GMP_XP, n, GMP_EVE
 GMP_KERNEL(k_gmp_bdiv_q_1, __gmpn_bdiv_q_1(GMP_WP, GMP_XP, n, GMP_ODD))
 GMP_KERNEL(k_gmp_bdiv_q_1e, __gmpn_bdiv_q_1(GMP_WP, GMP_XP, n, GMP_EVEN))
 
+/* OpenSSL 3.0's x86 perlasm routines (openssl/README.md: Debian's openssl
+ * source package, each .pl run by perl as OpenSSL's build runs it, the
+ * output assembled unchanged and linked with the kernel that calls it),
+ * measured against the cycles per byte their headers give for the
+ * Pentium.  OpenSSL's startup (crypto/cpuid.c OPENSSL_cpuid_setup) is
+ * done as OpenSSL does it: its own OPENSSL_ia32_cpuid (x86cpuid.pl) fills
+ * OPENSSL_ia32cap_P from CPUID, and the routines choose their code path
+ * from it (on a Pentium without MMX: the integer ALU code).  The figures
+ * are "cycles per processed byte" out of a long buffer (openssl speed);
+ * here GMP's speed -C -D way: one call over N bytes, reps calls back to
+ * back, at two sizes, the difference per byte, the input in the L1 (read
+ * once before; the same calls twice before the window). */
+void OPENSSL_cpuid_setup(void);
+#ifdef HW_OPENSSL /* only in the kernels linked with x86cpuid.S */
+uint32_t OPENSSL_ia32cap_P[4];
+uint64_t OPENSSL_ia32_cpuid(uint32_t *);
+void OPENSSL_cpuid_setup(void)
+{
+    uint64_t vec = OPENSSL_ia32_cpuid(OPENSSL_ia32cap_P);
+    OPENSSL_ia32cap_P[0] = (uint32_t)vec | (1u << 10); /* as cpuid.c does */
+    OPENSSL_ia32cap_P[1] = (uint32_t)(vec >> 32);
+}
+#endif
+void sha1_block_data_order(void *ctx, const void *in, uint32_t blocks);
+void sha256_block_data_order(void *ctx, const void *in, uint32_t blocks);
+void sha512_block_data_order(void *ctx, const void *in, uint32_t blocks);
+void ChaCha20_ctr32(uint8_t *out, const uint8_t *in, uint32_t len, const uint32_t key[8],
+                    const uint32_t counter[4]);
+int poly1305_init(void *ctx, const uint8_t key[16], void *func[2]);
+void poly1305_blocks(void *ctx, const uint8_t *in, uint32_t len, uint32_t padbit);
+void gcm_ghash_4bit_x86(uint64_t xi[2], const void *htable, const uint8_t *in, uint32_t len);
+void RC4_set_key(void *key, int len, const uint8_t *data);
+void RC4(void *key, uint32_t len, const uint8_t *in, uint8_t *out);
+int AES_set_encrypt_key(const uint8_t *user_key, int bits, void *key);
+void AES_encrypt(const uint8_t *in, uint8_t *out, const void *key);
+#define OSSL_MAX 4096u
+static uint8_t ossl_in[OSSL_MAX] __attribute__((aligned(64)));
+static uint8_t ossl_out[OSSL_MAX] __attribute__((aligned(64)));
+/* A context for any of them (AES's key schedule 244 bytes, RC4's 1 KB + 8,
+ * poly1305's and the GHASH table 256): 64-byte aligned. */
+static uint32_t ossl_ctx[320] __attribute__((aligned(64)));
+static uint32_t ossl_key[8] __attribute__((aligned(16)));
+static uint32_t ossl_counter[4] __attribute__((aligned(16)));
+static uint64_t ossl_xi[2] __attribute__((aligned(16)));
+static void ossl_setup(void)
+{
+    OPENSSL_cpuid_setup();
+    for (uint32_t i = 0; i < OSSL_MAX / 4; i++)
+        ((uint32_t *)ossl_in)[i] = gmp_random();
+    for (uint32_t i = 0; i < 8; i++)
+        ossl_key[i] = gmp_random();
+    warm_read(ossl_in, sizeof ossl_in);
+}
+/* The mailbox's size in bytes, 64 to OSSL_MAX. */
+static uint32_t ossl_size(void)
+{
+    return run.n < 64 ? 64 : run.n > OSSL_MAX ? OSSL_MAX : run.n;
+}
+#define OSSL_KERNEL(name, init, call)                                                              \
+    static __attribute__((noinline)) void name##_reps(uint32_t len, uint32_t reps)                 \
+    {                                                                                              \
+        do                                                                                         \
+            call;                                                                                  \
+        while (--reps != 0);                                                                       \
+    }                                                                                              \
+    static void name(void)                                                                         \
+    {                                                                                              \
+        uint32_t len = ossl_size();                                                                \
+        ossl_setup();                                                                              \
+        init;                                                                                      \
+        name##_reps(len, 2);                                                                       \
+        MEASURED(name##_reps(len, run.reps ? run.reps : 1));                                       \
+    }
+/* The hash states start as anything (the timing does not depend on them). */
+OSSL_KERNEL(k_ossl_sha1, (void)0, sha1_block_data_order(ossl_ctx, ossl_in, len / 64))
+OSSL_KERNEL(k_ossl_sha256, (void)0, sha256_block_data_order(ossl_ctx, ossl_in, len / 64))
+OSSL_KERNEL(k_ossl_sha512, (void)0, sha512_block_data_order(ossl_ctx, ossl_in, len / 128))
+OSSL_KERNEL(k_ossl_chacha, (void)0, ChaCha20_ctr32(ossl_out, ossl_in, len, ossl_key, ossl_counter))
+static void *ossl_poly_func[2];
+OSSL_KERNEL(k_ossl_poly1305, poly1305_init(ossl_ctx, (const uint8_t *)ossl_key, ossl_poly_func),
+            poly1305_blocks(ossl_ctx, ossl_in, len, 1))
+/* GHASH's 4-bit table (gcm128.c gcm_init_4bit makes it from the key):
+ * random here; the routine's time does not depend on its values. */
+OSSL_KERNEL(k_ossl_ghash, for (uint32_t i = 0; i < 64; i++) ossl_ctx[i] = gmp_random(),
+            gcm_ghash_4bit_x86(ossl_xi, ossl_ctx, ossl_in, len))
+OSSL_KERNEL(k_ossl_rc4, RC4_set_key(ossl_ctx, 16, (const uint8_t *)ossl_key),
+            RC4(ossl_ctx, len, ossl_in, ossl_out))
+/* AES-128 ECB: AES_encrypt (AES_decrypt) on each 16-byte block in turn,
+ * with a 128-bit key schedule from AES_set_encrypt_key
+ * (AES_set_decrypt_key). */
+int AES_set_decrypt_key(const uint8_t *user_key, int bits, void *key);
+void AES_decrypt(const uint8_t *in, uint8_t *out, const void *key);
+OSSL_KERNEL(k_ossl_aes128, AES_set_encrypt_key((const uint8_t *)ossl_key, 128, ossl_ctx),
+            for (uint32_t o = 0; o < len; o += 16) AES_encrypt(ossl_in + o, ossl_out + o, ossl_ctx))
+OSSL_KERNEL(k_ossl_aes128d, AES_set_decrypt_key((const uint8_t *)ossl_key, 128, ossl_ctx),
+            for (uint32_t o = 0; o < len; o += 16) AES_decrypt(ossl_in + o, ossl_out + o, ossl_ctx))
+/* AES-128 CBC encrypt of the whole buffer in one AES_cbc_encrypt, in
+ * place as openssl speed encrypts its buffer: from 512 bytes a call (a
+ * multiple of 16, no hyper-threading) its fast code, the 2 KB tables. */
+void AES_cbc_encrypt(const uint8_t *in, uint8_t *out, uint32_t len, const void *key, uint8_t *ivec,
+                     int enc);
+static uint8_t ossl_iv[16] __attribute__((aligned(16)));
+OSSL_KERNEL(k_ossl_aes128cbc, AES_set_encrypt_key((const uint8_t *)ossl_key, 128, ossl_ctx),
+            AES_cbc_encrypt(ossl_in, ossl_in, len, ossl_ctx, ossl_iv, 1))
+
 /* GNU MP 6.2.1 mpn/x86/pentium/README, "P54 SHLDL": "back to back
  * repetitions of the following [shldl(%cl,%eax,%ebx); xorl %edx,%edx;
  * xorl %esi,%esi] run at 5 cycles, as expected, but repetitions of the
@@ -593,6 +698,180 @@ RM_KERNEL(k_ab12preinc, rm_preinc)
 RM_KERNEL(k_ab12agi2, rm_agi2)
 RM_KERNEL(k_ab12agi1, rm_agi1)
 RM_KERNEL(k_ab12agi0, rm_agi0)
+
+/* Real-mode tests that need data in DS (0x2000, linear 0x20000) first:
+ * `setup` (protected mode, flat) writes it before the test runs. */
+#define RM_DS ((uint8_t *)0x20000)
+#define RM_KERNEL_DATA(kname, test, setup)                                                         \
+    extern char test[], rm_base[];                                                                 \
+    static void kname(void)                                                                        \
+    {                                                                                              \
+        setup();                                                                                   \
+        hw_gdtr.base = (uint32_t)hw_gdt;                                                           \
+        __asm__ volatile("lgdt %0\n ljmp $0x08, $1f\n1:" ::"m"(hw_gdtr));                          \
+        rm_call((uint32_t)(test - rm_base), !run.skip);                                            \
+    }
+
+/* Abrash, Graphics Programming Black Book ch. 7 ("Local Optimization"):
+ * Listing 7.1's SearchMaxLength (LODSB, CMP AL,AH, JZ, AND AL,AL, JZ,
+ * LOOP) "performs a search of the sample string for a period ('.') in
+ * 170 us on a 20 MHz cached 386"; with the LOOP replaced by DEC CX/JNZ,
+ * 168 us; Listing 7.2 (the same four instructions unrolled four times, the
+ * first pass entered through a word table in the data segment), 121 us.
+ * The sample string is the listings' (133 bytes with its 0; the period is
+ * byte 132), at DS:0100h; the jump table at DS:0200h; the timed part is
+ * the call with its three register loads (AH = '.', CX = the length, SI =
+ * the string), as the listings' Start makes it.  The functions are word
+ * aligned (their place in Abrash's code segment, after Start, is not
+ * given). */
+static const char ab7_sample[] = "This is a sample string of a long enough length "
+                                 "so that raw searching speed can outweigh any "
+                                 "extra set-up time that may be required.";
+extern char rm_s72_e1[], rm_s72_e2[], rm_s72_e3[], rm_s72_e4[];
+static void ab7_data(void)
+{
+    for (uint32_t i = 0; i < sizeof ab7_sample; i++) /* with its 0 */
+        RM_DS[0x100 + i] = (uint8_t)ab7_sample[i];
+    uint16_t *t = (uint16_t *)(RM_DS + 0x200);
+    t[0] = (uint16_t)(rm_s72_e4 - rm_base);
+    t[1] = (uint16_t)(rm_s72_e1 - rm_base);
+    t[2] = (uint16_t)(rm_s72_e2 - rm_base);
+    t[3] = (uint16_t)(rm_s72_e3 - rm_base);
+}
+#define AB7_SEARCH(fn) " movb $0x2e, %ah\n movw $133, %cx\n movw $0x100, %si\n call " fn "\n"
+#define AB7_STEP(next) " lodsb\n cmpb %ah, %al\n jz 8f\n andb %al, %al\n jz " next "\n"
+__asm__(
+    ".section .rm16, \"ax\"\n.code16\n"
+    /* Listing 7.1 */
+    ".p2align 1\nrm_s71:\n cld\n1:" AB7_STEP(
+        "7f") " loop 1b\n7: clc\n ret\n8: decw %si\n stc\n ret\n"
+              /* Listing 7.1 with DEC CX/JNZ for the LOOP */
+              ".p2align 1\nrm_s71d:\n cld\n1:" AB7_STEP(
+                  "7f") " decw %cx\n jnz 1b\n7: clc\n ret\n8: decw %si\n"
+                        " stc\n ret\n"
+                        /* Listing 7.2 */
+                        ".p2align 1\nrm_s72:\n cld\n movw %cx, %bx\n addw $3, %cx\n shrw $1, %cx\n "
+                        "shrw $1, %cx\n"
+                        " andw $3, %bx\n shlw $1, %bx\n jmp *0x200(%bx)\n"
+                        "rm_s72_e4:\n" AB7_STEP("7f") "rm_s72_e3:\n" AB7_STEP(
+                            "7f") "rm_s72_e2:\n" AB7_STEP("7f") "rm_s72_e1:\n" AB7_STEP("7f") " loo"
+                                                                                              "p "
+                                                                                              "rm_"
+                                                                                              "s72_"
+                                                                                              "e4\n"
+                                                                                              "7: "
+                                                                                              "clc"
+                                                                                              "\n "
+                                                                                              "ret"
+                                                                                              "\n8:"
+                                                                                              " dec"
+                                                                                              "w "
+                                                                                              "%si"
+                                                                                              "\n "
+                                                                                              "stc"
+                                                                                              "\n "
+                                                                                              "ret"
+                                                                                              "\n"
+                                                                                              ".cod"
+                                                                                              "e32"
+                                                                                              "\n."
+                                                                                              "text"
+                                                                                              "\n");
+RM_LISTING(rm_ab71, "", AB7_SEARCH("rm_s71"));
+RM_LISTING(rm_ab71d, "", AB7_SEARCH("rm_s71d"));
+RM_LISTING(rm_ab72, "", AB7_SEARCH("rm_s72"));
+RM_KERNEL_DATA(k_ab71, rm_ab71, ab7_data)
+RM_KERNEL_DATA(k_ab71d, rm_ab71d, ab7_data)
+RM_KERNEL_DATA(k_ab72, rm_ab72, ab7_data)
+
+/* Abrash, Black Book ch. 8, Table 8.1 ("Execution Times of
+ * FindIDAverage", on a 20 MHz 386): the assembly versions, Listing 8.3
+ * (CMP [DI],AX / JNZ / INC BX / ADD DX,[DI+2] / ADD DI,4 / LOOP) 265 us,
+ * 8.4 (SCASW, unrolled eight times, entered through a table in the code
+ * segment) 212 us and 8.6 (the IDs and values in two arrays: REPNZ SCASW)
+ * 100 us, over the test data of Listings 8.1 and 8.5: five blocks of 10,
+ * 20, 30, 40 and 50 entries, entry j of block i ID j and value
+ * i*1000+j.  Here the blocks are laid one after another from DS:0400h
+ * (malloc's places are not known; each is word aligned), and the ID
+ * searched for is AB8_ID: the one Abrash typed at the prompt is not given
+ * (an ID below 10 matches once in every block, one of 50 or more never).
+ * The timed part is the C call, FindIDAverage(ID, BlockPointer): two
+ * pushes, the call and the stack's release. */
+#define AB8_ID 5
+static void ab8_data(int two_arrays)
+{
+    uint16_t at = 0x400, *w;
+    for (uint16_t i = 1; i < 6; i++) {
+        uint16_t n = (uint16_t)(i * 10), next = (uint16_t)(at + 4 + 4 * n);
+        w = (uint16_t *)(RM_DS + at);
+        w[0] = i < 5 ? next : 0; /* NextBlock */
+        w[1] = n;                /* BlockCount */
+        for (uint16_t j = 0; j < n; j++) {
+            if (two_arrays) {
+                w[2 + j] = j;
+                w[2 + n + j] = (uint16_t)(i * 1000 + j);
+            } else {
+                w[2 + 2 * j] = j;
+                w[3 + 2 * j] = (uint16_t)(i * 1000 + j);
+            }
+        }
+        at = next;
+    }
+}
+static void ab8_data1(void)
+{
+    ab8_data(0);
+}
+static void ab8_data2(void)
+{
+    ab8_data(1);
+}
+#define AB8_STR(x)  #x
+#define AB8_XSTR(x) AB8_STR(x)
+#define AB8_CALL(fn)                                                                               \
+    " movw $0x400, %ax\n pushw %ax\n movw $" AB8_XSTR(AB8_ID) ", %ax\n pushw %ax\n call " fn       \
+                                                              "\n addw $4, %sp\n"
+#define AB8_END                                                                                    \
+    " movw (%si), %si\n andw %si, %si\n jnz 2b\n subw %ax, %ax\n andw %bx, %bx\n jz 9f\n"          \
+    " xchgw %dx, %ax\n divw %bx\n9: popw %si\n popw %di\n popw %bp\n ret\n"
+#define AB8_IBL " scasw\n jnz 1f\n incw %bx\n addw (%di), %dx\n1: addw $2, %di\n"
+__asm__(".section .rm16, \"ax\"\n.code16\n"
+        /* Listing 8.3 */
+        ".p2align 1\nrm_fia83:\n pushw %bp\n movw %sp, %bp\n pushw %di\n pushw %si\n"
+        " subw %dx, %dx\n movw %dx, %bx\n movw 6(%bp), %si\n movw 4(%bp), %ax\n"
+        "2: leaw 4(%si), %di\n movw 2(%si), %cx\n jcxz 3f\n"
+        "4: cmpw %ax, (%di)\n jnz 5f\n incw %bx\n addw 2(%di), %dx\n5: addw $4, %di\n loop 4b\n"
+        "3:" AB8_END
+        /* Listing 8.4 */
+        ".p2align 1\nrm_fia84:\n pushw %bp\n movw %sp, %bp\n pushw %di\n pushw %si\n"
+        " movw %ds, %di\n movw %di, %es\n cld\n"
+        " subw %dx, %dx\n movw %dx, %bx\n movw 6(%bp), %si\n movw 4(%bp), %ax\n"
+        "2: leaw 4(%si), %di\n movw 2(%si), %cx\n jcxz 3f\n movw %cx, %bp\n addw $7, %cx\n"
+        " shrw $1, %cx\n shrw $1, %cx\n shrw $1, %cx\n andw $7, %bp\n shlw $1, %bp\n"
+        " jmp *%cs:(rm_fia84_t - rm_base)(%bp)\n"
+        ".p2align 1\nrm_fia84_t: .word rm_fia84_8 - rm_base, rm_fia84_1 - rm_base,"
+        " rm_fia84_2 - rm_base, rm_fia84_3 - rm_base, rm_fia84_4 - rm_base, rm_fia84_5 - rm_base,"
+        " rm_fia84_6 - rm_base, rm_fia84_7 - rm_base\n"
+        ".p2align 1\n"
+        "6:\nrm_fia84_8:" AB8_IBL "rm_fia84_7:" AB8_IBL "rm_fia84_6:" AB8_IBL "rm_fia84_5:" AB8_IBL
+        "rm_fia84_4:" AB8_IBL "rm_fia84_3:" AB8_IBL "rm_fia84_2:" AB8_IBL "rm_fia84_1:" AB8_IBL
+        " loop 6b\n"
+        "3:" AB8_END
+        /* Listing 8.6 */
+        ".p2align 1\nrm_fia86:\n pushw %bp\n movw %sp, %bp\n pushw %di\n pushw %si\n"
+        " movw %ds, %di\n movw %di, %es\n cld\n movw 6(%bp), %si\n movw 4(%bp), %ax\n"
+        " subw %dx, %dx\n movw %dx, %bp\n"
+        "2: movw 2(%si), %cx\n jcxz 3f\n movw %cx, %bx\n shlw $1, %bx\n leaw 4(%si), %di\n"
+        "4: repnz scasw\n jnz 3f\n incw %bp\n addw -2(%bx,%di), %dx\n andw %cx, %cx\n jnz 4b\n"
+        "3: movw (%si), %si\n andw %si, %si\n jnz 2b\n subw %ax, %ax\n andw %bp, %bp\n jz 9f\n"
+        " xchgw %dx, %ax\n divw %bp\n9: popw %si\n popw %di\n popw %bp\n ret\n"
+        ".code32\n.text\n");
+RM_LISTING(rm_ab83, "", AB8_CALL("rm_fia83"));
+RM_LISTING(rm_ab84, "", AB8_CALL("rm_fia84"));
+RM_LISTING(rm_ab86, "", AB8_CALL("rm_fia86"));
+RM_KERNEL_DATA(k_ab83, rm_ab83, ab8_data1)
+RM_KERNEL_DATA(k_ab84, rm_ab84, ab8_data1)
+RM_KERNEL_DATA(k_ab86, rm_ab86, ab8_data2)
 
 void hw_main(void)
 {
