@@ -47,6 +47,8 @@
  *         predictions, state 0 as no entry ("BTB" below).  Read in Fujinami
  *         Junhisa's Japanese translation (the English original was not at
  *         hand).
+ *   [GCC] GCC, gcc/config/i386/pentium.md (2002): the pairing classes
+ *         (attribute pent_pair).
  *   [HOWTO] W. van Dorst, BogoMips mini-HOWTO (1995): "Pentium clock *
  *         (0.40 plusminus 0.01)" for Linux's delay loop (DEC + JNS).
  * Where they disagree the row keeps one figure and names the other;
@@ -846,6 +848,13 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
             d->pair = P_NP;
             return 4;
         }
+        /* ROL/ROR by an immediate (C0/C1) do not pair: "SHIFT/ROT by 1
+         * and SHIFT by imm may pair as the first instruction in a pair"
+         * [DB] (read in the copy at gamedev.net, "Pentium Pairing Rules";
+         * a rotate by imm is not in it), as GCC's Pentium scheduling
+         * model has it [GCC]; the same clocks as by 1.  ([NG]'s ROR page
+         * marks "reg, imm" PU.) */
+        if ((i->op == NM_OP_ROL || i->op == NM_OP_ROR) && i->src == NM_OPK_IMM) d->pair = P_NP;
         return mem ? 3 : 1;
     case NM_OP_RCL:
     case NM_OP_RCR:
