@@ -47,6 +47,13 @@
  *         predictions, state 0 as no entry ("BTB" below).  Read in Fujinami
  *         Junhisa's Japanese translation (the English original was not at
  *         hand).
+ *   [AF]  Agner Fog, "How to optimize for the Pentium family of
+ *         microprocessors" (the PPlain/PMMX edition), 10.2 "Imperfect
+ *         pairing" (read in the copy at xiaohui.com/dev/mmx).
+ *   [VT]  Intel VTune Performance Analyzer, user's guide, penalty
+ *         indicator "Bank_Conflict" (Pentium processors).
+ *   [GCC] GCC, gcc/config/i386/pentium.md (2002): the pairing classes
+ *         (attribute pent_pair).
  *   [HOWTO] W. van Dorst, BogoMips mini-HOWTO (1995): "Pentium clock *
  *         (0.40 plusminus 0.01)" for Linux's delay loop (DEC + JNS).
  * Where they disagree the row keeps one figure and names the other;
@@ -846,6 +853,13 @@ static uint32_t special_clocks(p5 *s, nm_cpu *c, const nm_insn *i, p5_desc *d,
             d->pair = P_NP;
             return 4;
         }
+        /* ROL/ROR by an immediate (C0/C1) do not pair: "SHIFT/ROT by 1
+         * and SHIFT by imm may pair as the first instruction in a pair"
+         * [DB] (read in the copy at gamedev.net, "Pentium Pairing Rules";
+         * a rotate by imm is not in it), as GCC's Pentium scheduling
+         * model has it [GCC]; the same clocks as by 1.  ([NG]'s ROR page
+         * marks "reg, imm" PU.) */
+        if ((i->op == NM_OP_ROL || i->op == NM_OP_ROR) && i->src == NM_OPK_IMM) d->pair = P_NP;
         return mem ? 3 : 1;
     case NM_OP_RCL:
     case NM_OP_RCR:
@@ -1943,6 +1957,17 @@ static __attribute__((noinline)) uint32_t pipe_name(p5 *s)
     return n->tok;
 }
 
+/* Whether a U access at b and a V access at a of one pair meet in a data
+ * cache bank (p5_issue): the same dword ("Two instructions cannot access
+ * the same DWORD of memory simultaneously ... The pair takes 2 clock
+ * cycles"), or the same bank, address bits 2-4 [AF, imperfect pairing,
+ * rules 2 and 3]; "a bank conflict occurs when both instructions access
+ * data from the same data-cache bank" [VT]. */
+static inline bool bank_conflict(uint32_t a, uint32_t b)
+{
+    return ((a ^ b) & 0x1c) == 0;
+}
+
 /* The issue of an instruction whose memory, decode and branch outcome
  * are settled: U/V pairing, AGI, prefixes and their shadow, the counters.
  * `plain` as for p5_insn_body; p5_insn's fast path calls it with the
@@ -1964,11 +1989,10 @@ p5_issue(p5 *s, nm_cpu *c, const nm_insn *i, unsigned sf, unsigned pfx, p5_desc 
         if (d.rmw && s->pipe.u.rmw) group += 2;
         uint32_t extra = group - s->pipe.u.clocks;
         uint32_t agi = (d.addr & s->pipe.before_u_agi_wr) && !s->pipe.u_agi ? 1 : 0;
-        /* Both pipes to one cache bank (address bits 2-4) of different
-         * dwords: the V access waits a clock [MA]. */
+        /* Both pipes to one cache bank: the V access waits a clock
+         * (bank_conflict). */
         uint32_t bank = 0;
-        if (has_data && s->pipe.u_has_data && ((first_data ^ s->u_data) & 0x1c) == 0 &&
-            (first_data >> 2) != (s->u_data >> 2)) {
+        if (has_data && s->pipe.u_has_data && bank_conflict(first_data, s->u_data)) {
             bank = 1;
             s->st.bank_conflicts++;
         }
@@ -2182,13 +2206,6 @@ static inline __attribute__((always_inline)) uint32_t memo_apply(p5 *s, const nm
     if (!lazy) s->st.instructions++;
     /* (the BTB's clocks are not the slot's: p5_issue_record) */
     return m->cost + btb_after(s, c->seg[NM_CS].base + c->insn_eip, m->in_v, bk);
-}
-
-/* Same-dword accesses or different banks (address bits 2-4): no bank
- * conflict (p5_issue). */
-static inline bool bank_conflict(uint32_t a, uint32_t b)
-{
-    return ((a ^ b) & 0x1c) == 0 && (a >> 2) != (b >> 2);
 }
 
 /* Whether slot m holds the outcome for this access (with or without data,

@@ -216,6 +216,71 @@ static void test_pairing_rules(void)
     fx_free(&f);
 }
 
+/* Rotates by an immediate do not pair: "SHIFT/ROT by 1 and SHIFT by imm
+ * may pair as the first instruction in a pair" [DB 3.1.2]; GCC's Pentium
+ * model (gcc/config/i386/pentium.md, pent_pair) the same. */
+static void test_rotate_imm(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    regs r = {.esi = DATA};
+    cache_line(&f, DATA);
+    /* ROL ebx,5 / ADD eax,1: NP, then the ADD alone -> 2. */
+    static const uint8_t rol_i[] = {0xc1, 0xc3, 0x05, 0x83, 0xc0, 0x01};
+    g_assert_cmpuint(measure(&f, rol_i, sizeof rol_i, r), ==, 2);
+    /* ROR ebx,2 / ADD eax,1 -> 2. */
+    static const uint8_t ror_i[] = {0xc1, 0xcb, 0x02, 0x83, 0xc0, 0x01};
+    g_assert_cmpuint(measure(&f, ror_i, sizeof ror_i, r), ==, 2);
+    /* ADD eax,1 / ROL ebx,5 / ADD ecx,1: the ROL takes no V partner and
+     * gives none: three groups -> 3. */
+    static const uint8_t mid[] = {0x83, 0xc0, 0x01, 0xc1, 0xc3, 0x05, 0x83, 0xc1, 0x01};
+    g_assert_cmpuint(measure(&f, mid, sizeof mid, r), ==, 3);
+    /* ROL ebx,1 (D1) / ADD eax,1: a rotate by 1 pairs in U -> 1. */
+    static const uint8_t rol_1[] = {0xd1, 0xc3, 0x83, 0xc0, 0x01};
+    g_assert_cmpuint(measure(&f, rol_1, sizeof rol_1, r), ==, 1);
+    /* SHL ebx,5 / ADD eax,1: a shift by an immediate pairs in U -> 1. */
+    static const uint8_t shl_i[] = {0xc1, 0xe3, 0x05, 0x83, 0xc0, 0x01};
+    g_assert_cmpuint(measure(&f, shl_i, sizeof shl_i, r), ==, 1);
+    /* ROL dword [esi],5 (3, NP) / ADD eax,1 -> 3 + 1 = 4. */
+    static const uint8_t rol_m[] = {0xc1, 0x06, 0x05, 0x83, 0xc0, 0x01};
+    g_assert_cmpuint(measure(&f, rol_m, sizeof rol_m, r), ==, 4);
+    fx_free(&f);
+}
+
+/* Two paired accesses to one data cache bank (address bits 2-4), the same
+ * dword included, take two clocks: "Two instructions cannot access the
+ * same DWORD of memory simultaneously ... The pair takes 2 clock cycles",
+ * and the same for bits 2-4 alike [AF 10.2, rules 2-3]; [VT] Bank_Conflict. */
+static void test_bank_conflict(void)
+{
+    fx f;
+    fx_init(&f, "pentium-60");
+    regs r = {.esi = DATA};
+    cache_line(&f, DATA);
+    cache_line(&f, DATA + 32);
+    /* MOV al,[esi] / MOV bl,[esi+1]: one dword -> 2 ([AF]'s example). */
+    static const uint8_t bytes[] = {0x8a, 0x06, 0x8a, 0x5e, 0x01};
+    uint64_t b0 = stats(&f)->bank_conflicts;
+    g_assert_cmpuint(measure(&f, bytes, sizeof bytes, r), ==, 2);
+    /* (the warm-up run does not pair: its code missed the code cache) */
+    g_assert_cmpuint(stats(&f)->bank_conflicts - b0, ==, 1);
+    /* MOV al,[esi+3] / MOV bl,[esi+4]: either side of a dword boundary,
+     * other banks -> 1 ([AF]). */
+    static const uint8_t across[] = {0x8a, 0x46, 0x03, 0x8a, 0x5e, 0x04};
+    g_assert_cmpuint(measure(&f, across, sizeof across, r), ==, 1);
+    /* MOV edx,[esi] / MOV [esi],ecx: a load and a store of one dword (RC4's
+     * key-schedule swap) -> 2. */
+    static const uint8_t swap[] = {0x8b, 0x16, 0x89, 0x0e};
+    g_assert_cmpuint(measure(&f, swap, sizeof swap, r), ==, 2);
+    /* MOV eax,[esi] / MOV ebx,[esi+32]: other lines, one bank -> 2; to
+     * [esi+36], another bank -> 1. */
+    static const uint8_t bank[] = {0x8b, 0x06, 0x8b, 0x5e, 0x20};
+    g_assert_cmpuint(measure(&f, bank, sizeof bank, r), ==, 2);
+    static const uint8_t nobank[] = {0x8b, 0x06, 0x8b, 0x5e, 0x24};
+    g_assert_cmpuint(measure(&f, nobank, sizeof nobank, r), ==, 1);
+    fx_free(&f);
+}
+
 static void test_agi(void)
 {
     fx f;
@@ -1774,6 +1839,8 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/alu-chains", test_alu_chains);
     g_test_add_func("/timing/pentium/recode-same-address", test_recode_same_address);
     g_test_add_func("/timing/pentium/pairing-rules", test_pairing_rules);
+    g_test_add_func("/timing/pentium/rotate-imm", test_rotate_imm);
+    g_test_add_func("/timing/pentium/bank-conflict", test_bank_conflict);
     g_test_add_func("/timing/pentium/agi", test_agi);
     g_test_add_func("/timing/pentium/prefix", test_prefix);
     g_test_add_func("/timing/pentium/branches", test_branches);
