@@ -104,7 +104,8 @@ struct nm_cpu {
     nm_ioport_map *io;
     const nm_cpu_model *model;
     nm_cpu_hooks hooks;
-    bool have_hooks; /* any hook set: one test per instruction */
+    bool have_hooks;     /* any hook set: one test per instruction */
+    nm_mem_log mem_log;  /* hooks.mem_log's (rec NULL: none), held here: no call to ask */
     void *icache;    /* decoded-instruction cache (core, icache.c) */
     void *tracer;    /* -d exec state (core, trace.c) */
 

@@ -279,10 +279,7 @@ static const p5_row rows[NM_OP_COUNT] = {
 
 /* -------------------------------------------------------------- state */
 
-typedef struct p5_access {
-    uint32_t phys, lin;
-    uint8_t size, flags;
-} p5_access;
+typedef nm_mem_record p5_access; /* (the interpreter appends to the log: p5_mem_log) */
 
 typedef struct p5_btb {
     uint32_t tag[BTB_SETS][BTB_WAYS]; /* the key: a linear address (p5_group.key) */
@@ -1648,6 +1645,14 @@ static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned si
         return;
     }
     log_access(s, linear, physical, size, flags);
+}
+
+/* The log the interpreter appends to itself: every access but its page
+ * walk's, which still come to p5_mem (as does one that finds it full). */
+static nm_mem_log p5_mem_log(void *opaque)
+{
+    p5 *s = opaque;
+    return (nm_mem_log){s->log, &s->ev.nlog, LOG_CAP};
 }
 
 /* A full log (never with the REP budget of exec_string.c): settled at once. */
@@ -3101,6 +3106,7 @@ const nm_cost_model_class nm_cost_model_pentium = {
         {
             .insn = p5_insn,
             .mem = p5_mem,
+            .mem_log = p5_mem_log,
             .branch = p5_branch,
             .interrupt = p5_interrupt,
             /* p5_insn logs the instruction's code bytes itself */
