@@ -487,6 +487,14 @@ typedef struct p5 {
      * of those: a non-plain instruction, a snoop, an MMIO access. */
     uint32_t cm_lpage, cm_page;
     bool cm_paging;
+    /* The code line memo: the linear address of the 32-byte line the last
+     * instruction that passed in_code_memo's lookups lay in (wholly), 1:
+     * none.  While nothing moves the code page memo or a set's most recent
+     * line (code_memo_moved resets it), an instruction within that line,
+     * fetched from the code page memo's physical page, passes them too:
+     * in_code_memo answers it without them.  cl_off: not kept (tests). */
+    uint32_t cl_lin;
+    bool cl_off;
     uint32_t code_epoch; /* bumped when the code page memo or cmirror change (p5_memo) */
     /* Counted later (p5_fold): the code hits of the code page memo
      * (code_hits, the code cache's read hits and, with cm_paging, the code
@@ -533,6 +541,7 @@ static void code_epoch_wrap(p5 *s);
  * the issue memo knew of the code (p5_memo.code_key) is old. */
 static inline void code_memo_moved(p5 *s)
 {
+    s->cl_lin = 1; /* (the code line memo stood on what moved) */
     if (unlikely(++s->code_epoch == 1u << 31)) code_epoch_wrap(s);
 }
 static inline void cm_set(p5 *s, uint32_t lpage, uint32_t page)
@@ -2576,14 +2585,22 @@ static __attribute__((noinline)) uint32_t p5_insn_slow(p5 *s, nm_cpu *c, const n
  * hit and the code cache's (one a line) and charge nothing (p5_code_memo
  * counts them).  The set index (address bits 5-11) is within the page
  * offset: the linear address gives it. */
-static inline __attribute__((always_inline)) bool in_code_memo(const p5 *s, const nm_cpu *c,
+static inline __attribute__((always_inline)) bool in_code_memo(p5 *s, const nm_cpu *c,
                                                                const nm_insn *i, uint32_t code_lin)
 {
     const uint32_t at = code_lin & 0xfe0u;
-    return (code_lin & 0xfffff000u) == s->cm_lpage && c->fetch_phys == s->cm_page &&
-           s->cmirror[at >> 5] == (c->fetch_phys | at | 1u) &&
-           (((code_lin + i->len - 1u) ^ code_lin) < 32u ||
-            (at != 0xfe0u && s->cmirror[(at >> 5) + 1] == (c->fetch_phys | (at + 32) | 1u)));
+    const bool one_line = (code_lin & 31u) + i->len <= 32u;
+    /* (the code line memo: the lookups below passed for this line since
+     * anything they read last moved) */
+    if ((code_lin & ~31u) == s->cl_lin && one_line && c->fetch_phys == s->cm_page) return true;
+    if (!((code_lin & 0xfffff000u) == s->cm_lpage && c->fetch_phys == s->cm_page &&
+          s->cmirror[at >> 5] == (c->fetch_phys | at | 1u)))
+        return false;
+    if (one_line) {
+        if (!s->cl_off) s->cl_lin = code_lin & ~31u;
+        return true;
+    }
+    return at != 0xfe0u && s->cmirror[(at >> 5) + 1] == (c->fetch_phys | (at + 32) | 1u);
 }
 _Static_assert(P5_L1_SETS == 4096 / 32, "in_code_memo: a page's lines, one a set");
 static inline __attribute__((always_inline)) void p5_code_memo(p5 *s, const p5_static *st)
@@ -2959,6 +2976,7 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->tlb_pse = (cpu->cr4 & NM_CR4_PSE) != 0;
     s->mode = nm_x86_mode_now(cpu);
     cm_set(s, 1, s->cm_page); /* no code page memo yet */
+    s->cl_lin = 1;            /* nor a code line memo */
     s->memo = g_new0(p5_memo, P5_MEMO_SIZE);
     s->memo_back_at = UINT64_MAX;
     s->names = g_new0(p5_name, P5_NAMES_SIZE);
@@ -3010,6 +3028,13 @@ uint64_t nm_pentium_issue_memo_hits(const void *state)
 uint64_t nm_pentium_stretch_insns(const void *state)
 {
     return ((const p5 *)state)->stretch_insns;
+}
+
+void nm_pentium_set_code_line_memo(void *state, bool on)
+{
+    p5 *s = state;
+    s->cl_off = !on;
+    s->cl_lin = 1;
 }
 
 void nm_pentium_set_data_alone(void *state, bool on)
