@@ -2609,20 +2609,26 @@ static inline __attribute__((always_inline)) void p5_code_memo(p5 *s, const p5_s
     s->lazy_line2 += st->line2;
 }
 
+/* An access of `size` bytes at `phys` within one aligned dword: not
+ * misaligned [MA] (a word not across a dword, a dword on one), within one
+ * line and one qword (one pass of run_log's loop, one bus transfer). */
+static inline __attribute__((always_inline)) bool within_dword(uint32_t phys, uint32_t size)
+{
+    return ((phys ^ (phys + size - 1u)) & ~3u) == 0;
+}
+
 /* Whether the log's one access would be a hit that changes nothing but
  * the counters if run_log settled it now (data_alone's first case, the
  * tests written out again there: one pass measured faster): a data access
  * in the data TLB's entry its set used last (with paging on:
- * nm_tlb_lookup's first case), aligned, within one line, in the data
- * cache's most recent line of its set (dmirror; a write to a line known
+ * nm_tlb_lookup's first case), within one dword (within_dword), in the
+ * data cache's most recent line of its set (dmirror; a write to a line known
  * dirty) in cacheable RAM. */
 static inline __attribute__((always_inline)) bool data_alone_hits(const p5 *s)
 {
     const p5_access *a = &s->log[0];
     const uint32_t phys = a->phys, size = a->size ? a->size : 1;
-    if ((a->flags & NM_MEM_CODE) || (phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) ||
-        (size == 4 && (phys & 3)))
-        return false;
+    if ((a->flags & NM_MEM_CODE) || !within_dword(phys, size)) return false;
     if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK) &&
         nm_tlb_small_set_mru(&s->data_tlb, a->lin) != ((a->lin & 0xfffff000u) | 1u))
         return false;
@@ -2652,8 +2658,8 @@ static inline __attribute__((always_inline)) void data_alone_hit(p5 *s)
 
 /* The log holds one data access (not a code one) that run_log would find
  * in the data TLB's entry its set used last (with paging on:
- * nm_tlb_lookup's first case), aligned, within one line (and one qword):
- * settled at t0 as run_log would, the log emptied, its stall in *stall: a
+ * nm_tlb_lookup's first case), within one dword (within_dword): settled
+ * at t0 as run_log would, the log emptied, its stall in *stall: a
  * hit in the most recent line of its set its counters and no stall
  * (data_alone_hits), else a miss (a write into the write buffer, a line
  * fill) or an uncached access.  Else false and nothing done. */
@@ -2661,9 +2667,7 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s, uint64_t t0,
 {
     const p5_access *a = &s->log[0];
     const uint32_t phys = a->phys, size = a->size ? a->size : 1;
-    if ((a->flags & NM_MEM_CODE) || (phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) ||
-        (size == 4 && (phys & 3)))
-        return false;
+    if ((a->flags & NM_MEM_CODE) || !within_dword(phys, size)) return false;
     const bool tlb = s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK);
     const uint32_t tag = (a->lin & 0xfffff000u) | 1u;
     if (tlb && nm_tlb_small_set_mru(&s->data_tlb, a->lin) != tag) return false;
