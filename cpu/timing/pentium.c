@@ -477,6 +477,13 @@ typedef struct p5 {
      * (a write hit there changes nothing but the counters too); kept by
      * read_line_slow and write_one, cleared by snoops and WBINVD. */
     uint32_t dmirror[P5_L1_SETS];
+    /* The mirrors hold lines of cacheable RAM (they are set for no other)
+     * of the memory map as it was at map_gen mirror_gen: while the map's
+     * generation is that (mirrors_fresh), a mirror's line is still
+     * cacheable RAM without looking at its page.  Emptied when they would
+     * be set under another (mirrors_renew). */
+    const uint32_t *map_gen; /* &mem->map_gen */
+    uint32_t mirror_gen;
     /* The code page memo: the linear page the last code access was in and
      * its physical page, while the code TLB's last entry is that page
      * (with paging on), the page is cacheable RAM and the caches are on.
@@ -1016,9 +1023,7 @@ static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
 static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code);
 
 /* The page of `phys` is cacheable RAM (cacheable_region's test), and also
- * the caches are on: with these a read of the line a cache's mirror holds
- * (p5.cmirror, p5.dmirror) is a hit that read_line_slow would count and
- * nothing else. */
+ * the caches are on (the code page memo's test: settle_code_at). */
 static inline __attribute__((always_inline)) bool page_cacheable(const p5 *s, uint32_t phys)
 {
     const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
@@ -1029,13 +1034,37 @@ static inline __attribute__((always_inline)) bool page_cached(const p5 *s, uint3
     return !(s->cpu->cr0 & NM_CR0_CD) && page_cacheable(s, phys);
 }
 
+/* The mirrors' lines are still cacheable RAM (p5.mirror_gen); with the
+ * caches on (mirrors_cached) a read of a mirror's line is a hit that
+ * read_line_slow would count and nothing else. */
+static inline __attribute__((always_inline)) bool mirrors_fresh(const p5 *s)
+{
+    return *s->map_gen == s->mirror_gen;
+}
+static inline __attribute__((always_inline)) bool mirrors_cached(const p5 *s)
+{
+    return !(s->cpu->cr0 & NM_CR0_CD) && mirrors_fresh(s);
+}
+/* Before a mirror is set: emptied if made under another memory map. */
+static __attribute__((noinline, cold)) void mirrors_renew(p5 *s)
+{
+    memset(s->cmirror, 0, sizeof s->cmirror);
+    memset(s->dmirror, 0, sizeof s->dmirror);
+    code_memo_moved(s);
+    s->mirror_gen = *s->map_gen;
+}
+static inline __attribute__((always_inline)) void mirrors_check(p5 *s)
+{
+    if (unlikely(!mirrors_fresh(s))) mirrors_renew(s);
+}
+
 /* A data read of one line; returns the stall.  Inline: the data cache's
  * most recent line of its set (which includes the line it used last:
  * straight-line data, the stack). */
 static inline uint32_t read_line(p5 *s, uint32_t phys, uint64_t now)
 {
     if ((s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] | 2u) == ((phys & ~31u) | 3u) &&
-        page_cached(s, phys)) {
+        mirrors_cached(s)) {
         ((nm_cache_head *)(void *)s->data)->stats.read_hits++;
         s->st.data_hits++;
         return 0;
@@ -1045,6 +1074,7 @@ static inline uint32_t read_line(p5 *s, uint32_t phys, uint64_t now)
 
 static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
 {
+    mirrors_check(s);
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
     if (mmio) {
@@ -1112,8 +1142,7 @@ static uint32_t write_line(p5 *s, uint32_t phys, unsigned bytes, uint64_t now)
     /* A hit in the data cache's most recent line of its set, known dirty:
      * write_one's hit changes nothing but the counters, and a part across
      * a qword finds the line present (no second bus cycle). */
-    if (s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] == ((phys & ~31u) | 3u) &&
-        page_cacheable(s, phys)) {
+    if (s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] == ((phys & ~31u) | 3u) && mirrors_fresh(s)) {
         ((nm_cache_head *)(void *)s->data)->stats.write_hits++;
         s->st.data_hits++;
         return 0;
@@ -1132,6 +1161,7 @@ static uint32_t write_line(p5 *s, uint32_t phys, unsigned bytes, uint64_t now)
 static inline __attribute__((always_inline)) uint32_t write_one_at(p5 *s, uint32_t phys,
                                                                    uint64_t now)
 {
+    mirrors_check(s);
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
     if (mmio) {
@@ -1281,7 +1311,7 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
     for (uint32_t line = first;; line += 32) {
         /* (a hit in the line most recent in its set: no miss, no wait, no
          * change but the counters) */
-        if (s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] == (line | 1u) && page_cached(s, line)) {
+        if (s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] == (line | 1u) && mirrors_cached(s)) {
             ((nm_cache_head *)(void *)s->code)->stats.read_hits++;
             s->st.code_hits++;
         } else {
@@ -2633,8 +2663,8 @@ static inline __attribute__((always_inline)) bool data_alone_hits(const p5 *s)
         nm_tlb_small_set_mru(&s->data_tlb, a->lin) != ((a->lin & 0xfffff000u) | 1u))
         return false;
     const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
-    if (a->flags & NM_MEM_WRITE) return m == line && page_cacheable(s, phys);
-    return (m | 2u) == line && page_cached(s, phys);
+    if (a->flags & NM_MEM_WRITE) return m == line && mirrors_fresh(s);
+    return (m | 2u) == line && mirrors_cached(s);
 }
 
 /* The log's one access, a hit (data_alone_hits): its counters as run_log
@@ -2674,7 +2704,7 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s, uint64_t t0,
     const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
     nm_cache_head *h = (nm_cache_head *)(void *)s->data;
     if (a->flags & NM_MEM_WRITE) {
-        if (m == line && page_cacheable(s, phys)) {
+        if (m == line && mirrors_fresh(s)) {
             h->stats.write_hits++;
             s->st.data_hits++;
         } else {
@@ -2684,7 +2714,7 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s, uint64_t t0,
             *stall = w;
             s->alone_misses++;
         }
-    } else if ((m | 2u) == line && page_cached(s, phys)) {
+    } else if ((m | 2u) == line && mirrors_cached(s)) {
         h->stats.read_hits++;
         s->st.data_hits++;
     } else {
@@ -2932,6 +2962,8 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->cpu = cpu;
     s->model = model;
     s->mem = cpu->mem;
+    s->map_gen = &cpu->mem->map_gen;
+    s->mirror_gen = cpu->mem->map_gen; /* (the mirrors empty) */
     /* 8 KB, 2-way, 32-byte lines, LRU; code read-only, data write-back
      * without write allocation [DB].  (The mirrors, p5.cmirror/dmirror,
      * index their P5_L1_SETS sets by address bits 5-11.) */

@@ -1625,6 +1625,48 @@ static void test_code_line_memo(void)
     }
 }
 
+/* The data and code mirrors (p5.dmirror, p5.cmirror) stand for lines of
+ * cacheable RAM of the memory map they were made under (p5.mirror_gen): a
+ * device's registers mapped over a page whose line a mirror holds make its
+ * reads MMIO (no cache hit, the bus model's), and that page back in RAM
+ * makes them hits of the line still in the cache. */
+static uint32_t mirror_mmio_read(void *opaque, uint32_t offset, unsigned size)
+{
+    (void)opaque;
+    (void)offset;
+    (void)size;
+    return 0x5a5a5a5au;
+}
+static void mirror_mmio_write(void *opaque, uint32_t offset, uint32_t value, unsigned size)
+{
+    (void)opaque;
+    (void)offset;
+    (void)value;
+    (void)size;
+}
+static void test_mirrors_map_change(void)
+{
+    static const uint8_t rd[] = {0x8b, 0x06, 0x8b, 0x46, 0x04}; /* mov eax,[esi]; mov eax,[esi+4] */
+    static const nm_mmio_ops ops = {mirror_mmio_read, mirror_mmio_write};
+    fx f;
+    fx_init(&f, "pentium-100");
+    const regs r = {.esi = DATA};
+    measure(&f, rd, sizeof rd, r); /* DATA's line in the data cache, its set's most recent */
+    uint64_t hits = stats(&f)->data_hits;
+    run(&f, CODE, r);
+    g_assert_cmpuint(stats(&f)->data_hits - hits, ==, 2);
+    nm_mem_region *dev = nm_memmap_add_mmio(f.m->mem, "over-data", DATA, 0x1000, &ops, NULL, NULL);
+    hits = stats(&f)->data_hits;
+    run(&f, CODE, r);
+    g_assert_cmpuint(nm_cpu_get_reg(f.c, NM_EAX), ==, 0x5a5a5a5au);
+    g_assert_cmpuint(stats(&f)->data_hits - hits, ==, 0);
+    nm_memmap_remove(f.m->mem, dev);
+    hits = stats(&f)->data_hits;
+    run(&f, CODE, r);
+    g_assert_cmpuint(stats(&f)->data_hits - hits, ==, 2);
+    fx_free(&f);
+}
+
 /* The page loop at CODE: mov eax,[esi] / add esi,EBX-stride / dec ecx /
  * jnz; ECX pages from DATA + 4 KB (data TLB set 1).  A MOV CR3 / HLT at
  * CODE + 0x300 flushes the TLBs. */
@@ -1857,6 +1899,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/data-alone", test_data_alone);
     g_test_add_func("/timing/pentium/code-lines", test_code_lines);
     g_test_add_func("/timing/pentium/code-line-memo", test_code_line_memo);
+    g_test_add_func("/timing/pentium/mirrors-map-change", test_mirrors_map_change);
     g_test_add_func("/timing/pentium/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/fault-delivery", test_fault_delivery);
