@@ -99,7 +99,7 @@ typedef struct nm_dtr {
 } nm_dtr;
 
 /* One memory access as a cost model's access log holds it (after
- * translation; flags NM_MEM_*; size 0 stands for 256, never made). */
+ * translation; size in bytes; flags NM_MEM_*). */
 typedef struct nm_mem_record {
     uint32_t phys, lin;
     uint8_t size, flags;
