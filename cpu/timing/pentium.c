@@ -1798,6 +1798,13 @@ static inline __attribute__((always_inline)) unsigned btb_kind(const p5 *s, unsi
     if (sf & PS_BTB) return (sf & PS_DIRECT_UNCOND) ? BK_DIRECT : BK_JUMP;
     return (sf & PS_BRANCH) && s->br_taken ? BK_FLUSH : BK_NONE;
 }
+/* ... of a PS_PLAIN instruction (never HLT: static_of). */
+static inline __attribute__((always_inline)) unsigned plain_btb_kind(const p5 *s, unsigned sf)
+{
+    if (!s->ev.br_seen) return BK_NONE;
+    if (sf & PS_BTB) return (sf & PS_DIRECT_UNCOND) ? BK_DIRECT : BK_JUMP;
+    return (sf & PS_BRANCH) && s->br_taken ? BK_FLUSH : BK_NONE;
+}
 
 typedef struct p5_static {
     /* PS_* (bytes: model_data is not aligned); flags_hi first, next to
@@ -2757,7 +2764,7 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
                                stall, &code_miss);
     stall += s->ev.pending;
     s->ev.pending = 0;
-    const unsigned bk = btb_kind(s, sf);
+    const unsigned bk = plain_btb_kind(s, sf);
     s->ev.br_seen = false;
     if (!s->memo_off && !(stall | code_miss))
         return p5_issue_memo(s, c, i, st, has_data, first_data, false, code_ok, bk);
@@ -2773,7 +2780,7 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
     const unsigned sf = static_flags(st);
     s->lazy_fast++; /* the code hits, the instruction */
     s->lazy_line2 += st->line2;
-    const unsigned bk = btb_kind(s, sf);
+    const unsigned bk = plain_btb_kind(s, sf);
     s->ev.br_seen = false;
     if (unlikely(c->instructions >= s->memo_back_at)) memo_on(s);
     if (!s->memo_off) return p5_issue_memo(s, c, i, st, false, 0, true, true, bk);
@@ -2858,7 +2865,7 @@ p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bo
                     (code_lin & 0xfffff000u) == s->cm_lpage) {
                     s->lazy_fast++; /* the code hits, the instruction */
                     s->lazy_line2 += m->line2;
-                    const unsigned bk = btb_kind(s, static_flags(st));
+                    const unsigned bk = plain_btb_kind(s, static_flags(st));
                     s->ev.br_seen = false;
                     return memo_apply(s, c, m, false, 0, true, bk);
                 }
