@@ -1575,10 +1575,10 @@ static void test_code_line_memo(void)
         straight[k] = (k & 2) ? 0x43 : 0x01;
         straight[k + 1] = (k & 2) ? 0x90 : 0xc2;
     }
-    straight[0x5c] = 0x49;                  /* dec ecx */
-    straight[0x5d] = 0x75;                  /* jnz (CODE + 0x200) */
+    straight[0x5c] = 0x49; /* dec ecx */
+    straight[0x5d] = 0x75; /* jnz (CODE + 0x200) */
     straight[0x5e] = (uint8_t)(0x100 - 0x5f);
-    straight[0x5f] = 0xf4;                  /* hlt */
+    straight[0x5f] = 0xf4; /* hlt */
     static const uint8_t wbinvd[] = {
         0x0f, 0x09, /* L (CODE + 0x300): wbinvd (the code cache emptied) */
         0x01, 0xc2, /* add edx,eax (in L's line: a miss each time) */
