@@ -199,9 +199,21 @@ static void entry_write(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, uint32_t
     }
 }
 
-static void mem_hook(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, unsigned flags)
+/* An access reported: appended to the listener's access log when it keeps
+ * one (nm_cpu_hooks.mem_log) and has room, else given to its mem hook. */
+static inline void mem_hook(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, unsigned flags)
 {
-    if (c->have_hooks && c->hooks.mem) c->hooks.mem(c->hooks.opaque, lin, phys, size, flags);
+    if (!c->have_hooks) return;
+    const nm_mem_log *l = &c->mem_log;
+    if (l->rec && !(flags & NM_MEM_PAGEWALK)) {
+        const uint16_t n = *l->n;
+        if (likely(n < l->cap)) {
+            l->rec[n] = (nm_mem_record){phys, lin, (uint8_t)size, (uint8_t)flags};
+            *l->n = (uint16_t)(n + 1);
+            return;
+        }
+    }
+    if (c->hooks.mem) c->hooks.mem(c->hooks.opaque, lin, phys, size, flags);
 }
 
 static uint32_t __attribute__((noinline))

@@ -165,6 +165,8 @@ void nm_cpu_set_hooks(nm_cpu *c, const nm_cpu_hooks *hooks)
         memset(&c->hooks, 0, sizeof c->hooks);
     c->have_hooks =
         c->hooks.insn || c->hooks.mem || c->hooks.io || c->hooks.branch || c->hooks.interrupt;
+    c->mem_log =
+        c->hooks.mem && c->hooks.mem_log ? c->hooks.mem_log(c->hooks.opaque) : (nm_mem_log){0};
     cpu_poll_abandon(c);  /* a poll is fast-forwarded with no listener only */
     cpu_tlb_flush_all(c); /* fast TLB tags are off while a memory hook listens */
 }

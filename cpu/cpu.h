@@ -98,6 +98,21 @@ typedef struct nm_dtr {
     uint16_t limit;
 } nm_dtr;
 
+/* One memory access as a cost model's access log holds it (after
+ * translation; size in bytes; flags NM_MEM_*). */
+typedef struct nm_mem_record {
+    uint32_t phys, lin;
+    uint8_t size, flags;
+} nm_mem_record;
+
+/* A cost model's access log, which the interpreter appends to itself
+ * (nm_cpu_hooks.mem_log): records rec[0 .. *n - 1], room for cap. */
+typedef struct nm_mem_log {
+    nm_mem_record *rec;
+    uint16_t *n;
+    uint16_t cap;
+} nm_mem_log;
+
 /* Listeners for the cost models and the profiler.  Each pointer may be NULL;
  * with no hooks set the interpreter does no work for them. */
 typedef struct nm_cpu_hooks {
@@ -107,6 +122,12 @@ typedef struct nm_cpu_hooks {
     uint32_t (*insn)(void *opaque, nm_cpu *cpu, const nm_insn *insn);
     /* Every data or code memory access after translation.  flags: NM_MEM_*. */
     void (*mem)(void *opaque, uint32_t linear, uint32_t physical, unsigned size, unsigned flags);
+    /* Optional, with mem: the listener's access log (asked once, when the
+     * hooks are set).  The interpreter then appends each access without
+     * NM_MEM_PAGEWALK to it itself, in the order mem would have had them
+     * (no call for the common data access); mem gets the page walk's
+     * reads and writes, and an access that finds the log full. */
+    nm_mem_log (*mem_log)(void *opaque);
     void (*io)(void *opaque, uint16_t port, unsigned size, bool write);
     void (*branch)(void *opaque, uint32_t from_eip, uint32_t to_eip, bool taken);
     /* Exceptions and interrupts as they are delivered. */

@@ -107,6 +107,8 @@ struct nm_cpu {
     bool have_hooks; /* any hook set: one test per instruction */
     void *icache;    /* decoded-instruction cache (core, icache.c) */
     void *tracer;    /* -d exec state (core, trace.c) */
+    /* hooks.mem_log's answer (rec NULL: none), held here: no call to ask */
+    nm_mem_log mem_log;
 
     /* ---- more core state (added by the core half) ---- */
     uint32_t fetch_lin;      /* linear page of the last fetch translation (1: none) */

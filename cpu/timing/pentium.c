@@ -286,10 +286,7 @@ static const p5_row rows[NM_OP_COUNT] = {
 
 /* -------------------------------------------------------------- state */
 
-typedef struct p5_access {
-    uint32_t phys, lin;
-    uint8_t size, flags;
-} p5_access;
+typedef nm_mem_record p5_access; /* (the interpreter appends to the log: p5_mem_log) */
 
 typedef struct p5_btb {
     uint32_t tag[BTB_SETS][BTB_WAYS]; /* the key: a linear address (p5_group.key) */
@@ -487,6 +484,13 @@ typedef struct p5 {
      * (a write hit there changes nothing but the counters too); kept by
      * read_line_slow and write_one, cleared by snoops and WBINVD. */
     uint32_t dmirror[P5_L1_SETS];
+    /* The mirrors hold lines of cacheable RAM (they are set for no other)
+     * of the memory map as it was at map_gen mirror_gen: while the map's
+     * generation is that (mirrors_fresh), a mirror's line is still
+     * cacheable RAM without looking at its page.  Emptied when they would
+     * be set under another (mirrors_renew). */
+    const uint32_t *map_gen; /* &mem->map_gen */
+    uint32_t mirror_gen;
     /* The code page memo: the linear page the last code access was in and
      * its physical page, while the code TLB's last entry is that page
      * (with paging on), the page is cacheable RAM and the caches are on.
@@ -497,6 +501,14 @@ typedef struct p5 {
      * of those: a non-plain instruction, a snoop, an MMIO access. */
     uint32_t cm_lpage, cm_page;
     bool cm_paging;
+    /* The code line memo: the linear address of the 32-byte line the last
+     * instruction that passed in_code_memo's lookups lay in (wholly), 1:
+     * none.  While nothing moves the code page memo or a set's most recent
+     * line (code_memo_moved resets it), an instruction within that line,
+     * fetched from the code page memo's physical page, passes them too:
+     * in_code_memo answers it without them.  cl_off: not kept (tests). */
+    uint32_t cl_lin;
+    bool cl_off;
     uint32_t code_epoch; /* bumped when the code page memo or cmirror change (p5_memo) */
     /* Counted later (p5_fold): the code hits of the code page memo
      * (code_hits, the code cache's read hits and, with cm_paging, the code
@@ -543,6 +555,7 @@ static void code_epoch_wrap(p5 *s);
  * the issue memo knew of the code (p5_memo.code_key) is old. */
 static inline void code_memo_moved(p5 *s)
 {
+    s->cl_lin = 1; /* (the code line memo stood on what moved) */
     if (unlikely(++s->code_epoch == 1u << 31)) code_epoch_wrap(s);
 }
 static inline void cm_set(p5 *s, uint32_t lpage, uint32_t page)
@@ -1024,9 +1037,7 @@ static inline bool cacheable_region(const p5 *s, uint32_t phys, bool *mmio)
 static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code);
 
 /* The page of `phys` is cacheable RAM (cacheable_region's test), and also
- * the caches are on: with these a read of the line a cache's mirror holds
- * (p5.cmirror, p5.dmirror) is a hit that read_line_slow would count and
- * nothing else. */
+ * the caches are on (the code page memo's test: settle_code_at). */
 static inline __attribute__((always_inline)) bool page_cacheable(const p5 *s, uint32_t phys)
 {
     const nm_mem_region *r = s->mem->page_region[phys >> NM_PAGE_SHIFT];
@@ -1037,13 +1048,37 @@ static inline __attribute__((always_inline)) bool page_cached(const p5 *s, uint3
     return !(s->cpu->cr0 & NM_CR0_CD) && page_cacheable(s, phys);
 }
 
+/* The mirrors' lines are still cacheable RAM (p5.mirror_gen); with the
+ * caches on (mirrors_cached) a read of a mirror's line is a hit that
+ * read_line_slow would count and nothing else. */
+static inline __attribute__((always_inline)) bool mirrors_fresh(const p5 *s)
+{
+    return *s->map_gen == s->mirror_gen;
+}
+static inline __attribute__((always_inline)) bool mirrors_cached(const p5 *s)
+{
+    return !(s->cpu->cr0 & NM_CR0_CD) && mirrors_fresh(s);
+}
+/* Before a mirror is set: emptied if made under another memory map. */
+static __attribute__((noinline, cold)) void mirrors_renew(p5 *s)
+{
+    memset(s->cmirror, 0, sizeof s->cmirror);
+    memset(s->dmirror, 0, sizeof s->dmirror);
+    code_memo_moved(s);
+    s->mirror_gen = *s->map_gen;
+}
+static inline __attribute__((always_inline)) void mirrors_check(p5 *s)
+{
+    if (unlikely(!mirrors_fresh(s))) mirrors_renew(s);
+}
+
 /* A data read of one line; returns the stall.  Inline: the data cache's
  * most recent line of its set (which includes the line it used last:
  * straight-line data, the stack). */
 static inline uint32_t read_line(p5 *s, uint32_t phys, uint64_t now)
 {
     if ((s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] | 2u) == ((phys & ~31u) | 3u) &&
-        page_cached(s, phys)) {
+        mirrors_cached(s)) {
         ((nm_cache_head *)(void *)s->data)->stats.read_hits++;
         s->st.data_hits++;
         return 0;
@@ -1053,6 +1088,7 @@ static inline uint32_t read_line(p5 *s, uint32_t phys, uint64_t now)
 
 static uint32_t read_line_slow(p5 *s, nm_cache *cache, uint32_t phys, uint64_t now, bool code)
 {
+    mirrors_check(s);
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
     if (mmio) {
@@ -1120,8 +1156,7 @@ static uint32_t write_line(p5 *s, uint32_t phys, unsigned bytes, uint64_t now)
     /* A hit in the data cache's most recent line of its set, known dirty:
      * write_one's hit changes nothing but the counters, and a part across
      * a qword finds the line present (no second bus cycle). */
-    if (s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] == ((phys & ~31u) | 3u) &&
-        page_cacheable(s, phys)) {
+    if (s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)] == ((phys & ~31u) | 3u) && mirrors_fresh(s)) {
         ((nm_cache_head *)(void *)s->data)->stats.write_hits++;
         s->st.data_hits++;
         return 0;
@@ -1140,6 +1175,7 @@ static uint32_t write_line(p5 *s, uint32_t phys, unsigned bytes, uint64_t now)
 static inline __attribute__((always_inline)) uint32_t write_one_at(p5 *s, uint32_t phys,
                                                                    uint64_t now)
 {
+    mirrors_check(s);
     bool mmio;
     bool cacheable = cacheable_region(s, phys, &mmio);
     if (mmio) {
@@ -1289,7 +1325,7 @@ settle_code_at(p5 *s, uint32_t lin, uint32_t phys, unsigned size, bool walk, uin
     for (uint32_t line = first;; line += 32) {
         /* (a hit in the line most recent in its set: no miss, no wait, no
          * change but the counters) */
-        if (s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] == (line | 1u) && page_cached(s, line)) {
+        if (s->cmirror[(line >> 5) & (P5_L1_SETS - 1)] == (line | 1u) && mirrors_cached(s)) {
             ((nm_cache_head *)(void *)s->code)->stats.read_hits++;
             s->st.code_hits++;
         } else {
@@ -1664,6 +1700,14 @@ static void p5_mem(void *opaque, uint32_t linear, uint32_t physical, unsigned si
     log_access(s, linear, physical, size, flags);
 }
 
+/* The log the interpreter appends to itself: every access but its page
+ * walk's, which still come to p5_mem (as does one that finds it full). */
+static nm_mem_log p5_mem_log(void *opaque)
+{
+    p5 *s = opaque;
+    return (nm_mem_log){s->log, &s->ev.nlog, LOG_CAP};
+}
+
 /* A full log (never with the REP budget of exec_string.c): settled at once. */
 static void log_overflow(p5 *s)
 {
@@ -1764,6 +1808,13 @@ static inline __attribute__((always_inline)) unsigned btb_kind(const p5 *s, unsi
     /* HLT: what its group's prediction loaded is never run (the CPU stops;
      * what runs next comes after an interrupt's flush) */
     if (sf & PS_HLT) return BK_HALT;
+    if (!s->ev.br_seen) return BK_NONE;
+    if (sf & PS_BTB) return (sf & PS_DIRECT_UNCOND) ? BK_DIRECT : BK_JUMP;
+    return (sf & PS_BRANCH) && s->br_taken ? BK_FLUSH : BK_NONE;
+}
+/* ... of a PS_PLAIN instruction (never HLT: static_of). */
+static inline __attribute__((always_inline)) unsigned plain_btb_kind(const p5 *s, unsigned sf)
+{
     if (!s->ev.br_seen) return BK_NONE;
     if (sf & PS_BTB) return (sf & PS_DIRECT_UNCOND) ? BK_DIRECT : BK_JUMP;
     return (sf & PS_BRANCH) && s->br_taken ? BK_FLUSH : BK_NONE;
@@ -2588,14 +2639,22 @@ static __attribute__((noinline)) uint32_t p5_insn_slow(p5 *s, nm_cpu *c, const n
  * hit and the code cache's (one a line) and charge nothing (p5_code_memo
  * counts them).  The set index (address bits 5-11) is within the page
  * offset: the linear address gives it. */
-static inline __attribute__((always_inline)) bool in_code_memo(const p5 *s, const nm_cpu *c,
+static inline __attribute__((always_inline)) bool in_code_memo(p5 *s, const nm_cpu *c,
                                                                const nm_insn *i, uint32_t code_lin)
 {
     const uint32_t at = code_lin & 0xfe0u;
-    return (code_lin & 0xfffff000u) == s->cm_lpage && c->fetch_phys == s->cm_page &&
-           s->cmirror[at >> 5] == (c->fetch_phys | at | 1u) &&
-           (((code_lin + i->len - 1u) ^ code_lin) < 32u ||
-            (at != 0xfe0u && s->cmirror[(at >> 5) + 1] == (c->fetch_phys | (at + 32) | 1u)));
+    const bool one_line = (code_lin & 31u) + i->len <= 32u;
+    /* (the code line memo: the lookups below passed for this line since
+     * anything they read last moved) */
+    if ((code_lin & ~31u) == s->cl_lin && one_line && c->fetch_phys == s->cm_page) return true;
+    if (!((code_lin & 0xfffff000u) == s->cm_lpage && c->fetch_phys == s->cm_page &&
+          s->cmirror[at >> 5] == (c->fetch_phys | at | 1u)))
+        return false;
+    if (one_line) {
+        if (!s->cl_off) s->cl_lin = code_lin & ~31u;
+        return true;
+    }
+    return at != 0xfe0u && s->cmirror[(at >> 5) + 1] == (c->fetch_phys | (at + 32) | 1u);
 }
 _Static_assert(P5_L1_SETS == 4096 / 32, "in_code_memo: a page's lines, one a set");
 static inline __attribute__((always_inline)) void p5_code_memo(p5 *s, const p5_static *st)
@@ -2604,26 +2663,32 @@ static inline __attribute__((always_inline)) void p5_code_memo(p5 *s, const p5_s
     s->lazy_line2 += st->line2;
 }
 
+/* An access of `size` bytes at `phys` within one aligned dword: not
+ * misaligned [MA] (a word not across a dword, a dword on one), within one
+ * line and one qword (one pass of run_log's loop, one bus transfer). */
+static inline __attribute__((always_inline)) bool within_dword(uint32_t phys, uint32_t size)
+{
+    return ((phys ^ (phys + size - 1u)) & ~3u) == 0;
+}
+
 /* Whether the log's one access would be a hit that changes nothing but
  * the counters if run_log settled it now (data_alone's first case, the
  * tests written out again there: one pass measured faster): a data access
  * in the data TLB's entry its set used last (with paging on:
- * nm_tlb_lookup's first case), aligned, within one line, in the data
- * cache's most recent line of its set (dmirror; a write to a line known
+ * nm_tlb_lookup's first case), within one dword (within_dword), in the
+ * data cache's most recent line of its set (dmirror; a write to a line known
  * dirty) in cacheable RAM. */
 static inline __attribute__((always_inline)) bool data_alone_hits(const p5 *s)
 {
     const p5_access *a = &s->log[0];
     const uint32_t phys = a->phys, size = a->size ? a->size : 1;
-    if ((a->flags & NM_MEM_CODE) || (phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) ||
-        (size == 4 && (phys & 3)))
-        return false;
+    if ((a->flags & NM_MEM_CODE) || !within_dword(phys, size)) return false;
     if (s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK) &&
         nm_tlb_small_set_mru(&s->data_tlb, a->lin) != ((a->lin & 0xfffff000u) | 1u))
         return false;
     const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
-    if (a->flags & NM_MEM_WRITE) return m == line && page_cacheable(s, phys);
-    return (m | 2u) == line && page_cached(s, phys);
+    if (a->flags & NM_MEM_WRITE) return m == line && mirrors_fresh(s);
+    return (m | 2u) == line && mirrors_cached(s);
 }
 
 /* The log's one access, a hit (data_alone_hits): its counters as run_log
@@ -2647,8 +2712,8 @@ static inline __attribute__((always_inline)) void data_alone_hit(p5 *s)
 
 /* The log holds one data access (not a code one) that run_log would find
  * in the data TLB's entry its set used last (with paging on:
- * nm_tlb_lookup's first case), aligned, within one line (and one qword):
- * settled at t0 as run_log would, the log emptied, its stall in *stall: a
+ * nm_tlb_lookup's first case), within one dword (within_dword): settled
+ * at t0 as run_log would, the log emptied, its stall in *stall: a
  * hit in the most recent line of its set its counters and no stall
  * (data_alone_hits), else a miss (a write into the write buffer, a line
  * fill) or an uncached access.  Else false and nothing done. */
@@ -2656,16 +2721,14 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s, uint64_t t0,
 {
     const p5_access *a = &s->log[0];
     const uint32_t phys = a->phys, size = a->size ? a->size : 1;
-    if ((a->flags & NM_MEM_CODE) || (phys & 31) + size > 32 || (size == 2 && (phys & 3) == 3) ||
-        (size == 4 && (phys & 3)))
-        return false;
+    if ((a->flags & NM_MEM_CODE) || !within_dword(phys, size)) return false;
     const bool tlb = s->cpu->paging && !(a->flags & NM_MEM_PAGEWALK);
     const uint32_t tag = (a->lin & 0xfffff000u) | 1u;
     if (tlb && nm_tlb_small_set_mru(&s->data_tlb, a->lin) != tag) return false;
     const uint32_t m = s->dmirror[(phys >> 5) & (P5_L1_SETS - 1)], line = (phys & ~31u) | 3u;
     nm_cache_head *h = (nm_cache_head *)(void *)s->data;
     if (a->flags & NM_MEM_WRITE) {
-        if (m == line && page_cacheable(s, phys)) {
+        if (m == line && mirrors_fresh(s)) {
             h->stats.write_hits++;
             s->st.data_hits++;
         } else {
@@ -2675,7 +2738,7 @@ static inline __attribute__((always_inline)) bool data_alone(p5 *s, uint64_t t0,
             *stall = w;
             s->alone_misses++;
         }
-    } else if ((m | 2u) == line && page_cached(s, phys)) {
+    } else if ((m | 2u) == line && mirrors_cached(s)) {
         h->stats.read_hits++;
         s->st.data_hits++;
     } else {
@@ -2718,7 +2781,7 @@ static __attribute__((noinline)) uint32_t p5_insn_plain(p5 *s, nm_cpu *c, const 
                                stall, &code_miss);
     stall += s->ev.pending;
     s->ev.pending = 0;
-    const unsigned bk = btb_kind(s, sf);
+    const unsigned bk = plain_btb_kind(s, sf);
     s->ev.br_seen = false;
     if (!s->memo_off && !(stall | code_miss))
         return p5_issue_memo(s, c, i, st, has_data, first_data, false, code_ok, bk);
@@ -2734,7 +2797,7 @@ static __attribute__((noinline)) uint32_t p5_insn_branch(p5 *s, nm_cpu *c, const
     const unsigned sf = static_flags(st);
     s->lazy_fast++; /* the code hits, the instruction */
     s->lazy_line2 += st->line2;
-    const unsigned bk = btb_kind(s, sf);
+    const unsigned bk = plain_btb_kind(s, sf);
     s->ev.br_seen = false;
     if (unlikely(c->instructions >= s->memo_back_at)) memo_on(s);
     if (!s->memo_off) return p5_issue_memo(s, c, i, st, false, 0, true, true, bk);
@@ -2819,7 +2882,7 @@ p5_insn_fast(void *opaque, nm_cpu *c, const nm_insn *i, const bool seq, const bo
                     (code_lin & 0xfffff000u) == s->cm_lpage) {
                     s->lazy_fast++; /* the code hits, the instruction */
                     s->lazy_line2 += m->line2;
-                    const unsigned bk = btb_kind(s, static_flags(st));
+                    const unsigned bk = plain_btb_kind(s, static_flags(st));
                     s->ev.br_seen = false;
                     return memo_apply(s, c, m, false, 0, true, bk);
                 }
@@ -2923,6 +2986,8 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->cpu = cpu;
     s->model = model;
     s->mem = cpu->mem;
+    s->map_gen = &cpu->mem->map_gen;
+    s->mirror_gen = cpu->mem->map_gen; /* (the mirrors empty) */
     /* 8 KB, 2-way, 32-byte lines, LRU; code read-only, data write-back
      * without write allocation [DB].  (The mirrors, p5.cmirror/dmirror,
      * index their P5_L1_SETS sets by address bits 5-11.) */
@@ -2971,6 +3036,7 @@ static void *p5_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing_p
     s->tlb_pse = (cpu->cr4 & NM_CR4_PSE) != 0;
     s->mode = nm_x86_mode_now(cpu);
     cm_set(s, 1, s->cm_page); /* no code page memo yet */
+    s->cl_lin = 1;            /* nor a code line memo */
     s->memo = g_new0(p5_memo, P5_MEMO_SIZE);
     s->memo_back_at = UINT64_MAX;
     s->names = g_new0(p5_name, P5_NAMES_SIZE);
@@ -3022,6 +3088,13 @@ uint64_t nm_pentium_issue_memo_hits(const void *state)
 uint64_t nm_pentium_stretch_insns(const void *state)
 {
     return ((const p5 *)state)->stretch_insns;
+}
+
+void nm_pentium_set_code_line_memo(void *state, bool on)
+{
+    p5 *s = state;
+    s->cl_off = !on;
+    s->cl_lin = 1;
 }
 
 void nm_pentium_set_data_alone(void *state, bool on)
@@ -3118,6 +3191,7 @@ const nm_cost_model_class nm_cost_model_pentium = {
         {
             .insn = p5_insn,
             .mem = p5_mem,
+            .mem_log = p5_mem_log,
             .branch = p5_branch,
             .interrupt = p5_interrupt,
             /* p5_insn logs the instruction's code bytes itself */

@@ -64,6 +64,10 @@ void nm_pentium_set_issue_memo(void *state, bool on);
 uint64_t nm_pentium_issue_memo_hits(const void *state);
 uint64_t nm_pentium_stretch_insns(const void *state);
 
+/* The code line memo (pentium.c, p5.cl_lin): for tests, off (false) or on
+ * again.  The clocks and counters are the same either way. */
+void nm_pentium_set_code_line_memo(void *state, bool on);
+
 /* The one data access of an instruction settled without the log's general
  * walk (pentium.c, data_alone): for tests, off (false) or on again, and
  * the cache misses it has settled.  The clocks and counters are the same

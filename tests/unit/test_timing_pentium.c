@@ -1616,6 +1616,122 @@ static void test_code_lines(void)
     }
 }
 
+/* The code line memo (p5.cl_lin) answers for an instruction only what the
+ * code cache and TLB lookups would: the same clocks, counters and result
+ * with it off and on, with paging off and on, for (a) a loop in one code
+ * line that rewrites its own ADD's immediate in that line each iteration,
+ * (b) straight code of short instructions over several lines, run again
+ * after a DMA write into its first line (a snoop: that line leaves the
+ * code cache), (c) a loop whose WBINVD empties the code cache under the
+ * instructions after it in its line, then (b) again. */
+static void snoop_to_model(void *opaque, uint32_t phys, size_t len, bool write);
+static void test_code_line_memo(void)
+{
+    static const uint8_t smc[] = {
+        0x88, 0x1d, 0x08, 0x00, 0x10, 0x00, /* L (CODE): mov [CODE+8],bl */
+        0x83, 0xc0, 0x00,                   /* add eax,imm8 (the byte at CODE+8) */
+        0x43,                               /* inc ebx */
+        0x49,                               /* dec ecx */
+        0x75, 0xf3,                         /* jnz L */
+        0xf4,                               /* hlt */
+    };
+    uint8_t straight[0x60];
+    for (unsigned k = 0; k < 0x5c; k += 2) { /* add edx,eax / inc ebx and nop */
+        straight[k] = (k & 2) ? 0x43 : 0x01;
+        straight[k + 1] = (k & 2) ? 0x90 : 0xc2;
+    }
+    straight[0x5c] = 0x49; /* dec ecx */
+    straight[0x5d] = 0x75; /* jnz (CODE + 0x200) */
+    straight[0x5e] = (uint8_t)(0x100 - 0x5f);
+    straight[0x5f] = 0xf4; /* hlt */
+    static const uint8_t wbinvd[] = {
+        0x0f, 0x09, /* L (CODE + 0x300): wbinvd (the code cache emptied) */
+        0x01, 0xc2, /* add edx,eax (in L's line: a miss each time) */
+        0x43,       /* inc ebx */
+        0x49,       /* dec ecx */
+        0x75, 0xf8, /* jnz L */
+        0xf4,       /* hlt */
+    };
+    for (int paged = 0; paged < 2; paged++) {
+        uint64_t clocks[2];
+        uint32_t eax[2];
+        nm_p5_stats st[2];
+        for (int on = 0; on < 2; on++) {
+            fx f;
+            fx_init(&f, "pentium-100");
+            nm_pentium_set_code_line_memo(f.st, on);
+            load(&f, CODE, smc, sizeof smc);
+            load(&f, CODE + 0x200, straight, sizeof straight);
+            load(&f, CODE + 0x300, wbinvd, sizeof wbinvd);
+            if (paged) {
+                page_tables(&f, false);
+                run_paged(&f, CODE, (regs){.ecx = 1});
+            }
+            const regs r = {.ecx = 200};
+            clocks[on] = run_as(&f, CODE, r, paged);
+            eax[on] = nm_cpu_get_reg(f.c, NM_EAX);
+            clocks[on] += run_as(&f, CODE + 0x200, r, paged);
+            static const uint8_t nop = 0x90;
+            nm_memmap_set_dma_snoop(f.m->mem, snoop_to_model, f.st);
+            load(&f, CODE + 0x203, &nop, 1); /* (the NOP after INC EBX again) */
+            clocks[on] += run_as(&f, CODE + 0x200, r, paged);
+            clocks[on] += run_as(&f, CODE + 0x300, (regs){.ecx = 20}, paged);
+            clocks[on] += run_as(&f, CODE + 0x200, r, paged);
+            st[on] = *stats(&f);
+            fx_free(&f);
+        }
+        g_test_message("paging %d: %" G_GUINT64_FORMAT " clocks", paged, clocks[1]);
+        /* (the rewritten immediates were added) */
+        g_assert_cmpuint(eax[1], >, 0);
+        g_assert_cmpuint(eax[1], ==, eax[0]);
+        g_assert_cmpuint(clocks[1], ==, clocks[0]);
+        g_assert_cmpint(memcmp(&st[1], &st[0], sizeof st[0]), ==, 0);
+        g_assert_cmpuint(st[1].snoop_invalidations, >, 0);
+    }
+}
+
+/* The data and code mirrors (p5.dmirror, p5.cmirror) stand for lines of
+ * cacheable RAM of the memory map they were made under (p5.mirror_gen): a
+ * device's registers mapped over a page whose line a mirror holds make its
+ * reads MMIO (no cache hit, the bus model's), and that page back in RAM
+ * makes them hits of the line still in the cache. */
+static uint32_t mirror_mmio_read(void *opaque, uint32_t offset, unsigned size)
+{
+    (void)opaque;
+    (void)offset;
+    (void)size;
+    return 0x5a5a5a5au;
+}
+static void mirror_mmio_write(void *opaque, uint32_t offset, uint32_t value, unsigned size)
+{
+    (void)opaque;
+    (void)offset;
+    (void)value;
+    (void)size;
+}
+static void test_mirrors_map_change(void)
+{
+    static const uint8_t rd[] = {0x8b, 0x06, 0x8b, 0x46, 0x04}; /* mov eax,[esi]; mov eax,[esi+4] */
+    static const nm_mmio_ops ops = {mirror_mmio_read, mirror_mmio_write};
+    fx f;
+    fx_init(&f, "pentium-100");
+    const regs r = {.esi = DATA};
+    measure(&f, rd, sizeof rd, r); /* DATA's line in the data cache, its set's most recent */
+    uint64_t hits = stats(&f)->data_hits;
+    run(&f, CODE, r);
+    g_assert_cmpuint(stats(&f)->data_hits - hits, ==, 2);
+    nm_mem_region *dev = nm_memmap_add_mmio(f.m->mem, "over-data", DATA, 0x1000, &ops, NULL, NULL);
+    hits = stats(&f)->data_hits;
+    run(&f, CODE, r);
+    g_assert_cmpuint(nm_cpu_get_reg(f.c, NM_EAX), ==, 0x5a5a5a5au);
+    g_assert_cmpuint(stats(&f)->data_hits - hits, ==, 0);
+    nm_memmap_remove(f.m->mem, dev);
+    hits = stats(&f)->data_hits;
+    run(&f, CODE, r);
+    g_assert_cmpuint(stats(&f)->data_hits - hits, ==, 2);
+    fx_free(&f);
+}
+
 /* The page loop at CODE: mov eax,[esi] / add esi,EBX-stride / dec ecx /
  * jnz; ECX pages from DATA + 4 KB (data TLB set 1).  A MOV CR3 / HLT at
  * CODE + 0x300 flushes the TLBs. */
@@ -1849,6 +1965,8 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/pentium/stretch-memo", test_stretch_memo);
     g_test_add_func("/timing/pentium/data-alone", test_data_alone);
     g_test_add_func("/timing/pentium/code-lines", test_code_lines);
+    g_test_add_func("/timing/pentium/code-line-memo", test_code_line_memo);
+    g_test_add_func("/timing/pentium/mirrors-map-change", test_mirrors_map_change);
     g_test_add_func("/timing/pentium/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/pentium/int-iret", test_int_iret);
     g_test_add_func("/timing/pentium/fault-delivery", test_fault_delivery);
