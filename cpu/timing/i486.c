@@ -364,6 +364,11 @@ typedef struct i486_state {
      * steps with nothing to do. */
     uint32_t arm_line, arm_fast, arm_gen, arm_stay, arm_two;
     uint64_t arm_ready;      /* the line's dwords are all in from then on */
+    /* the record of the armed line's fill when arm_ready came from one
+     * (arm_ready past the instruction's start); valid while armed, as
+     * every fill started disarms: code_wait_armed needs no search */
+    const fill_rec *arm_rec;
+    bool shortcuts_off; /* a test's: the searches the kept records spare done again */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
@@ -961,6 +966,23 @@ code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t no
     return code_wait_slow(s, line, phys, len, now);
 }
 
+/* code_wait for an instruction in the armed line while it is still
+ * coming in (arm_ready past now, so past the instruction's start: some
+ * fill is not all in, and code_wait's first test fails): the armed line's
+ * record is kept (arm_rec), no search. */
+static inline __attribute__((always_inline)) uint64_t code_wait_armed(i486_state *s, uint32_t phys,
+                                                                      uint32_t len, uint64_t now)
+{
+    if (unlikely(s->shortcuts_off)) return code_wait(s, s->arm_line, phys, len, now);
+    s->ready_line = s->arm_line;
+    s->ready_head = s->fill_head;
+    s->ready_at = s->arm_ready; /* (fill_all_in of the record) */
+    const uint64_t in = fill_dwords_in(s->arm_rec, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
+    if (in <= now) return now;
+    add_read_stall(s, (uint32_t)(in - now), true);
+    return in;
+}
+
 /* The code of this instruction is fetched: `len` bytes at `lin` / `phys`,
  * all in at `ready`. */
 static inline __attribute__((always_inline)) void
@@ -985,7 +1007,7 @@ static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s
         return false;
     uint64_t now = now_of(s);
     /* still coming in: wait for its dwords (arm_next_insn checked the rest) */
-    if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
+    if (unlikely(s->arm_ready > now)) now = code_wait_armed(s, phys, len, now);
     code_fetched(s, lin, phys, len, now);
     s->code_armed = true;
     return true;
@@ -1180,8 +1202,10 @@ static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, c
         (s->pf_n >= 2 && s->pf_line[1] == line) || (!page_ram && is_mmio(s->cpu, line)))
         return;
     /* (fills_in_at: every fill all in by this instruction's start) */
+    const fill_rec *f = NULL;
     uint64_t all_in =
-        s->fills_in_at <= s->cpu->clock->cycles ? s->fills_in_at : fill_all_in(fill_of(s, line));
+        s->fills_in_at <= s->cpu->clock->cycles ? s->fills_in_at : fill_all_in(f = fill_of(s, line));
+    s->arm_rec = f;
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
@@ -1263,7 +1287,7 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
         *s->map_gen == s->arm_gen && !(c->cr0 & NM_CR0_CD)) {
         if (c->paging) tlb_access(s, lin, len, true);
         uint64_t now = now_of(s);
-        if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
+        if (unlikely(s->arm_ready > now)) now = code_wait_armed(s, phys, len, now);
         code_fetched(s, lin, phys, len, now);
         s->code_armed = true;
         return;
@@ -2151,12 +2175,14 @@ static inline __attribute__((always_inline)) void fast_end_easy_at(i486_state *s
     }
     s->pq_last = line2;
     const bool all = s->fills_in_at <= start; /* (fills_in_at: as in arm_next_body) */
-    const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line));
+    const fill_rec *f = all ? NULL : fill_of(s, line);
+    const uint64_t all_in = all ? s->fills_in_at : fill_all_in(f);
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
     s->arm_line = line;
     s->arm_ready = all_in;
+    s->arm_rec = f;
     s->arm_fast = all_in <= start ? line : 1;
     s->arm_stay = line;
     s->arm_two = s->arm_fast == line && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
@@ -2324,7 +2350,7 @@ fast_armed_wait(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *s
     s->code_phys = phys;
     s->code_len = len;
     const uint64_t now = c->clock->cycles; /* no data access yet: no stall so far */
-    s->code_ready = s->arm_ready > now ? code_wait(s, s->arm_line, phys, len, now) : now;
+    s->code_ready = s->arm_ready > now ? code_wait_armed(s, phys, len, now) : now;
     return fast_tail(s, c, i, st, phys + len, false, true);
 }
 
@@ -3012,6 +3038,11 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         if ((uint32_t)a == s->arm_line || (uint32_t)a == s->arm_two + LINE) disarm(s);
     }
     nm_board_snoop_write(&s->board, phys, len);
+}
+
+void nm_i486_set_shortcuts(void *state, bool on)
+{
+    ((i486_state *)state)->shortcuts_off = !on;
 }
 
 void nm_i486_set_stretch(void *state, bool on)
