@@ -83,6 +83,7 @@ unit", p. 3-10: "Single I/O
 #include "cpu/timing/i486.h"
 
 #include <glib.h>
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -368,6 +369,12 @@ typedef struct i486_state {
      * (arm_ready past the instruction's start); valid while armed, as
      * every fill started disarms: code_wait_armed needs no search */
     const fill_rec *arm_rec;
+    /* fill_offsets' burst offsets for the last two (first, burst) pairs
+     * (first UINT_MAX: none) */
+    struct {
+        unsigned first, burst;
+        uint32_t off[4];
+    } off_memo[2];
     bool shortcuts_off; /* a test's: the searches the kept records spare done again */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
@@ -539,6 +546,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->prev = nm_x86_mode_now(cpu);
     s->haz = haz_mode(HAZ_EMPTY, cpu);
     s->ready_at = UINT64_MAX; /* nothing learned yet */
+    s->off_memo[0].first = s->off_memo[1].first = UINT_MAX;
     disarm(s);
     s->map_gen = &cpu->mem->map_gen;
     for (unsigned k = 0; k < BUS_CORE_N; k++)
@@ -627,20 +635,32 @@ static inline void add_read_stall(i486_state *s, uint32_t st, bool code)
  * 2 x the DRAM burst wrote a dirty L2 victim back first (membus.h
  * nm_board_line_read): its transfers come after that write.  (A DRAM
  * burst as long as the L2's is 2-1-1-1 too: dram-timing clocks are >= 1.) */
-static void fill_offsets(const i486_state *s, uint32_t cost, uint32_t off[4])
+static void fill_offsets(i486_state *s, uint32_t cost, uint32_t off[4])
 {
     (void)cost;
     unsigned first = s->board.last_first, burst = s->board.last_burst;
     uint32_t base = s->board.last_before;
-    for (unsigned k = 0; k < 4; k++) {
-        unsigned bus = first + k * burst;
-        off[k] = base + (bus < BUS_CORE_N ? s->bus_core[bus] : nm_bus_to_core(s->model, bus));
+    /* The burst's own offsets depend on (first, burst) alone, the L2's or
+     * the DRAM's: kept for the last two pairs seen, not worked out each fill. */
+    unsigned m = s->off_memo[1].first == first && s->off_memo[1].burst == burst;
+    if (unlikely(s->shortcuts_off) ||
+        (!m && (s->off_memo[0].first != first || s->off_memo[0].burst != burst))) {
+        s->off_memo[1] = s->off_memo[0];
+        m = 0;
+        s->off_memo[0].first = first;
+        s->off_memo[0].burst = burst;
+        for (unsigned k = 0; k < 4; k++) {
+            unsigned bus = first + k * burst;
+            s->off_memo[0].off[k] = bus < BUS_CORE_N ? s->bus_core[bus] : nm_bus_to_core(s->model, bus);
+        }
     }
+    for (unsigned k = 0; k < 4; k++)
+        off[k] = base + s->off_memo[m].off[k];
 }
 
 /* A burst fill of the line holding `phys`, its dword first, asked for at
  * `now`: on the bus after the buffered writes unless it may pass them. */
-static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
+static const fill_rec *start_fill(i486_state *s, uint32_t phys, uint64_t now)
 {
     uint32_t cost = nm_board_line_read(&s->board, phys, nm_membus_start(&s->bus, now));
     uint64_t done;
@@ -669,6 +689,7 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     unsigned bit = (f->line / LINE) % 32;
     s->fill_count[bit]++;
     s->fill_lines |= 1u << bit;
+    return f;
 }
 
 /* The record of the last fill of `line`, NULL if none is on record. */
@@ -710,13 +731,6 @@ static inline uint64_t fill_all_in(const fill_rec *f)
     return f ? f->start + f->off[3] : 0;
 }
 
-/* When dwords d0..d1 of `line` are all in: the latest of their transfers
- * if the line's fill is on record, else 0 (cached long ago). */
-static uint64_t dwords_in(const i486_state *s, uint32_t line, unsigned d0, unsigned d1)
-{
-    return fill_dwords_in(fill_of(s, line), d0, d1);
-}
-
 static void settle_prefetch_slow(i486_state *s, uint64_t t, bool all);
 /* settle_prefetch below; nothing to do (the common case) inline */
 static inline __attribute__((always_inline)) void settle_prefetch(i486_state *s, uint64_t t,
@@ -742,11 +756,13 @@ static void __attribute__((noinline)) read_line_slow(i486_state *s, uint32_t phy
     uint32_t line = phys & ~(LINE - 1);
     unsigned d0 = (phys >> 2) & 3, d1 = ((phys + (size ? size - 1 : 0)) >> 2) & 3;
     bool hit = nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT;
+    const fill_rec *f = NULL;
     if (!hit) {
         s->data_misses++;
-        start_fill(s, phys, now);
+        f = start_fill(s, phys, now); /* the line's last fill: no search */
     }
-    uint64_t in = dwords_in(s, line, d0, d1);
+    if (hit || unlikely(s->shortcuts_off)) f = fill_of(s, line);
+    uint64_t in = fill_dwords_in(f, d0, d1);
     if (in > now) {
         if (hit) s->fill_waits++;
         add_read_stall(s, (uint32_t)(in - now), false);
@@ -944,15 +960,19 @@ code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
  * (`line`) is queued with nothing of it pending: the instruction waits for
  * the transfers carrying its dwords, and what is learnt of the line is kept
  * (ready_*).  Returns now_of after the wait. */
-static uint64_t __attribute__((noinline))
-code_wait_slow(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
+static inline __attribute__((always_inline)) uint64_t
+code_wait_rec(i486_state *s, const fill_rec *f, uint32_t phys, uint32_t len, uint64_t now)
 {
-    const fill_rec *f = fill_of(s, line);
     uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
     s->ready_at = fill_all_in(f);
     if (in <= now) return now;
     add_read_stall(s, (uint32_t)(in - now), true);
     return in;
+}
+static uint64_t __attribute__((noinline))
+code_wait_slow(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
+{
+    return code_wait_rec(s, fill_of(s, line), phys, len, now);
 }
 static inline __attribute__((always_inline)) uint64_t
 code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
@@ -976,11 +996,7 @@ static inline __attribute__((always_inline)) uint64_t code_wait_armed(i486_state
     if (unlikely(s->shortcuts_off)) return code_wait(s, s->arm_line, phys, len, now);
     s->ready_line = s->arm_line;
     s->ready_head = s->fill_head;
-    s->ready_at = s->arm_ready; /* (fill_all_in of the record) */
-    const uint64_t in = fill_dwords_in(s->arm_rec, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
-    if (in <= now) return now;
-    add_read_stall(s, (uint32_t)(in - now), true);
-    return in;
+    return code_wait_rec(s, s->arm_rec, phys, len, now);
 }
 
 /* The code of this instruction is fetched: `len` bytes at `lin` / `phys`,
@@ -1257,12 +1273,23 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
     cancel_prefetch(s, now);
     s->pq_valid = true;
     /* queue_line on demand, nothing pending now */
+    const fill_rec *f = NULL;
     if (!(nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT)) {
         s->code_misses++;
-        start_fill(s, phys, now);
+        f = start_fill(s, phys, now);
     }
     s->pq_last = first;
-    code_fetched(s, lin, phys, len, code_wait(s, first, phys, len, now));
+    uint64_t ready;
+    if (f && likely(!s->shortcuts_off)) {
+        /* code_wait after the fill just started (not all in: its first
+         * test fails), its record at hand */
+        s->ready_line = first;
+        s->ready_head = s->fill_head;
+        ready = code_wait_rec(s, f, phys, len, now);
+    } else {
+        ready = code_wait(s, first, phys, len, now);
+    }
+    code_fetched(s, lin, phys, len, ready);
     s->code_armed = false;
     return true;
 }
