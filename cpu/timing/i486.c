@@ -1350,9 +1350,11 @@ static inline __attribute__((always_inline)) void code_early(i486_state *s)
     code_early_slow(s);
 }
 
-static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
+/* The memory hook's steps for `flags`, a constant of each instance below. */
+static inline __attribute__((always_inline)) void mem_body(i486_state *s, uint32_t linear,
+                                                           uint32_t phys, unsigned size,
+                                                           const unsigned flags)
 {
-    i486_state *s = opaque;
     if (flags & NM_MEM_CODE) return; /* code is fetched in code_early / insn */
     /* The interpreter's walk (its software TLB missed): not the chip's;
      * the chip's walks are tlb_walk's.  Its A/D writes go on below. */
@@ -1407,6 +1409,20 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
         read_line(s, phys + in_line, size - in_line);
     }
     s->accesses++;
+}
+
+/* Instanced for the plain read and write (access_read_slow's and
+ * access_write_slow's flags: nearly every access), whose flag tests are
+ * then constants; anything else through the general instance. */
+static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
+{
+    i486_state *s = opaque;
+    if (flags == 0)
+        mem_body(s, linear, phys, size, 0);
+    else if (flags == NM_MEM_WRITE)
+        mem_body(s, linear, phys, size, NM_MEM_WRITE);
+    else
+        mem_body(s, linear, phys, size, flags);
 }
 
 /* I/O: the instruction waits for the buffered writes to reach the bus
