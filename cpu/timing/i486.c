@@ -521,6 +521,10 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     nm_cache_config cc = {"l1", 8192, 4, LINE, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_PLRU};
     nm_cache *cache = nm_cache_new(&cc);
     if (!cache) return NULL;
+    if (!nm_cache_is_i486(cache)) { /* (the nm_cache_i486_* instance is compiled for it) */
+        nm_cache_free(cache);
+        return NULL;
+    }
     i486_state *s = g_new0(i486_state, 1);
     s->cpu = cpu;
     s->model = model;
@@ -755,7 +759,7 @@ static void __attribute__((noinline)) read_line_slow(i486_state *s, uint32_t phy
     }
     uint32_t line = phys & ~(LINE - 1);
     unsigned d0 = (phys >> 2) & 3, d1 = ((phys + (size ? size - 1 : 0)) >> 2) & 3;
-    bool hit = nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT;
+    bool hit = nm_cache_i486_access(s->cache, phys, false, NULL) & NM_CACHE_HIT;
     const fill_rec *f = NULL;
     if (!hit) {
         s->data_misses++;
@@ -778,7 +782,7 @@ static inline __attribute__((always_inline)) void read_line(i486_state *s, uint3
 {
     if (s->pf_n == 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
         (!(s->fill_lines & (1u << ((phys / LINE) % 32))) || s->fills_in_at <= now_of(s)) &&
-        nm_cache_read_set_mru(s->cache, phys))
+        nm_cache_i486_read_set_mru(s->cache, phys))
         return;
     read_line_slow(s, phys, size);
 }
@@ -907,7 +911,7 @@ static void settle_prefetch_slow(i486_state *s, uint64_t t, bool all)
         s->pf_line[0] = s->pf_line[1];
         s->pf_at[0] = s->pf_at[1];
         s->pf_n--;
-        if (nm_cache_access(s->cache, line, false, NULL) & NM_CACHE_HIT) continue;
+        if (nm_cache_i486_access(s->cache, line, false, NULL) & NM_CACHE_HIT) continue;
         s->code_misses++;
         s->prefetch_fills++;
         start_fill(s, line, at);
@@ -930,20 +934,20 @@ static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
     if (ahead && s->pf_n == 0) {
         /* What follows with nothing pending (settle_prefetch does nothing),
          * with one cache lookup. */
-        if (nm_cache_read_if_present(s->cache, want)) return;
+        if (nm_cache_i486_read_if_present(s->cache, want)) return;
         s->pf_line[0] = want & ~(LINE - 1);
         s->pf_at[0] = t;
         s->pf_n = 1;
         return;
     }
-    if (ahead && !nm_cache_probe(s->cache, want)) {
+    if (ahead && !nm_cache_i486_probe(s->cache, want)) {
         if (s->pf_n == 2) settle_prefetch(s, t, true);
         s->pf_line[s->pf_n] = want & ~(LINE - 1);
         s->pf_at[s->pf_n++] = t;
         return;
     }
     settle_prefetch(s, t, false);
-    if (nm_cache_access(s->cache, want, false, NULL) & NM_CACHE_HIT) return;
+    if (nm_cache_i486_access(s->cache, want, false, NULL) & NM_CACHE_HIT) return;
     s->code_misses++;
     start_fill(s, want, t);
 }
@@ -1187,7 +1191,7 @@ static inline void prefetch_ahead(i486_state *s)
         uint32_t line = s->pq_last + LINE;
         if (s->pf_n == 0) {
             /* queue_line's first case, without the call */
-            if (!nm_cache_read_if_present(s->cache, line)) {
+            if (!nm_cache_i486_read_if_present(s->cache, line)) {
                 s->pf_line[0] = line;
                 s->pf_at[0] = s->code_ready;
                 s->pf_n = 1;
@@ -1274,7 +1278,7 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
     s->pq_valid = true;
     /* queue_line on demand, nothing pending now */
     const fill_rec *f = NULL;
-    if (!(nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT)) {
+    if (!(nm_cache_i486_access(s->cache, phys, false, NULL) & NM_CACHE_HIT)) {
         s->code_misses++;
         f = start_fill(s, phys, now);
     }
@@ -1379,7 +1383,7 @@ static inline __attribute__((always_inline)) void mem_body(i486_state *s, uint32
     if (flags & NM_MEM_WRITE) {
         /* Write-through: update the line if present, and queue the write. */
         bool hit = !(s->cpu->cr0 & NM_CR0_CD) &&
-                   (nm_cache_access(s->cache, phys, true, NULL) & NM_CACHE_HIT);
+                   (nm_cache_i486_access(s->cache, phys, true, NULL) & NM_CACHE_HIT);
         uint64_t now = now_of(s);
         settle_prefetch(s, now, false);
         uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now,
@@ -2210,7 +2214,7 @@ static inline __attribute__((always_inline)) void fast_end_easy_at(i486_state *s
      * line (the queue holds it, in the code's page), arm_after: line2
      * queued, ready unless pending or coming in. */
     bool pending = false;
-    if (!nm_cache_read_if_present(s->cache, line2)) {
+    if (!nm_cache_i486_read_if_present(s->cache, line2)) {
         s->pf_line[0] = line2;
         s->pf_at[0] = s->code_ready;
         s->pf_n = 1;
@@ -2679,7 +2683,7 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
         const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
         const bool pending = ((line2 & ch->line_mask) | 1u) !=
                                  ch->set_mru[(line2 >> ch->line_shift) & ch->set_mask] &&
-                             !nm_cache_probe(s->cache, line2);
+                             !nm_cache_i486_probe(s->cache, line2);
         const bool all = s->fills_in_at <= start;
         const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line1));
         q.pq_last = line2;
@@ -2731,12 +2735,12 @@ static inline __attribute__((always_inline)) void target_walk(i486_state *s, con
     const uint32_t line = phys & ~(LINE - 1), line2 = line + LINE, len = e->insn.len;
     *out = (run_sums){0};
     if (((phys + len) & ~(LINE - 1)) != line || !(line2 & 0xfffu) ||
-        !nm_cache_probe(s->cache, phys))
+        !nm_cache_i486_probe(s->cache, phys))
         return;
     const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
     const bool pending =
         ((line2 & ch->line_mask) | 1u) != ch->set_mru[(line2 >> ch->line_shift) & ch->set_mask] &&
-        !nm_cache_probe(s->cache, line2);
+        !nm_cache_i486_probe(s->cache, line2);
     const queue_view q = {line, line, line, pending ? 1 : line, line2, pending};
     out->change_len[0] = (uint8_t)len; /* (offset 0, at the start) */
     out->changes = 1;
@@ -2777,7 +2781,7 @@ stretch_apply(i486_state *s, const nm_cpu *c, const run_sums *w, uint32_t phys, 
          * line a hit (target_walk found it) */
         s->queue_flushes++;
         s->pq_valid = true;
-        nm_cache_access(s->cache, phys, false, NULL);
+        nm_cache_i486_access(s->cache, phys, false, NULL);
         s->code_lin = lin;
     }
     /* the line changes, at the start of the instruction that makes each
@@ -2793,8 +2797,8 @@ stretch_apply(i486_state *s, const nm_cpu *c, const run_sums *w, uint32_t phys, 
              * compiler, it was a call here) */
             const uint32_t line2 =
                 ((phys + w->change_off[k] + w->change_len[k]) & ~(LINE - 1)) + LINE;
-            if (!nm_cache_read_set_mru(s->cache, line2))
-                nm_cache_read_if_present_slow(s->cache, line2);
+            if (!nm_cache_i486_read_set_mru(s->cache, line2))
+                nm_cache_i486_read_if_present_slow(s->cache, line2);
         }
         const uint64_t start = now + w->change_spent[last];
         s->pq_next = phys + w->change_off[last] + w->change_len[last];
@@ -3073,7 +3077,7 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
     if (!write || !len) return;
     uint64_t end = (uint64_t)phys + len;
     for (uint64_t a = phys & ~(uint64_t)(LINE - 1); a < end; a += LINE) {
-        if (!nm_cache_probe(s->cache, (uint32_t)a)) continue;
+        if (!nm_cache_i486_probe(s->cache, (uint32_t)a)) continue;
         nm_cache_invalidate_line(s->cache, (uint32_t)a);
         s->snoop_invalidations++;
         /* the straight-line shortcut of code_fetch must look again */
