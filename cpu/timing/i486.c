@@ -507,6 +507,8 @@ struct i486_run_memo {
 #define STRETCH_SHARE  5u
 #define STRETCH_REST   (1024u * 1024u)
 
+static void last_transfer_init(void);
+
 /* Nothing made ready for the next instruction (arm_next_insn). */
 static inline void disarm(i486_state *s)
 {
@@ -551,6 +553,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->haz = haz_mode(HAZ_EMPTY, cpu);
     s->ready_at = UINT64_MAX; /* nothing learned yet */
     s->off_memo[0].first = s->off_memo[1].first = UINT_MAX;
+    last_transfer_init(); /* (the same table each time) */
     disarm(s);
     s->map_gen = &cpu->mem->map_gen;
     for (unsigned k = 0; k < BUS_CORE_N; k++)
@@ -717,15 +720,26 @@ static inline __attribute__((always_inline)) const fill_rec *fill_of(const i486_
 
 /* When dwords d0..d1 of the line of fill `f` are all in: the latest of
  * their transfers; 0 without a record (cached long ago). */
-static uint64_t fill_dwords_in(const fill_rec *f, unsigned d0, unsigned d1)
+/* The latest transfer of dwords d0..d1 (d0 <= d1) of a fill that began
+ * with dword `first`: max of d ^ first over them, [first][d0][d1]; the
+ * offsets grow with the transfer (fill_offsets: bus clocks rounded up to
+ * core clocks, a non-decreasing map), so its arrival is theirs. */
+static uint8_t last_transfer[4][4][4];
+static void last_transfer_init(void)
 {
-    if (!f) return 0;
-    uint64_t t = 0;
-    for (unsigned d = d0; d <= d1; d++) {
-        uint64_t a = f->start + f->off[d ^ f->first];
-        if (a > t) t = a;
-    }
-    return t;
+    for (unsigned f = 0; f < 4; f++)
+        for (unsigned d0 = 0; d0 < 4; d0++)
+            for (unsigned d1 = d0; d1 < 4; d1++) {
+                unsigned k = 0;
+                for (unsigned d = d0; d <= d1; d++)
+                    if ((d ^ f) > k) k = d ^ f;
+                last_transfer[f][d0][d1] = (uint8_t)k;
+            }
+}
+static inline uint64_t fill_dwords_in(const fill_rec *f, unsigned d0, unsigned d1)
+{
+    if (!f || unlikely(d0 > d1)) return 0; /* (no dwords: none to wait for) */
+    return f->start + f->off[last_transfer[f->first][d0][d1]];
 }
 
 /* When all four dwords of the line of fill `f` are in: its last transfer
@@ -1303,6 +1317,15 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
  * (outside an instruction, e.g. delivering an interrupt, EIP is still at
  * insn_eip, and a transfer may already have moved it: then the insn hook
  * does it). */
+/* code_early_slow's cases but the line made ready (out of line: that one
+ * then saves no registers for the general fetch inlined here) */
+static void __attribute__((noinline))
+code_early_rest(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
+{
+    if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
+    if (is_mmio(c, phys)) return;
+    code_fetch(s, lin, phys, len);
+}
 static void __attribute__((noinline)) code_early_slow(i486_state *s)
 {
     nm_cpu *c = s->cpu;
@@ -1323,9 +1346,7 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
         s->code_armed = true;
         return;
     }
-    if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
-    if (is_mmio(c, phys)) return;
-    code_fetch(s, lin, phys, len);
+    code_early_rest(s, c, lin, phys, len);
 }
 
 /* code_early_slow, but inline for the instruction's second and later

@@ -383,8 +383,10 @@ static inline uint32_t nm_board_single_read(nm_board *b, uint32_t phys, uint64_t
     return w + nm_board_page(b, phys, now + w) + b->dram_single;
 }
 
-/* Bus time of a single write (the CPU write buffer's entry) at `now`. */
-static inline uint32_t nm_board_write(nm_board *b, uint32_t phys, uint64_t now)
+/* Bus time of a single write (the CPU write buffer's entry) at `now`
+ * (always inline: a call for every write otherwise, in the 486's
+ * instanced memory hook). */
+static inline __attribute__((always_inline)) uint32_t nm_board_write(nm_board *b, uint32_t phys, uint64_t now)
 {
     if (b->l2 && (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT)) {
         b->l2_write_hits++;
