@@ -1408,7 +1408,7 @@ static inline __attribute__((always_inline)) void mem_body(i486_state *s, uint32
         uint64_t now = now_of(s);
         settle_prefetch(s, now, false);
         uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now,
-                                    nm_board_write(&s->board, phys, nm_membus_start(&s->bus, now)));
+                                    nm_board_write_inline(&s->board, phys, nm_membus_start(&s->bus, now)));
         if ((phys & 3) + size > 4) {
             /* Across a dword: two bus cycles on the 32-bit bus, two
              * write-buffer entries (Intel486 data book, misaligned
@@ -1417,7 +1417,7 @@ static inline __attribute__((always_inline)) void mem_body(i486_state *s, uint32
             s->split_writes++;
             st +=
                 nm_wbuf_write(&s->wbuf, &s->bus, now + st,
-                              nm_board_write(&s->board, next, nm_membus_start(&s->bus, now + st)));
+                              nm_board_write_inline(&s->board, next, nm_membus_start(&s->bus, now + st)));
         }
         if (!hit) s->miss_write_done = nm_wbuf_empty_at(&s->wbuf, now + st);
         s->stall += st;
