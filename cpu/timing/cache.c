@@ -93,32 +93,48 @@ void nm_cache_reset_stats(nm_cache *c)
 }
 
 /* ---- replacement state ----
- * Each step is written once for a geometry given as constants (`ways`, and
- * whether the replacement is the 486's PLRU), so that the compiler unrolls
- * it for the geometries the models use -- the board's direct-mapped L2
- * (1 way), the Pentium's 2-way LRU L1s, the 486's 4-way PLRU L1 -- and a
+ * Each step is written once for a geometry given as constants (g: its
+ * ways and whether the replacement is the 486's PLRU, and for a fixed
+ * geometry its line size, sets and write policy too), so that the
+ * compiler unrolls it for the geometries the models use -- the board's
+ * direct-mapped L2 (1 way), the Pentium's 2-way LRU L1s, the 486's 4-way
+ * PLRU L1 (and the whole of the 486's L1: NM_CACHE_GEOM_I486) -- and a
  * general instance (GENERAL: the configuration's own) does the others.
  * The state each leaves (tags, ranks, PLRU bits, set_mru) is the same. */
 
-#define GENERAL 0u /* `ways` of the instances below: the cache's own */
+/* ways and replacement constant, the rest the cache's */
+#define G1      ((nm_cache_geom){.ways = 1})
+#define G2      ((nm_cache_geom){.ways = 2})
+#define G4      ((nm_cache_geom){.ways = 4, .plru = true})
+#define GENERAL NM_CACHE_GEOM_OWN /* (ways 0: the cache's own) */
 
-static inline __attribute__((always_inline)) uint32_t ways_of(const nm_cache *c, const uint32_t ways)
+static inline __attribute__((always_inline)) uint32_t ways_of(const nm_cache *c,
+                                                              const nm_cache_geom g)
 {
-    return ways == GENERAL ? c->cfg.ways : ways;
+    return g.ways ? g.ways : c->cfg.ways;
 }
-static inline __attribute__((always_inline)) bool is_plru(const nm_cache *c, const uint32_t ways,
-                                                          const bool plru)
+static inline __attribute__((always_inline)) bool is_plru(const nm_cache *c, const nm_cache_geom g)
 {
-    return ways == GENERAL ? c->cfg.replacement == NM_CACHE_PLRU : plru;
+    return g.ways ? g.plru : c->cfg.replacement == NM_CACHE_PLRU;
+}
+static inline __attribute__((always_inline)) uint32_t line_of(const nm_cache *c, uint32_t phys,
+                                                              const nm_cache_geom g)
+{
+    return phys & (g.fixed ? ~((1u << g.line_shift) - 1) : ~(c->cfg.line_size - 1));
+}
+static inline __attribute__((always_inline)) uint32_t set_of(const nm_cache *c, uint32_t phys,
+                                                             const nm_cache_geom g)
+{
+    return g.fixed ? (phys >> g.line_shift) & g.set_mask : (phys >> c->line_shift) & c->set_mask;
 }
 
 static inline __attribute__((always_inline)) void touch_as(nm_cache *c, uint32_t set, uint32_t way,
-                                                           const uint32_t ways, const bool plru)
+                                                           const nm_cache_geom g)
 {
-    const uint32_t n = ways_of(c, ways);
+    const uint32_t n = ways_of(c, g), ways = g.ways;
     c->h.mru = c->set_mru[set] = c->tag[set * n + way];
     c->set_mru_way[set] = (uint8_t)way;
-    if (is_plru(c, ways, plru)) {
+    if (is_plru(c, g)) {
         /* B0 (bit 0): 1 after L0/L1; B1 (bit 1): 1 after L0, 0 after L1;
          * B2 (bit 2): 1 after L2, 0 after L3: the bits a use of each way
          * keeps, and those it sets. */
@@ -140,10 +156,9 @@ static inline __attribute__((always_inline)) void touch_as(nm_cache *c, uint32_t
 }
 
 static inline __attribute__((always_inline)) uint32_t victim_way_as(const nm_cache *c, uint32_t set,
-                                                                    const uint32_t ways,
-                                                                    const bool plru)
+                                                                    const nm_cache_geom g)
 {
-    const uint32_t n = ways_of(c, ways);
+    const uint32_t n = ways_of(c, g), ways = g.ways;
     const uint32_t *t = &c->tag[set * n];
     if (ways == 1) return 0;
     if (ways == 2) {
@@ -162,7 +177,7 @@ static inline __attribute__((always_inline)) uint32_t victim_way_as(const nm_cac
         for (uint32_t w = 0; w < n; w++)
             if (!(t[w] & TAG_VALID)) return w;
     }
-    if (is_plru(c, ways, plru)) {
+    if (is_plru(c, g)) {
         uint8_t b = c->plru[set];
         if (!(b & 1u)) return (b & 2u) ? 1 : 0;
         return (b & 4u) ? 3 : 2;
@@ -176,9 +191,9 @@ static inline __attribute__((always_inline)) uint32_t victim_way_as(const nm_cac
 /* ---- lookups ---- */
 
 static inline __attribute__((always_inline)) int find_way_as(const nm_cache *c, uint32_t set,
-                                                             uint32_t want, const uint32_t ways)
+                                                             uint32_t want, const nm_cache_geom g)
 {
-    const uint32_t n = ways_of(c, ways);
+    const uint32_t n = ways_of(c, g), ways = g.ways;
     const uint32_t *t = &c->tag[set * n];
     /* (written out: gcc -O2 leaves a loop of a constant 4 a loop) */
     if (ways == 1) return t[0] == want ? 0 : -1;
@@ -199,11 +214,10 @@ static inline __attribute__((always_inline)) int find_way_as(const nm_cache *c, 
 static inline __attribute__((always_inline)) unsigned do_fill_as(nm_cache *c, uint32_t set,
                                                                  uint32_t line, bool dirty,
                                                                  uint32_t *victim,
-                                                                 const uint32_t ways,
-                                                                 const bool plru)
+                                                                 const nm_cache_geom g)
 {
-    uint32_t way = victim_way_as(c, set, ways, plru);
-    uint32_t idx = set * ways_of(c, ways) + way;
+    uint32_t way = victim_way_as(c, set, g);
+    uint32_t idx = set * ways_of(c, g) + way;
     unsigned res = NM_CACHE_FILL;
     if (c->tag[idx] & TAG_VALID) {
         c->h.stats.evictions++;
@@ -218,49 +232,49 @@ static inline __attribute__((always_inline)) unsigned do_fill_as(nm_cache *c, ui
     c->h.content_gen++;
     c->dirty[idx] = dirty;
     c->h.stats.fills++;
-    touch_as(c, set, way, ways, plru);
+    touch_as(c, set, way, g);
     return res;
 }
 
 static inline __attribute__((always_inline)) unsigned
-access_as(nm_cache *c, uint32_t phys, bool write, uint32_t *victim, const uint32_t ways,
-          const bool plru)
+access_as(nm_cache *c, uint32_t phys, bool write, uint32_t *victim, const nm_cache_geom g)
 {
-    uint32_t line = phys & ~(c->cfg.line_size - 1);
-    uint32_t set = (phys >> c->line_shift) & c->set_mask;
-    const bool wb = c->cfg.write_policy == NM_CACHE_WRITE_BACK;
+    uint32_t line = line_of(c, phys, g);
+    uint32_t set = set_of(c, phys, g);
+    const bool wb = g.fixed ? g.write_back : c->cfg.write_policy == NM_CACHE_WRITE_BACK;
+    const bool wa = g.fixed ? g.write_allocate : c->cfg.write_allocate;
     if (c->set_mru[set] == (line | TAG_VALID)) { /* what touch would leave */
         if (write) {
             c->h.stats.write_hits++;
-            if (wb) c->dirty[set * ways_of(c, ways) + c->set_mru_way[set]] = 1;
+            if (wb) c->dirty[set * ways_of(c, g) + c->set_mru_way[set]] = 1;
         } else {
             c->h.stats.read_hits++;
         }
         c->h.mru = line | TAG_VALID;
         return NM_CACHE_HIT;
     }
-    int way = find_way_as(c, set, line | TAG_VALID, ways);
+    int way = find_way_as(c, set, line | TAG_VALID, g);
     if (way >= 0) {
         if (write) {
             c->h.stats.write_hits++;
-            if (wb) c->dirty[set * ways_of(c, ways) + (uint32_t)way] = 1;
+            if (wb) c->dirty[set * ways_of(c, g) + (uint32_t)way] = 1;
         } else {
             c->h.stats.read_hits++;
         }
-        touch_as(c, set, (uint32_t)way, ways, plru);
+        touch_as(c, set, (uint32_t)way, g);
         return NM_CACHE_HIT;
     }
     if (write) {
         c->h.stats.write_misses++;
-        if (!c->cfg.write_allocate) return 0;
-        return do_fill_as(c, set, line, wb, victim, ways, plru);
+        if (!wa) return 0;
+        return do_fill_as(c, set, line, wb, victim, g);
     }
     c->h.stats.read_misses++;
-    return do_fill_as(c, set, line, false, victim, ways, plru);
+    return do_fill_as(c, set, line, false, victim, g);
 }
 
 /* Which instance a cache takes: 1 (direct-mapped), 2 (2-way LRU), 4
- * (4-way PLRU), else GENERAL. */
+ * (4-way PLRU), else 0 (GENERAL). */
 static inline uint32_t geometry(const nm_cache *c)
 {
     const uint32_t w = c->cfg.ways;
@@ -268,7 +282,7 @@ static inline uint32_t geometry(const nm_cache *c)
     if (w == 1 && !plru) return 1;
     if (w == 2 && !plru) return 2;
     if (w == 4 && plru) return 4;
-    return GENERAL;
+    return 0;
 }
 
 /* One function an instance, reached by a tail call: the dispatch saves
@@ -277,22 +291,22 @@ static inline uint32_t geometry(const nm_cache *c)
 static __attribute__((noinline)) unsigned access_1(nm_cache *c, uint32_t phys, bool write,
                                                    uint32_t *victim)
 {
-    return access_as(c, phys, write, victim, 1, false);
+    return access_as(c, phys, write, victim, G1);
 }
 static __attribute__((noinline)) unsigned access_2(nm_cache *c, uint32_t phys, bool write,
                                                    uint32_t *victim)
 {
-    return access_as(c, phys, write, victim, 2, false);
+    return access_as(c, phys, write, victim, G2);
 }
 static __attribute__((noinline)) unsigned access_4(nm_cache *c, uint32_t phys, bool write,
                                                    uint32_t *victim)
 {
-    return access_as(c, phys, write, victim, 4, true);
+    return access_as(c, phys, write, victim, G4);
 }
 static __attribute__((noinline)) unsigned access_general(nm_cache *c, uint32_t phys, bool write,
                                                          uint32_t *victim)
 {
-    return access_as(c, phys, write, victim, GENERAL, false);
+    return access_as(c, phys, write, victim, GENERAL);
 }
 
 unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
@@ -309,9 +323,9 @@ static inline __attribute__((always_inline)) int find_way(const nm_cache *c, uin
                                                           uint32_t want)
 {
     switch (c->geometry) {
-    case 1: return find_way_as(c, set, want, 1);
-    case 2: return find_way_as(c, set, want, 2);
-    case 4: return find_way_as(c, set, want, 4);
+    case 1: return find_way_as(c, set, want, G1);
+    case 2: return find_way_as(c, set, want, G2);
+    case 4: return find_way_as(c, set, want, G4);
     }
     return find_way_as(c, set, want, GENERAL);
 }
@@ -319,21 +333,21 @@ static inline __attribute__((always_inline)) int find_way(const nm_cache *c, uin
 static void touch(nm_cache *c, uint32_t set, uint32_t way)
 {
     switch (c->geometry) {
-    case 1: touch_as(c, set, way, 1, false); return;
-    case 2: touch_as(c, set, way, 2, false); return;
-    case 4: touch_as(c, set, way, 4, true); return;
+    case 1: touch_as(c, set, way, G1); return;
+    case 2: touch_as(c, set, way, G2); return;
+    case 4: touch_as(c, set, way, G4); return;
     }
-    touch_as(c, set, way, GENERAL, false);
+    touch_as(c, set, way, GENERAL);
 }
 
 static unsigned do_fill(nm_cache *c, uint32_t set, uint32_t line, bool dirty, uint32_t *victim)
 {
     switch (c->geometry) {
-    case 1: return do_fill_as(c, set, line, dirty, victim, 1, false);
-    case 2: return do_fill_as(c, set, line, dirty, victim, 2, false);
-    case 4: return do_fill_as(c, set, line, dirty, victim, 4, true);
+    case 1: return do_fill_as(c, set, line, dirty, victim, G1);
+    case 2: return do_fill_as(c, set, line, dirty, victim, G2);
+    case 4: return do_fill_as(c, set, line, dirty, victim, G4);
     }
-    return do_fill_as(c, set, line, dirty, victim, GENERAL, false);
+    return do_fill_as(c, set, line, dirty, victim, GENERAL);
 }
 
 bool nm_cache_probe(const nm_cache *c, uint32_t phys)
@@ -360,6 +374,49 @@ bool nm_cache_read_if_present_slow(nm_cache *c, uint32_t phys)
     if (way < 0) return false;
     c->h.stats.read_hits++;
     touch(c, set, (uint32_t)way);
+    return true;
+}
+
+/* ---- the NM_CACHE_GEOM_I486 instance (cache.h) ---- */
+
+bool nm_cache_is_i486(const nm_cache *c)
+{
+    const nm_cache_geom g = NM_CACHE_GEOM_I486;
+    return c->cfg.ways == g.ways && c->cfg.line_size == 1u << g.line_shift &&
+           c->set_mask == g.set_mask && (c->cfg.replacement == NM_CACHE_PLRU) == g.plru &&
+           (c->cfg.write_policy == NM_CACHE_WRITE_BACK) == g.write_back &&
+           c->cfg.write_allocate == g.write_allocate;
+}
+
+unsigned nm_cache_i486_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+{
+    return access_as(c, phys, write, victim, NM_CACHE_GEOM_I486);
+}
+
+bool nm_cache_i486_probe(const nm_cache *c, uint32_t phys)
+{
+    const nm_cache_geom g = NM_CACHE_GEOM_I486;
+    return find_way_as(c, set_of(c, phys, g), line_of(c, phys, g) | TAG_VALID, g) >= 0;
+}
+
+/* nm_cache_read_if_present_slow's steps for it */
+bool nm_cache_i486_read_if_present_slow(nm_cache *c, uint32_t phys)
+{
+    const nm_cache_geom g = NM_CACHE_GEOM_I486;
+    const uint32_t line = line_of(c, phys, g), set = set_of(c, phys, g);
+    if ((line | 1u) == c->h.mru) {
+        c->h.stats.read_hits++;
+        return true;
+    }
+    if (c->set_mru[set] == (line | TAG_VALID)) {
+        c->h.stats.read_hits++;
+        c->h.mru = line | TAG_VALID;
+        return true;
+    }
+    int way = find_way_as(c, set, line | TAG_VALID, g);
+    if (way < 0) return false;
+    c->h.stats.read_hits++;
+    touch_as(c, set, (uint32_t)way, g);
     return true;
 }
 

@@ -91,6 +91,61 @@ typedef struct nm_cache_head {
     uint64_t content_gen;
 } nm_cache_head;
 
+/* A geometry known when compiling, for the instances of the steps below
+ * (the inline ones here and their slow paths in cache.c) compiled for it:
+ * the line size's shift, the set mask, the ways, the replacement and the
+ * write policy become constants instead of loads and loops.  One instance
+ * so far, the 486's L1 (8 KB, 4-way PLRU, 16-byte lines, write-through, no
+ * write allocation: NM_CACHE_GEOM_I486, nm_cache_i486_*); a cache takes an
+ * instance only if its configuration is that one (nm_cache_is_i486).
+ * NM_CACHE_GEOM_OWN: the cache's own configuration (the generic steps). */
+typedef struct nm_cache_geom {
+    bool fixed; /* false: everything from the cache (the generic steps) */
+    uint32_t ways, line_shift, set_mask;
+    bool plru, write_back, write_allocate;
+} nm_cache_geom;
+#define NM_CACHE_GEOM_OWN ((nm_cache_geom){.fixed = false})
+#define NM_CACHE_GEOM_I486                                                                        \
+    ((nm_cache_geom){.fixed = true,                                                               \
+                     .ways = 4,                                                                   \
+                     .line_shift = 4,                                                             \
+                     .set_mask = 8192 / (4 * 16) - 1,                                             \
+                     .plru = true,                                                                \
+                     .write_back = false,                                                         \
+                     .write_allocate = false})
+
+/* The head's fields, or the instance's constants. */
+static inline __attribute__((always_inline)) uint32_t nm_cache_g_shift(const nm_cache_head *h,
+                                                                       const nm_cache_geom g)
+{
+    return g.fixed ? g.line_shift : h->line_shift;
+}
+static inline __attribute__((always_inline)) uint32_t nm_cache_g_mask(const nm_cache_head *h,
+                                                                      const nm_cache_geom g)
+{
+    return g.fixed ? g.set_mask : h->set_mask;
+}
+static inline __attribute__((always_inline)) uint32_t nm_cache_g_line_mask(const nm_cache_head *h,
+                                                                           const nm_cache_geom g)
+{
+    return g.fixed ? ~((1u << g.line_shift) - 1) : h->line_mask;
+}
+static inline __attribute__((always_inline)) uint32_t nm_cache_g_ways(const nm_cache_head *h,
+                                                                      const nm_cache_geom g)
+{
+    return g.fixed ? g.ways : h->ways;
+}
+static inline __attribute__((always_inline)) bool nm_cache_g_wb(const nm_cache_head *h,
+                                                                const nm_cache_geom g)
+{
+    return g.fixed ? g.write_back : h->write_back;
+}
+static inline __attribute__((always_inline)) bool nm_cache_g_wa(const nm_cache_head *h,
+                                                                const nm_cache_geom g)
+{
+    return g.fixed ? g.write_allocate : h->write_allocate;
+}
+
 /* NULL (with nothing allocated) if the geometry is impossible: size not a
  * multiple of ways*line_size, not powers of two, PLRU with ways != 4. */
 nm_cache *nm_cache_new(const nm_cache_config *cfg);
@@ -104,6 +159,14 @@ const nm_cache_config *nm_cache_get_config(const nm_cache *c);
  * when NM_CACHE_WRITEBACK is set, *victim (may be NULL) gets the line
  * address written back. */
 unsigned nm_cache_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim);
+/* Whether the cache's configuration is NM_CACHE_GEOM_I486's (so that the
+ * nm_cache_i486_* instance may be used on it). */
+bool nm_cache_is_i486(const nm_cache *c);
+/* nm_cache_access_slow, nm_cache_probe and nm_cache_read_if_present_slow
+ * compiled for NM_CACHE_GEOM_I486 (the same results and state). */
+unsigned nm_cache_i486_access_slow(nm_cache *c, uint32_t phys, bool write, uint32_t *victim);
+bool nm_cache_i486_probe(const nm_cache *c, uint32_t phys);
+bool nm_cache_i486_read_if_present_slow(nm_cache *c, uint32_t phys);
 /* Whether no way of a set (its tags from `t`: `ways` of them, 1, 2 or 4,
  * a constant of the caller) holds the line tagged `tag`. */
 static inline __attribute__((always_inline)) bool
@@ -128,50 +191,64 @@ static inline __attribute__((always_inline)) bool nm_cache_write_absent(nm_cache
     h->stats.write_misses++;
     return true;
 }
-static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+/* nm_cache_access's steps for geometry g (a constant). */
+static inline __attribute__((always_inline)) unsigned
+nm_cache_access_g(nm_cache *c, uint32_t phys, bool write, uint32_t *victim, const nm_cache_geom g)
 {
     nm_cache_head *h = (nm_cache_head *)(void *)c;
-    uint32_t tag = (phys & h->line_mask) | 1u;
+    const uint32_t shift = nm_cache_g_shift(h, g), mask = nm_cache_g_mask(h, g);
+    const uint32_t ways = nm_cache_g_ways(h, g);
+    uint32_t tag = (phys & nm_cache_g_line_mask(h, g)) | 1u;
     if (!write) {
         /* the line last used, or the one its set used last */
-        if (tag == h->mru || tag == h->set_mru[(phys >> h->line_shift) & h->set_mask]) {
+        if (tag == h->mru || tag == h->set_mru[(phys >> shift) & mask]) {
             h->stats.read_hits++;
             h->mru = tag;
             return NM_CACHE_HIT;
         }
     } else {
         /* the line its set used last: nm_cache_access_slow's first case */
-        uint32_t set = (phys >> h->line_shift) & h->set_mask;
+        uint32_t set = (phys >> shift) & mask;
         if (tag == h->set_mru[set]) {
             h->stats.write_hits++;
-            if (h->write_back) h->dirty[set * h->ways + h->set_mru_way[set]] = 1;
+            if (nm_cache_g_wb(h, g)) h->dirty[set * ways + h->set_mru_way[set]] = 1;
             h->mru = tag;
             return NM_CACHE_HIT;
         }
-        if (!h->write_allocate) {
-            const uint32_t *t = &h->tag[set * h->ways];
-            bool absent = h->ways == 4   ? nm_cache_set_lacks(t, tag, 4)
-                          : h->ways == 1 ? nm_cache_set_lacks(t, tag, 1)
-                                         : false;
+        if (!nm_cache_g_wa(h, g)) {
+            const uint32_t *t = &h->tag[set * ways];
+            bool absent = ways == 4   ? nm_cache_set_lacks(t, tag, 4)
+                          : ways == 1 ? nm_cache_set_lacks(t, tag, 1)
+                                      : false;
             if (absent) { /* nm_cache_access_slow's write miss */
                 h->stats.write_misses++;
                 return 0;
             }
         }
     }
-    return nm_cache_access_slow(c, phys, write, victim);
+    return g.fixed ? nm_cache_i486_access_slow(c, phys, write, victim)
+                   : nm_cache_access_slow(c, phys, write, victim);
+}
+static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+{
+    return nm_cache_access_g(c, phys, write, victim, NM_CACHE_GEOM_OWN);
 }
 /* A read hit on the line its set used last: counted, that line is the
  * most recent (h->mru), nothing else changes; false when it is not that
  * line (then the caller asks the cache). */
-static inline bool nm_cache_read_set_mru(nm_cache *c, uint32_t phys)
+static inline __attribute__((always_inline)) bool nm_cache_read_set_mru_g(nm_cache *c, uint32_t phys,
+                                                                          const nm_cache_geom g)
 {
     nm_cache_head *h = (nm_cache_head *)(void *)c;
-    uint32_t tag = (phys & h->line_mask) | 1u;
-    if (tag != h->set_mru[(phys >> h->line_shift) & h->set_mask]) return false;
+    uint32_t tag = (phys & nm_cache_g_line_mask(h, g)) | 1u;
+    if (tag != h->set_mru[(phys >> nm_cache_g_shift(h, g)) & nm_cache_g_mask(h, g)]) return false;
     h->stats.read_hits++;
     h->mru = tag;
     return true;
+}
+static inline bool nm_cache_read_set_mru(nm_cache *c, uint32_t phys)
+{
+    return nm_cache_read_set_mru_g(c, phys, NM_CACHE_GEOM_OWN);
 }
 /* Is the line present?  No state or counter changes. */
 bool nm_cache_probe(const nm_cache *c, uint32_t phys);
@@ -181,6 +258,20 @@ bool nm_cache_read_if_present_slow(nm_cache *c, uint32_t phys);
 static inline bool nm_cache_read_if_present(nm_cache *c, uint32_t phys)
 {
     return nm_cache_read_set_mru(c, phys) || nm_cache_read_if_present_slow(c, phys);
+}
+/* The NM_CACHE_GEOM_I486 instances of the inline steps (the cache
+ * nm_cache_is_i486). */
+static inline unsigned nm_cache_i486_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+{
+    return nm_cache_access_g(c, phys, write, victim, NM_CACHE_GEOM_I486);
+}
+static inline bool nm_cache_i486_read_set_mru(nm_cache *c, uint32_t phys)
+{
+    return nm_cache_read_set_mru_g(c, phys, NM_CACHE_GEOM_I486);
+}
+static inline bool nm_cache_i486_read_if_present(nm_cache *c, uint32_t phys)
+{
+    return nm_cache_i486_read_set_mru(c, phys) || nm_cache_i486_read_if_present_slow(c, phys);
 }
 /* Fills a line without counting an access (prefetch, the other pipe's
  * line); returns NM_CACHE_* bits like nm_cache_access. */

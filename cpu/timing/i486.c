@@ -83,6 +83,7 @@ unit", p. 3-10: "Single I/O
 #include "cpu/timing/i486.h"
 
 #include <glib.h>
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -364,6 +365,17 @@ typedef struct i486_state {
      * steps with nothing to do. */
     uint32_t arm_line, arm_fast, arm_gen, arm_stay, arm_two;
     uint64_t arm_ready;      /* the line's dwords are all in from then on */
+    /* the record of the armed line's fill when arm_ready came from one
+     * (arm_ready past the instruction's start); valid while armed, as
+     * every fill started disarms: code_wait_armed needs no search */
+    const fill_rec *arm_rec;
+    /* fill_offsets' burst offsets for the last two (first, burst) pairs
+     * (first UINT_MAX: none) */
+    struct {
+        unsigned first, burst;
+        uint32_t off[4];
+    } off_memo[2];
+    bool shortcuts_off; /* a test's: the searches the kept records spare done again */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
@@ -495,6 +507,8 @@ struct i486_run_memo {
 #define STRETCH_SHARE  5u
 #define STRETCH_REST   (1024u * 1024u)
 
+static void last_transfer_init(void);
+
 /* Nothing made ready for the next instruction (arm_next_insn). */
 static inline void disarm(i486_state *s)
 {
@@ -509,6 +523,10 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     nm_cache_config cc = {"l1", 8192, 4, LINE, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_PLRU};
     nm_cache *cache = nm_cache_new(&cc);
     if (!cache) return NULL;
+    if (!nm_cache_is_i486(cache)) { /* (the nm_cache_i486_* instance is compiled for it) */
+        nm_cache_free(cache);
+        return NULL;
+    }
     i486_state *s = g_new0(i486_state, 1);
     s->cpu = cpu;
     s->model = model;
@@ -534,6 +552,8 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     s->prev = nm_x86_mode_now(cpu);
     s->haz = haz_mode(HAZ_EMPTY, cpu);
     s->ready_at = UINT64_MAX; /* nothing learned yet */
+    s->off_memo[0].first = s->off_memo[1].first = UINT_MAX;
+    last_transfer_init(); /* (the same table each time) */
     disarm(s);
     s->map_gen = &cpu->mem->map_gen;
     for (unsigned k = 0; k < BUS_CORE_N; k++)
@@ -622,20 +642,32 @@ static inline void add_read_stall(i486_state *s, uint32_t st, bool code)
  * 2 x the DRAM burst wrote a dirty L2 victim back first (membus.h
  * nm_board_line_read): its transfers come after that write.  (A DRAM
  * burst as long as the L2's is 2-1-1-1 too: dram-timing clocks are >= 1.) */
-static void fill_offsets(const i486_state *s, uint32_t cost, uint32_t off[4])
+static void fill_offsets(i486_state *s, uint32_t cost, uint32_t off[4])
 {
     (void)cost;
     unsigned first = s->board.last_first, burst = s->board.last_burst;
     uint32_t base = s->board.last_before;
-    for (unsigned k = 0; k < 4; k++) {
-        unsigned bus = first + k * burst;
-        off[k] = base + (bus < BUS_CORE_N ? s->bus_core[bus] : nm_bus_to_core(s->model, bus));
+    /* The burst's own offsets depend on (first, burst) alone, the L2's or
+     * the DRAM's: kept for the last two pairs seen, not worked out each fill. */
+    unsigned m = s->off_memo[1].first == first && s->off_memo[1].burst == burst;
+    if (unlikely(s->shortcuts_off) ||
+        (!m && (s->off_memo[0].first != first || s->off_memo[0].burst != burst))) {
+        s->off_memo[1] = s->off_memo[0];
+        m = 0;
+        s->off_memo[0].first = first;
+        s->off_memo[0].burst = burst;
+        for (unsigned k = 0; k < 4; k++) {
+            unsigned bus = first + k * burst;
+            s->off_memo[0].off[k] = bus < BUS_CORE_N ? s->bus_core[bus] : nm_bus_to_core(s->model, bus);
+        }
     }
+    for (unsigned k = 0; k < 4; k++)
+        off[k] = base + s->off_memo[m].off[k];
 }
 
 /* A burst fill of the line holding `phys`, its dword first, asked for at
  * `now`: on the bus after the buffered writes unless it may pass them. */
-static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
+static const fill_rec *start_fill(i486_state *s, uint32_t phys, uint64_t now)
 {
     uint32_t cost = nm_board_line_read(&s->board, phys, nm_membus_start(&s->bus, now));
     uint64_t done;
@@ -664,6 +696,7 @@ static void start_fill(i486_state *s, uint32_t phys, uint64_t now)
     unsigned bit = (f->line / LINE) % 32;
     s->fill_count[bit]++;
     s->fill_lines |= 1u << bit;
+    return f;
 }
 
 /* The record of the last fill of `line`, NULL if none is on record. */
@@ -687,15 +720,26 @@ static inline __attribute__((always_inline)) const fill_rec *fill_of(const i486_
 
 /* When dwords d0..d1 of the line of fill `f` are all in: the latest of
  * their transfers; 0 without a record (cached long ago). */
-static uint64_t fill_dwords_in(const fill_rec *f, unsigned d0, unsigned d1)
+/* The latest transfer of dwords d0..d1 (d0 <= d1) of a fill that began
+ * with dword `first`: max of d ^ first over them, [first][d0][d1]; the
+ * offsets grow with the transfer (fill_offsets: bus clocks rounded up to
+ * core clocks, a non-decreasing map), so its arrival is theirs. */
+static uint8_t last_transfer[4][4][4];
+static void last_transfer_init(void)
 {
-    if (!f) return 0;
-    uint64_t t = 0;
-    for (unsigned d = d0; d <= d1; d++) {
-        uint64_t a = f->start + f->off[d ^ f->first];
-        if (a > t) t = a;
-    }
-    return t;
+    for (unsigned f = 0; f < 4; f++)
+        for (unsigned d0 = 0; d0 < 4; d0++)
+            for (unsigned d1 = d0; d1 < 4; d1++) {
+                unsigned k = 0;
+                for (unsigned d = d0; d <= d1; d++)
+                    if ((d ^ f) > k) k = d ^ f;
+                last_transfer[f][d0][d1] = (uint8_t)k;
+            }
+}
+static inline uint64_t fill_dwords_in(const fill_rec *f, unsigned d0, unsigned d1)
+{
+    if (!f || unlikely(d0 > d1)) return 0; /* (no dwords: none to wait for) */
+    return f->start + f->off[last_transfer[f->first][d0][d1]];
 }
 
 /* When all four dwords of the line of fill `f` are in: its last transfer
@@ -703,13 +747,6 @@ static uint64_t fill_dwords_in(const fill_rec *f, unsigned d0, unsigned d1)
 static inline uint64_t fill_all_in(const fill_rec *f)
 {
     return f ? f->start + f->off[3] : 0;
-}
-
-/* When dwords d0..d1 of `line` are all in: the latest of their transfers
- * if the line's fill is on record, else 0 (cached long ago). */
-static uint64_t dwords_in(const i486_state *s, uint32_t line, unsigned d0, unsigned d1)
-{
-    return fill_dwords_in(fill_of(s, line), d0, d1);
 }
 
 static void settle_prefetch_slow(i486_state *s, uint64_t t, bool all);
@@ -736,12 +773,14 @@ static void __attribute__((noinline)) read_line_slow(i486_state *s, uint32_t phy
     }
     uint32_t line = phys & ~(LINE - 1);
     unsigned d0 = (phys >> 2) & 3, d1 = ((phys + (size ? size - 1 : 0)) >> 2) & 3;
-    bool hit = nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT;
+    bool hit = nm_cache_i486_access(s->cache, phys, false, NULL) & NM_CACHE_HIT;
+    const fill_rec *f = NULL;
     if (!hit) {
         s->data_misses++;
-        start_fill(s, phys, now);
+        f = start_fill(s, phys, now); /* the line's last fill: no search */
     }
-    uint64_t in = dwords_in(s, line, d0, d1);
+    if (hit || unlikely(s->shortcuts_off)) f = fill_of(s, line);
+    uint64_t in = fill_dwords_in(f, d0, d1);
     if (in > now) {
         if (hit) s->fill_waits++;
         add_read_stall(s, (uint32_t)(in - now), false);
@@ -757,7 +796,7 @@ static inline __attribute__((always_inline)) void read_line(i486_state *s, uint3
 {
     if (s->pf_n == 0 && !(s->cpu->cr0 & NM_CR0_CD) &&
         (!(s->fill_lines & (1u << ((phys / LINE) % 32))) || s->fills_in_at <= now_of(s)) &&
-        nm_cache_read_set_mru(s->cache, phys))
+        nm_cache_i486_read_set_mru(s->cache, phys))
         return;
     read_line_slow(s, phys, size);
 }
@@ -886,7 +925,7 @@ static void settle_prefetch_slow(i486_state *s, uint64_t t, bool all)
         s->pf_line[0] = s->pf_line[1];
         s->pf_at[0] = s->pf_at[1];
         s->pf_n--;
-        if (nm_cache_access(s->cache, line, false, NULL) & NM_CACHE_HIT) continue;
+        if (nm_cache_i486_access(s->cache, line, false, NULL) & NM_CACHE_HIT) continue;
         s->code_misses++;
         s->prefetch_fills++;
         start_fill(s, line, at);
@@ -909,20 +948,20 @@ static void queue_line(i486_state *s, uint32_t want, uint64_t t, bool ahead)
     if (ahead && s->pf_n == 0) {
         /* What follows with nothing pending (settle_prefetch does nothing),
          * with one cache lookup. */
-        if (nm_cache_read_if_present(s->cache, want)) return;
+        if (nm_cache_i486_read_if_present(s->cache, want)) return;
         s->pf_line[0] = want & ~(LINE - 1);
         s->pf_at[0] = t;
         s->pf_n = 1;
         return;
     }
-    if (ahead && !nm_cache_probe(s->cache, want)) {
+    if (ahead && !nm_cache_i486_probe(s->cache, want)) {
         if (s->pf_n == 2) settle_prefetch(s, t, true);
         s->pf_line[s->pf_n] = want & ~(LINE - 1);
         s->pf_at[s->pf_n++] = t;
         return;
     }
     settle_prefetch(s, t, false);
-    if (nm_cache_access(s->cache, want, false, NULL) & NM_CACHE_HIT) return;
+    if (nm_cache_i486_access(s->cache, want, false, NULL) & NM_CACHE_HIT) return;
     s->code_misses++;
     start_fill(s, want, t);
 }
@@ -939,15 +978,19 @@ code_fetch_slow(i486_state *s, uint32_t lin, uint32_t phys, uint32_t len);
  * (`line`) is queued with nothing of it pending: the instruction waits for
  * the transfers carrying its dwords, and what is learnt of the line is kept
  * (ready_*).  Returns now_of after the wait. */
-static uint64_t __attribute__((noinline))
-code_wait_slow(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
+static inline __attribute__((always_inline)) uint64_t
+code_wait_rec(i486_state *s, const fill_rec *f, uint32_t phys, uint32_t len, uint64_t now)
 {
-    const fill_rec *f = fill_of(s, line);
     uint64_t in = fill_dwords_in(f, (phys >> 2) & 3, ((phys + len - 1) >> 2) & 3);
     s->ready_at = fill_all_in(f);
     if (in <= now) return now;
     add_read_stall(s, (uint32_t)(in - now), true);
     return in;
+}
+static uint64_t __attribute__((noinline))
+code_wait_slow(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
+{
+    return code_wait_rec(s, fill_of(s, line), phys, len, now);
 }
 static inline __attribute__((always_inline)) uint64_t
 code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t now)
@@ -959,6 +1002,19 @@ code_wait(i486_state *s, uint32_t line, uint32_t phys, uint32_t len, uint64_t no
         return now;
     }
     return code_wait_slow(s, line, phys, len, now);
+}
+
+/* code_wait for an instruction in the armed line while it is still
+ * coming in (arm_ready past now, so past the instruction's start: some
+ * fill is not all in, and code_wait's first test fails): the armed line's
+ * record is kept (arm_rec), no search. */
+static inline __attribute__((always_inline)) uint64_t code_wait_armed(i486_state *s, uint32_t phys,
+                                                                      uint32_t len, uint64_t now)
+{
+    if (unlikely(s->shortcuts_off)) return code_wait(s, s->arm_line, phys, len, now);
+    s->ready_line = s->arm_line;
+    s->ready_head = s->fill_head;
+    return code_wait_rec(s, s->arm_rec, phys, len, now);
 }
 
 /* The code of this instruction is fetched: `len` bytes at `lin` / `phys`,
@@ -985,7 +1041,7 @@ static inline __attribute__((always_inline)) bool code_fetch_armed(i486_state *s
         return false;
     uint64_t now = now_of(s);
     /* still coming in: wait for its dwords (arm_next_insn checked the rest) */
-    if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
+    if (unlikely(s->arm_ready > now)) now = code_wait_armed(s, phys, len, now);
     code_fetched(s, lin, phys, len, now);
     s->code_armed = true;
     return true;
@@ -1149,7 +1205,7 @@ static inline void prefetch_ahead(i486_state *s)
         uint32_t line = s->pq_last + LINE;
         if (s->pf_n == 0) {
             /* queue_line's first case, without the call */
-            if (!nm_cache_read_if_present(s->cache, line)) {
+            if (!nm_cache_i486_read_if_present(s->cache, line)) {
                 s->pf_line[0] = line;
                 s->pf_at[0] = s->code_ready;
                 s->pf_n = 1;
@@ -1180,8 +1236,10 @@ static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, c
         (s->pf_n >= 2 && s->pf_line[1] == line) || (!page_ram && is_mmio(s->cpu, line)))
         return;
     /* (fills_in_at: every fill all in by this instruction's start) */
+    const fill_rec *f = NULL;
     uint64_t all_in =
-        s->fills_in_at <= s->cpu->clock->cycles ? s->fills_in_at : fill_all_in(fill_of(s, line));
+        s->fills_in_at <= s->cpu->clock->cycles ? s->fills_in_at : fill_all_in(f = fill_of(s, line));
+    s->arm_rec = f;
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
@@ -1233,12 +1291,23 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
     cancel_prefetch(s, now);
     s->pq_valid = true;
     /* queue_line on demand, nothing pending now */
-    if (!(nm_cache_access(s->cache, phys, false, NULL) & NM_CACHE_HIT)) {
+    const fill_rec *f = NULL;
+    if (!(nm_cache_i486_access(s->cache, phys, false, NULL) & NM_CACHE_HIT)) {
         s->code_misses++;
-        start_fill(s, phys, now);
+        f = start_fill(s, phys, now);
     }
     s->pq_last = first;
-    code_fetched(s, lin, phys, len, code_wait(s, first, phys, len, now));
+    uint64_t ready;
+    if (f && likely(!s->shortcuts_off)) {
+        /* code_wait after the fill just started (not all in: its first
+         * test fails), its record at hand */
+        s->ready_line = first;
+        s->ready_head = s->fill_head;
+        ready = code_wait_rec(s, f, phys, len, now);
+    } else {
+        ready = code_wait(s, first, phys, len, now);
+    }
+    code_fetched(s, lin, phys, len, ready);
     s->code_armed = false;
     return true;
 }
@@ -1248,6 +1317,15 @@ target_fetch(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len
  * (outside an instruction, e.g. delivering an interrupt, EIP is still at
  * insn_eip, and a transfer may already have moved it: then the insn hook
  * does it). */
+/* code_early_slow's cases but the line made ready (out of line: that one
+ * then saves no registers for the general fetch inlined here) */
+static void __attribute__((noinline))
+code_early_rest(i486_state *s, nm_cpu *c, uint32_t lin, uint32_t phys, uint32_t len)
+{
+    if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
+    if (is_mmio(c, phys)) return;
+    code_fetch(s, lin, phys, len);
+}
 static void __attribute__((noinline)) code_early_slow(i486_state *s)
 {
     nm_cpu *c = s->cpu;
@@ -1263,14 +1341,12 @@ static void __attribute__((noinline)) code_early_slow(i486_state *s)
         *s->map_gen == s->arm_gen && !(c->cr0 & NM_CR0_CD)) {
         if (c->paging) tlb_access(s, lin, len, true);
         uint64_t now = now_of(s);
-        if (unlikely(s->arm_ready > now)) now = code_wait(s, s->arm_line, phys, len, now);
+        if (unlikely(s->arm_ready > now)) now = code_wait_armed(s, phys, len, now);
         code_fetched(s, lin, phys, len, now);
         s->code_armed = true;
         return;
     }
-    if (!s->pq_valid && target_fetch(s, c, lin, phys, len)) return;
-    if (is_mmio(c, phys)) return;
-    code_fetch(s, lin, phys, len);
+    code_early_rest(s, c, lin, phys, len);
 }
 
 /* code_early_slow, but inline for the instruction's second and later
@@ -1299,9 +1375,11 @@ static inline __attribute__((always_inline)) void code_early(i486_state *s)
     code_early_slow(s);
 }
 
-static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
+/* The memory hook's steps for `flags`, a constant of each instance below. */
+static inline __attribute__((always_inline)) void mem_body(i486_state *s, uint32_t linear,
+                                                           uint32_t phys, unsigned size,
+                                                           const unsigned flags)
 {
-    i486_state *s = opaque;
     if (flags & NM_MEM_CODE) return; /* code is fetched in code_early / insn */
     /* The interpreter's walk (its software TLB missed): not the chip's;
      * the chip's walks are tlb_walk's.  Its A/D writes go on below. */
@@ -1326,11 +1404,11 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
     if (flags & NM_MEM_WRITE) {
         /* Write-through: update the line if present, and queue the write. */
         bool hit = !(s->cpu->cr0 & NM_CR0_CD) &&
-                   (nm_cache_access(s->cache, phys, true, NULL) & NM_CACHE_HIT);
+                   (nm_cache_i486_access(s->cache, phys, true, NULL) & NM_CACHE_HIT);
         uint64_t now = now_of(s);
         settle_prefetch(s, now, false);
         uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now,
-                                    nm_board_write(&s->board, phys, nm_membus_start(&s->bus, now)));
+                                    nm_board_write_inline(&s->board, phys, nm_membus_start(&s->bus, now)));
         if ((phys & 3) + size > 4) {
             /* Across a dword: two bus cycles on the 32-bit bus, two
              * write-buffer entries (Intel486 data book, misaligned
@@ -1339,7 +1417,7 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
             s->split_writes++;
             st +=
                 nm_wbuf_write(&s->wbuf, &s->bus, now + st,
-                              nm_board_write(&s->board, next, nm_membus_start(&s->bus, now + st)));
+                              nm_board_write_inline(&s->board, next, nm_membus_start(&s->bus, now + st)));
         }
         if (!hit) s->miss_write_done = nm_wbuf_empty_at(&s->wbuf, now + st);
         s->stall += st;
@@ -1356,6 +1434,20 @@ static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size
         read_line(s, phys + in_line, size - in_line);
     }
     s->accesses++;
+}
+
+/* Instanced for the plain read and write (access_read_slow's and
+ * access_write_slow's flags: nearly every access), whose flag tests are
+ * then constants; anything else through the general instance. */
+static void i486_mem(void *opaque, uint32_t linear, uint32_t phys, unsigned size, unsigned flags)
+{
+    i486_state *s = opaque;
+    if (flags == 0)
+        mem_body(s, linear, phys, size, 0);
+    else if (flags == NM_MEM_WRITE)
+        mem_body(s, linear, phys, size, NM_MEM_WRITE);
+    else
+        mem_body(s, linear, phys, size, flags);
 }
 
 /* I/O: the instruction waits for the buffered writes to reach the bus
@@ -2143,7 +2235,7 @@ static inline __attribute__((always_inline)) void fast_end_easy_at(i486_state *s
      * line (the queue holds it, in the code's page), arm_after: line2
      * queued, ready unless pending or coming in. */
     bool pending = false;
-    if (!nm_cache_read_if_present(s->cache, line2)) {
+    if (!nm_cache_i486_read_if_present(s->cache, line2)) {
         s->pf_line[0] = line2;
         s->pf_at[0] = s->code_ready;
         s->pf_n = 1;
@@ -2151,12 +2243,14 @@ static inline __attribute__((always_inline)) void fast_end_easy_at(i486_state *s
     }
     s->pq_last = line2;
     const bool all = s->fills_in_at <= start; /* (fills_in_at: as in arm_next_body) */
-    const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line));
+    const fill_rec *f = all ? NULL : fill_of(s, line);
+    const uint64_t all_in = all ? s->fills_in_at : fill_all_in(f);
     s->ready_line = line;
     s->ready_head = s->fill_head;
     s->ready_at = all_in;
     s->arm_line = line;
     s->arm_ready = all_in;
+    s->arm_rec = f;
     s->arm_fast = all_in <= start ? line : 1;
     s->arm_stay = line;
     s->arm_two = s->arm_fast == line && !pending && (all || fill_all_in(fill_of(s, line2)) <= start)
@@ -2324,7 +2418,7 @@ fast_armed_wait(i486_state *s, nm_cpu *c, const nm_insn *i, const i486_static *s
     s->code_phys = phys;
     s->code_len = len;
     const uint64_t now = c->clock->cycles; /* no data access yet: no stall so far */
-    s->code_ready = s->arm_ready > now ? code_wait(s, s->arm_line, phys, len, now) : now;
+    s->code_ready = s->arm_ready > now ? code_wait_armed(s, phys, len, now) : now;
     return fast_tail(s, c, i, st, phys + len, false, true);
 }
 
@@ -2610,7 +2704,7 @@ run_walk(i486_state *s, const ic_entry *e, uint32_t phys, uint32_t gen, uint64_t
         const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
         const bool pending = ((line2 & ch->line_mask) | 1u) !=
                                  ch->set_mru[(line2 >> ch->line_shift) & ch->set_mask] &&
-                             !nm_cache_probe(s->cache, line2);
+                             !nm_cache_i486_probe(s->cache, line2);
         const bool all = s->fills_in_at <= start;
         const uint64_t all_in = all ? s->fills_in_at : fill_all_in(fill_of(s, line1));
         q.pq_last = line2;
@@ -2662,12 +2756,12 @@ static inline __attribute__((always_inline)) void target_walk(i486_state *s, con
     const uint32_t line = phys & ~(LINE - 1), line2 = line + LINE, len = e->insn.len;
     *out = (run_sums){0};
     if (((phys + len) & ~(LINE - 1)) != line || !(line2 & 0xfffu) ||
-        !nm_cache_probe(s->cache, phys))
+        !nm_cache_i486_probe(s->cache, phys))
         return;
     const nm_cache_head *ch = (const nm_cache_head *)(const void *)s->cache;
     const bool pending =
         ((line2 & ch->line_mask) | 1u) != ch->set_mru[(line2 >> ch->line_shift) & ch->set_mask] &&
-        !nm_cache_probe(s->cache, line2);
+        !nm_cache_i486_probe(s->cache, line2);
     const queue_view q = {line, line, line, pending ? 1 : line, line2, pending};
     out->change_len[0] = (uint8_t)len; /* (offset 0, at the start) */
     out->changes = 1;
@@ -2708,7 +2802,7 @@ stretch_apply(i486_state *s, const nm_cpu *c, const run_sums *w, uint32_t phys, 
          * line a hit (target_walk found it) */
         s->queue_flushes++;
         s->pq_valid = true;
-        nm_cache_access(s->cache, phys, false, NULL);
+        nm_cache_i486_access(s->cache, phys, false, NULL);
         s->code_lin = lin;
     }
     /* the line changes, at the start of the instruction that makes each
@@ -2724,8 +2818,8 @@ stretch_apply(i486_state *s, const nm_cpu *c, const run_sums *w, uint32_t phys, 
              * compiler, it was a call here) */
             const uint32_t line2 =
                 ((phys + w->change_off[k] + w->change_len[k]) & ~(LINE - 1)) + LINE;
-            if (!nm_cache_read_set_mru(s->cache, line2))
-                nm_cache_read_if_present_slow(s->cache, line2);
+            if (!nm_cache_i486_read_set_mru(s->cache, line2))
+                nm_cache_i486_read_if_present_slow(s->cache, line2);
         }
         const uint64_t start = now + w->change_spent[last];
         s->pq_next = phys + w->change_off[last] + w->change_len[last];
@@ -3004,7 +3098,7 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
     if (!write || !len) return;
     uint64_t end = (uint64_t)phys + len;
     for (uint64_t a = phys & ~(uint64_t)(LINE - 1); a < end; a += LINE) {
-        if (!nm_cache_probe(s->cache, (uint32_t)a)) continue;
+        if (!nm_cache_i486_probe(s->cache, (uint32_t)a)) continue;
         nm_cache_invalidate_line(s->cache, (uint32_t)a);
         s->snoop_invalidations++;
         /* the straight-line shortcut of code_fetch must look again */
@@ -3012,6 +3106,11 @@ static void i486_snoop(void *opaque, uint32_t phys, uint32_t len, bool write)
         if ((uint32_t)a == s->arm_line || (uint32_t)a == s->arm_two + LINE) disarm(s);
     }
     nm_board_snoop_write(&s->board, phys, len);
+}
+
+void nm_i486_set_shortcuts(void *state, bool on)
+{
+    ((i486_state *)state)->shortcuts_off = !on;
 }
 
 void nm_i486_set_stretch(void *state, bool on)

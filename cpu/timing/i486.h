@@ -12,6 +12,10 @@
  * and counters are the same either way. */
 void nm_i486_set_stretch(void *state, bool on);
 uint64_t nm_i486_stretch_insns(const void *state);
+/* The model's kept lookups (the armed line's fill record, ...): for tests,
+ * turned off (false: the searches they spare are done each time) or on
+ * again.  The clocks and counters are the same either way. */
+void nm_i486_set_shortcuts(void *state, bool on);
 /* The runs of loops' bodies made after the first at once so far
  * (NM_STRETCH_LOOP's `again`). */
 uint64_t nm_i486_loop_again(const void *state);

@@ -383,8 +383,11 @@ static inline uint32_t nm_board_single_read(nm_board *b, uint32_t phys, uint64_t
     return w + nm_board_page(b, phys, now + w) + b->dram_single;
 }
 
-/* Bus time of a single write (the CPU write buffer's entry) at `now`. */
-static inline uint32_t nm_board_write(nm_board *b, uint32_t phys, uint64_t now)
+/* Bus time of a single write (the CPU write buffer's entry) at `now`;
+ * always inline (the 486's instanced memory hook: a call for every write
+ * otherwise), nm_board_write below left to the compiler (inlined into the
+ * Pentium's paths it measured slower). */
+static inline __attribute__((always_inline)) uint32_t nm_board_write_inline(nm_board *b, uint32_t phys, uint64_t now)
 {
     if (b->l2 && (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT)) {
         b->l2_write_hits++;
@@ -393,6 +396,10 @@ static inline uint32_t nm_board_write(nm_board *b, uint32_t phys, uint64_t now)
         b->l2_write_misses++;
     }
     return nm_board_dram_write(b, phys, now, b->dram_single);
+}
+static inline uint32_t nm_board_write(nm_board *b, uint32_t phys, uint64_t now)
+{
+    return nm_board_write_inline(b, phys, now);
 }
 
 /* Bus time of a whole-line write (a write-back cache's victim) at `now`. */

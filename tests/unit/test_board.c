@@ -276,11 +276,91 @@ static void test_cache_read_if_present(void)
     nm_cache_free(b);
 }
 
+/* The 486 L1's compiled instance (cache.h NM_CACHE_GEOM_I486,
+ * nm_cache_i486_*) against the generic steps on a cache of the same
+ * configuration: a random sequence of reads, writes, probes, reads if
+ * present, fills and line invalidations, over lines that crowd a few sets
+ * (the set's slow path: evictions, PLRU) including the last set, and
+ * accesses at the ends of 4 KB pages, gives the same results, victims and
+ * counters. */
+static void test_cache_i486_instance(void)
+{
+    const nm_cache_config cc = {"l1", 8192, 4, 16, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_PLRU};
+    nm_cache *a = nm_cache_new(&cc), *b = nm_cache_new(&cc);
+    g_assert_nonnull(a);
+    g_assert_nonnull(b);
+    g_assert_true(nm_cache_is_i486(b));
+    const nm_cache_config other = {"l1", 8192, 4, 32, NM_CACHE_WRITE_THROUGH, false, NM_CACHE_PLRU};
+    nm_cache *o = nm_cache_new(&other);
+    g_assert_false(nm_cache_is_i486(o));
+    nm_cache_free(o);
+    uint32_t x = 2463534242u;
+    unsigned hits = 0, fills = 0, evictions = 0;
+    for (unsigned k = 0; k < 200000; k++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        /* sets 0, 1, 64 and 127 (a set every 2 KB), 8 lines each; or a
+         * page's last or first bytes */
+        static const uint32_t sets[4] = {0, 1, 64, 127};
+        uint32_t addr = (((x >> 4) & 7) << 11) | (sets[(x >> 8) & 3] << 4) | (x & 0xf);
+        if (((x >> 10) & 7) == 0) addr = (((x >> 13) & 15) << 12) + 0xff0u + (x & 0x1f) - 0x10u;
+        addr += 0x100000u;
+        uint32_t va = 0, vb = 0;
+        switch ((x >> 20) & 7) {
+        case 0:
+        case 1:
+        case 2: {
+            unsigned ra = nm_cache_access(a, addr, false, &va);
+            unsigned rb = nm_cache_i486_access(b, addr, false, &vb);
+            g_assert_cmpuint(ra, ==, rb);
+            if (ra & NM_CACHE_EVICTED) g_assert_cmpuint(va, ==, vb);
+            hits += (ra & NM_CACHE_HIT) != 0;
+            fills += (ra & NM_CACHE_FILL) != 0;
+            evictions += (ra & NM_CACHE_EVICTED) != 0;
+            break;
+        }
+        case 3:
+            g_assert_cmpuint(nm_cache_access(a, addr, true, NULL), ==,
+                             nm_cache_i486_access(b, addr, true, NULL));
+            break;
+        case 4:
+            g_assert_cmpint(nm_cache_probe(a, addr), ==, nm_cache_i486_probe(b, addr));
+            break;
+        case 5:
+            g_assert_cmpint(nm_cache_read_if_present(a, addr), ==,
+                            nm_cache_i486_read_if_present(b, addr));
+            break;
+        case 6:
+            g_assert_cmpuint(nm_cache_fill(a, addr, &va), ==, nm_cache_fill(b, addr, &vb));
+            break;
+        default:
+            if (((x >> 23) & 7) == 0)
+                g_assert_cmpint(nm_cache_invalidate_line(a, addr), ==,
+                                nm_cache_invalidate_line(b, addr));
+            else
+                g_assert_cmpint(nm_cache_read_set_mru(a, addr), ==,
+                                nm_cache_i486_read_set_mru(b, addr));
+            break;
+        }
+    }
+    g_assert_cmpuint(hits, >, 10000);
+    g_assert_cmpuint(fills, >, 10000);
+    g_assert_cmpuint(evictions, >, 5000);
+    g_assert_cmpmem(nm_cache_get_stats(a), sizeof(nm_cache_stats), nm_cache_get_stats(b),
+                    sizeof(nm_cache_stats));
+    for (uint32_t line = 0x100000u; line < 0x100000u + 65536u; line += 16)
+        g_assert_cmpint(nm_cache_probe(a, line), ==, nm_cache_probe(b, line));
+    nm_cache_free(a);
+    nm_cache_free(b);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/board/page-hit-miss", test_page_hit_miss);
     g_test_add_func("/board/cache-read-if-present", test_cache_read_if_present);
+    g_test_add_func("/board/cache-i486-instance", test_cache_i486_instance);
     g_test_add_func("/board/no-page-model", test_no_page_model);
     g_test_add_func("/board/l2-write-policies", test_l2_write_policies);
     g_test_add_func("/board/l2-always-dirty", test_l2_always_dirty);

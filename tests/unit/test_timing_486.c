@@ -1204,6 +1204,65 @@ static void stretch_lines(const uint8_t *pattern, size_t pattern_len, size_t siz
     g_free(code);
 }
 
+/* The model's kept lookups (nm_i486_set_shortcuts: the armed line's fill
+ * record, a fill's record handed back, the burst offsets kept): code over
+ * more than the cache (lines still coming in when reached), loads and
+ * stores striding through more than it (data misses, a load across a 4 KB
+ * page and TLB entry), short jumps (branch targets' fills), with paging,
+ * without and with an L2 (its bursts and the DRAM's), cold and warm: the
+ * same clocks, counters and registers with them as without. */
+static void test_shortcuts(void)
+{
+    static const uint8_t pattern[] = {
+        0x8b, 0x06,       /* mov eax,[esi] (across a page once: ESI below) */
+        0x83, 0xc6, 0x14, /* add esi,20 */
+        0x89, 0x07,       /* mov [edi],eax */
+        0x83, 0xc7, 0x04, /* add edi,4 */
+        0x03, 0x5e, 0x02, /* add ebx,[esi+2] */
+        0xeb, 0x01,       /* jmp +1 */
+        0x90,             /* nop (jumped over) */
+        0x40,             /* inc eax */
+    };
+    const size_t size = 12 * 1024;
+    uint8_t *code = g_malloc(size);
+    size_t n = 0;
+    while (n + sizeof pattern < size - 1)
+        for (size_t k = 0; k < sizeof pattern; k++)
+            code[n++] = pattern[k];
+    code[n++] = 0xf4; /* hlt */
+    for (int l2 = 0; l2 < 2; l2++) {
+        after_run seen[2][2];
+        char *report[2];
+        for (int on = 0; on < 2; on++) {
+            fx f = {0};
+            f.l2_size = l2 ? 256u << 10 : 0;
+            fx_init(&f, code, n);
+            paging_on(&f);
+            /* the 100th load at 0x200ffe: across the page */
+            f.regs[NM_ESI] = DATA + 0xffe - 100 * 20;
+            f.regs[NM_EDI] = DATA + 0x80000;
+            nm_i486_set_shortcuts(f.c->hooks.opaque, on);
+            for (int pass = 0; pass < 2; pass++) {
+                stretch_start(&f);
+                nm_cpu_run(f.c, 1000000);
+                g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
+                seen[on][pass] = after_of(f.c);
+            }
+            report[on] = report_text(&f);
+            g_assert_cmpuint(report_u64(report[on], "cache_data_misses"), >, 500);
+            g_assert_cmpuint(report_u64(report[on], "reads_waiting_for_a_fill") +
+                                 report_u64(report[on], "clocks_code_fills"),
+                             >, 0);
+            fx_free(&f);
+        }
+        g_assert_cmpint(memcmp(seen[1], seen[0], sizeof seen[0]), ==, 0);
+        g_assert_cmpstr(report[1], ==, report[0]);
+        g_free(report[0]);
+        g_free(report[1]);
+    }
+    g_free(code);
+}
+
 static void test_stretch_lines(void)
 {
     static const uint8_t fast[] = {
@@ -2057,6 +2116,7 @@ int main(int argc, char **argv)
     g_test_add_func("/timing/486/stretch", test_stretch);
     g_test_add_func("/timing/486/stretch-recode", test_stretch_recode);
     g_test_add_func("/timing/486/stretch-lines", test_stretch_lines);
+    g_test_add_func("/timing/486/shortcuts", test_shortcuts);
     g_test_add_func("/timing/486/stretch-evict", test_stretch_evict);
     g_test_add_func("/timing/486/stretch-targets", test_stretch_targets);
     g_test_add_func("/timing/486/stretch-jcc-limit", test_stretch_jcc_limit);
