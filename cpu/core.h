@@ -434,8 +434,8 @@ void icache_free(void *ic);
 bool icache_set_bits(nm_cpu *c, unsigned bits);
 /* The cache: direct-mapped by physical address (icache.c explains), of
  * 2^IC_BITS entries, or of fewer (icache.size: nm_cpu_set_icache_bits). */
-#define IC_BITS 20
-#define IC_SIZE (1u << IC_BITS)
+#define IC_BITS     20
+#define IC_SIZE     (1u << IC_BITS)
 #define IC_BITS_MIN 12 /* (a multiple of the page: e + len stays in the page's run) */
 /* Entries past icache.size: the scratch entry and padding, so that `e + len`
  * (the sequential successor) is always inside the array. */

@@ -117,8 +117,8 @@ void nm_cpu_reset(nm_cpu *c)
      * set when a 387 answers at reset (386 Programmer's Reference Manual,
      * 10.1), clear otherwise. */
     c->cr0 = c->model->family >= NM_CPU_486 ? 0x60000010u
-             : c->fpu_kind != NM_FPU_NONE  ? NM_CR0_ET
-                                           : 0;
+             : c->fpu_kind != NM_FPU_NONE   ? NM_CR0_ET
+                                            : 0;
     fpu_reset(c);
     c->cr2 = c->cr3 = c->cr4 = 0;
     memset(c->dr, 0, sizeof c->dr);

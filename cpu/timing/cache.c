@@ -210,7 +210,6 @@ static inline __attribute__((always_inline)) int find_way_as(const nm_cache *c, 
     return -1;
 }
 
-
 static inline __attribute__((always_inline)) unsigned do_fill_as(nm_cache *c, uint32_t set,
                                                                  uint32_t line, bool dirty,
                                                                  uint32_t *victim,

@@ -105,13 +105,13 @@ typedef struct nm_cache_geom {
     bool plru, write_back, write_allocate;
 } nm_cache_geom;
 #define NM_CACHE_GEOM_OWN ((nm_cache_geom){.fixed = false})
-#define NM_CACHE_GEOM_I486                                                                        \
-    ((nm_cache_geom){.fixed = true,                                                               \
-                     .ways = 4,                                                                   \
-                     .line_shift = 4,                                                             \
-                     .set_mask = 8192 / (4 * 16) - 1,                                             \
-                     .plru = true,                                                                \
-                     .write_back = false,                                                         \
+#define NM_CACHE_GEOM_I486                                                                         \
+    ((nm_cache_geom){.fixed = true,                                                                \
+                     .ways = 4,                                                                    \
+                     .line_shift = 4,                                                              \
+                     .set_mask = 8192 / (4 * 16) - 1,                                              \
+                     .plru = true,                                                                 \
+                     .write_back = false,                                                          \
                      .write_allocate = false})
 
 /* The head's fields, or the instance's constants. */
@@ -236,8 +236,8 @@ static inline unsigned nm_cache_access(nm_cache *c, uint32_t phys, bool write, u
 /* A read hit on the line its set used last: counted, that line is the
  * most recent (h->mru), nothing else changes; false when it is not that
  * line (then the caller asks the cache). */
-static inline __attribute__((always_inline)) bool nm_cache_read_set_mru_g(nm_cache *c, uint32_t phys,
-                                                                          const nm_cache_geom g)
+static inline __attribute__((always_inline)) bool
+nm_cache_read_set_mru_g(nm_cache *c, uint32_t phys, const nm_cache_geom g)
 {
     nm_cache_head *h = (nm_cache_head *)(void *)c;
     uint32_t tag = (phys & nm_cache_g_line_mask(h, g)) | 1u;
@@ -261,7 +261,8 @@ static inline bool nm_cache_read_if_present(nm_cache *c, uint32_t phys)
 }
 /* The NM_CACHE_GEOM_I486 instances of the inline steps (the cache
  * nm_cache_is_i486). */
-static inline unsigned nm_cache_i486_access(nm_cache *c, uint32_t phys, bool write, uint32_t *victim)
+static inline unsigned nm_cache_i486_access(nm_cache *c, uint32_t phys, bool write,
+                                            uint32_t *victim)
 {
     return nm_cache_access_g(c, phys, write, victim, NM_CACHE_GEOM_I486);
 }

@@ -364,7 +364,7 @@ typedef struct i486_state {
      * instruction from pq_next into that line passes code_fetch_slow's
      * steps with nothing to do. */
     uint32_t arm_line, arm_fast, arm_gen, arm_stay, arm_two;
-    uint64_t arm_ready;      /* the line's dwords are all in from then on */
+    uint64_t arm_ready; /* the line's dwords are all in from then on */
     /* the record of the armed line's fill when arm_ready came from one
      * (arm_ready past the instruction's start); valid while armed, as
      * every fill started disarms: code_wait_armed needs no search */
@@ -375,7 +375,7 @@ typedef struct i486_state {
         unsigned first, burst;
         uint32_t off[4];
     } off_memo[2];
-    bool shortcuts_off; /* a test's: the searches the kept records spare done again */
+    bool shortcuts_off;      /* a test's: the searches the kept records spare done again */
     const uint32_t *map_gen; /* &cpu->mem->map_gen */
     /* this instruction */
     uint32_t stall;                                      /* cache / write-buffer stall so far */
@@ -658,7 +658,8 @@ static void fill_offsets(i486_state *s, uint32_t cost, uint32_t off[4])
         s->off_memo[0].burst = burst;
         for (unsigned k = 0; k < 4; k++) {
             unsigned bus = first + k * burst;
-            s->off_memo[0].off[k] = bus < BUS_CORE_N ? s->bus_core[bus] : nm_bus_to_core(s->model, bus);
+            s->off_memo[0].off[k] =
+                bus < BUS_CORE_N ? s->bus_core[bus] : nm_bus_to_core(s->model, bus);
         }
     }
     for (unsigned k = 0; k < 4; k++)
@@ -1237,8 +1238,8 @@ static inline __attribute__((always_inline)) void arm_next_body(i486_state *s, c
         return;
     /* (fills_in_at: every fill all in by this instruction's start) */
     const fill_rec *f = NULL;
-    uint64_t all_in =
-        s->fills_in_at <= s->cpu->clock->cycles ? s->fills_in_at : fill_all_in(f = fill_of(s, line));
+    uint64_t all_in = s->fills_in_at <= s->cpu->clock->cycles ? s->fills_in_at
+                                                              : fill_all_in(f = fill_of(s, line));
     s->arm_rec = f;
     s->ready_line = line;
     s->ready_head = s->fill_head;
@@ -1376,9 +1377,8 @@ static inline __attribute__((always_inline)) void code_early(i486_state *s)
 }
 
 /* The memory hook's steps for `flags`, a constant of each instance below. */
-static inline __attribute__((always_inline)) void mem_body(i486_state *s, uint32_t linear,
-                                                           uint32_t phys, unsigned size,
-                                                           const unsigned flags)
+static inline __attribute__((always_inline)) void
+mem_body(i486_state *s, uint32_t linear, uint32_t phys, unsigned size, const unsigned flags)
 {
     if (flags & NM_MEM_CODE) return; /* code is fetched in code_early / insn */
     /* The interpreter's walk (its software TLB missed): not the chip's;
@@ -1407,17 +1407,18 @@ static inline __attribute__((always_inline)) void mem_body(i486_state *s, uint32
                    (nm_cache_i486_access(s->cache, phys, true, NULL) & NM_CACHE_HIT);
         uint64_t now = now_of(s);
         settle_prefetch(s, now, false);
-        uint32_t st = nm_wbuf_write(&s->wbuf, &s->bus, now,
-                                    nm_board_write_inline(&s->board, phys, nm_membus_start(&s->bus, now)));
+        uint32_t st =
+            nm_wbuf_write(&s->wbuf, &s->bus, now,
+                          nm_board_write_inline(&s->board, phys, nm_membus_start(&s->bus, now)));
         if ((phys & 3) + size > 4) {
             /* Across a dword: two bus cycles on the 32-bit bus, two
              * write-buffer entries (Intel486 data book, misaligned
              * transfers). */
             uint32_t next = (phys | 3) + 1;
             s->split_writes++;
-            st +=
-                nm_wbuf_write(&s->wbuf, &s->bus, now + st,
-                              nm_board_write_inline(&s->board, next, nm_membus_start(&s->bus, now + st)));
+            st += nm_wbuf_write(
+                &s->wbuf, &s->bus, now + st,
+                nm_board_write_inline(&s->board, next, nm_membus_start(&s->bus, now + st)));
         }
         if (!hit) s->miss_write_done = nm_wbuf_empty_at(&s->wbuf, now + st);
         s->stall += st;
@@ -1801,9 +1802,7 @@ static uint8_t whole_reads(const nm_insn *i)
         else
             rd = E; /* 81/83: r/m, imm */
         break;
-    case NM_OP_TEST:
-        rd = i->opcode == 0xa9 ? EAX : E | (i->opcode == 0x85 ? G : 0);
-        break;
+    case NM_OP_TEST: rd = i->opcode == 0xa9 ? EAX : E | (i->opcode == 0x85 ? G : 0); break;
     case NM_OP_INC:
     case NM_OP_DEC:
     case NM_OP_NEG:
@@ -2889,10 +2888,10 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
     run_sums walked;
     const run_sums *w = &rm->out;
     if (settled && rm->tag == e->tag && rm->gen == gen && rm->cache_gen == cache_gen &&
-        rm->haz_in == s->haz && rm->pq_valid == s->pq_valid &&
-        rm->q.arm_line == q0.arm_line && rm->q.arm_fast == q0.arm_fast &&
-        rm->q.arm_stay == q0.arm_stay && rm->q.arm_two == q0.arm_two &&
-        rm->q.pq_last == q0.pq_last && rm->q.pf_pending == q0.pf_pending) {
+        rm->haz_in == s->haz && rm->pq_valid == s->pq_valid && rm->q.arm_line == q0.arm_line &&
+        rm->q.arm_fast == q0.arm_fast && rm->q.arm_stay == q0.arm_stay &&
+        rm->q.arm_two == q0.arm_two && rm->q.pq_last == q0.pq_last &&
+        rm->q.pf_pending == q0.pf_pending) {
     } else {
         bool unseen = false;
         if (target) {

@@ -387,7 +387,8 @@ static inline uint32_t nm_board_single_read(nm_board *b, uint32_t phys, uint64_t
  * always inline (the 486's instanced memory hook: a call for every write
  * otherwise), nm_board_write below left to the compiler (inlined into the
  * Pentium's paths it measured slower). */
-static inline __attribute__((always_inline)) uint32_t nm_board_write_inline(nm_board *b, uint32_t phys, uint64_t now)
+static inline __attribute__((always_inline)) uint32_t
+nm_board_write_inline(nm_board *b, uint32_t phys, uint64_t now)
 {
     if (b->l2 && (nm_cache_access(b->l2, phys, true, NULL) & NM_CACHE_HIT)) {
         b->l2_write_hits++;

@@ -237,7 +237,9 @@ static const p5_row rows[NM_OP_COUNT] = {
     [NM_OP_STD] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_WAIT] = SPECIAL(P_NP, 0), /* and the x87's: x87cost.c */
     [NM_OP_ESC] = SPECIAL(P_NP, 0),
+    /* clang-format off */
     [NM_OP_FLD ... NM_OP_FNOP_LEGACY] = SPECIAL(P_NP, 0),
+    /* clang-format on */
     /* system [PDM] */
     [NM_OP_SLDT] = ROW(P_NP, 2, 2, 2, 0),
     [NM_OP_STR] = ROW(P_NP, 2, 2, 2, 0),

@@ -324,9 +324,7 @@ static void test_cache_i486_instance(void)
             g_assert_cmpuint(nm_cache_access(a, addr, true, NULL), ==,
                              nm_cache_i486_access(b, addr, true, NULL));
             break;
-        case 4:
-            g_assert_cmpint(nm_cache_probe(a, addr), ==, nm_cache_i486_probe(b, addr));
-            break;
+        case 4: g_assert_cmpint(nm_cache_probe(a, addr), ==, nm_cache_i486_probe(b, addr)); break;
         case 5:
             g_assert_cmpint(nm_cache_read_if_present(a, addr), ==,
                             nm_cache_i486_read_if_present(b, addr));

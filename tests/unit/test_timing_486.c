@@ -906,10 +906,12 @@ static void test_tlb_overflow(void)
     g_assert_cmpuint(report_of(&f, "clocks_tlb_walks"), >=, 4 * 2);
     /* the breakdown, walks included, still adds up to the clocks */
     static const char *parts[] = {
-        "clocks_table",        "clocks_io_instructions", "clocks_interrupts",
-        "clocks_prefixes",     "clocks_index",           "clocks_agi",
-        "clocks_misaligned",   "clocks_code_fills",      "clocks_data_fills",
-        "clocks_write_buffer", "clocks_io_write_drain",  "clocks_tlb_walks",
+        "clocks_table",           "clocks_io_instructions",
+        "clocks_interrupts",      "clocks_prefixes",
+        "clocks_index",           "clocks_agi",
+        "clocks_misaligned",      "clocks_code_fills",
+        "clocks_data_fills",      "clocks_write_buffer",
+        "clocks_io_write_drain",  "clocks_tlb_walks",
         "clocks_byte_load_ahead", "clocks_partial_register",
     };
     uint64_t sum = 0;
@@ -1942,8 +1944,8 @@ static void test_agi_after_fault(void)
              ((CODE32 + 0x40) & 0xffff0000u) | 0x8e00);
     f.regs[NM_EBX] = DATA;
     warm(&f);
-    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);       /* mov ebx, DATA */
-    g_assert_cmpuint(nm_cpu_run(f.c, 1), ==, 0);     /* the fault */
+    g_assert_cmpuint(clocks_of(&f, 1), ==, 1);      /* mov ebx, DATA */
+    g_assert_cmpuint(nm_cpu_run(f.c, 1), ==, 0);    /* the fault */
     g_assert_cmpuint(clocks_of(&f, 1), ==, 44 + 1); /* mov eax, [ebx] */
     fx_free(&f);
 }
@@ -1954,13 +1956,13 @@ static void test_agi_after_fault(void)
 static void test_agi_writers(void)
 {
     static const uint8_t code[] = {
-        0xf7, 0xe1,       /* mul ecx */
-        0x8b, 0x10,       /* mov edx, [eax]   1 + 1 */
-        0xf6, 0xe3,       /* mul bl */
-        0x90,             /* nop */
-        0x8b, 0x16,       /* mov edx, [esi]   1 */
-        0x8f, 0xc3,       /* pop ebx (8F /0) */
-        0x8b, 0x03,       /* mov eax, [ebx]   1 + 1 */
+        0xf7, 0xe1, /* mul ecx */
+        0x8b, 0x10, /* mov edx, [eax]   1 + 1 */
+        0xf6, 0xe3, /* mul bl */
+        0x90,       /* nop */
+        0x8b, 0x16, /* mov edx, [esi]   1 */
+        0x8f, 0xc3, /* pop ebx (8F /0) */
+        0x8b, 0x03, /* mov eax, [ebx]   1 + 1 */
         0xf4,
     };
     fx f = {0};
@@ -2058,10 +2060,18 @@ static void test_breakdown_sums(void)
     nm_timing_report(f.t, r);
     char *js = nm_report_json(r);
     static const char *parts[] = {
-        "clocks_table",        "clocks_io_instructions", "clocks_interrupts",
-        "clocks_prefixes",     "clocks_index",           "clocks_agi",
-        "clocks_misaligned",   "clocks_code_fills",      "clocks_data_fills",
-        "clocks_write_buffer", "clocks_io_write_drain",  "clocks_byte_load_ahead",
+        "clocks_table",
+        "clocks_io_instructions",
+        "clocks_interrupts",
+        "clocks_prefixes",
+        "clocks_index",
+        "clocks_agi",
+        "clocks_misaligned",
+        "clocks_code_fills",
+        "clocks_data_fills",
+        "clocks_write_buffer",
+        "clocks_io_write_drain",
+        "clocks_byte_load_ahead",
         "clocks_partial_register",
     };
     uint64_t sum = 0;

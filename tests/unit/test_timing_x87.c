@@ -107,14 +107,14 @@ static uint64_t clocks_of(fx *f, uint64_t n)
  * 44, the dword's 387 cycle and memory cycle, 4.  WAIT: the 386's 6 once the 387 is quiet. */
 static void test_387_concurrency(void)
 {
-    /* clang-format off: one instruction a line */
+    /* clang-format off */
     static const uint8_t code[] = {
-        PROLOGUE,                               /* protected mode, flat segments */
-        0xd8,     0xc1,                         /* fadd st,st(1) */
-        0x89,     0xc0, 0x89, 0xc0, 0x89, 0xc0, /* mov eax,eax x3 */
-        0xd8,     0xc1,                         /* fadd st,st(1) */
-        0xd9,     0x15, 0x00, 0x00, 0x20, 0x00, /* fst dword [0x200000] */
-        0x9b,                                   /* wait */
+        PROLOGUE,
+        0xd8, 0xc1,                         /* fadd st,st(1) */
+        0x89, 0xc0, 0x89, 0xc0, 0x89, 0xc0, /* mov eax,eax x3 */
+        0xd8, 0xc1,                         /* fadd st,st(1) */
+        0xd9, 0x15, 0x00, 0x00, 0x20, 0x00, /* fst dword [0x200000] */
+        0x9b,                               /* wait */
         0xf4,
     };
     /* clang-format on */
@@ -137,11 +137,11 @@ static void test_387_concurrency(void)
  * 387 cycle and its 2-clock move, counted as a dword's two cycles). */
 static void test_387_protocol(void)
 {
-    /* clang-format off: one instruction a line */
+    /* clang-format off */
     static const uint8_t code[] = {
-        PROLOGUE,                               /* protected mode, flat segments */
-        0xdd,     0x05, 0x00, 0x00, 0x20, 0x00, /* fld qword [0x200000] */
-        0xdf,     0xe0,                         /* fnstsw ax */
+        PROLOGUE,
+        0xdd, 0x05, 0x00, 0x00, 0x20, 0x00, /* fld qword [0x200000] */
+        0xdf, 0xe0,                         /* fnstsw ax */
         0xf4,
     };
     /* clang-format on */
@@ -163,15 +163,15 @@ static void test_387_protocol(void)
  * ST(i) 4, none concurrent).  WAIT after nothing in flight: 1. */
 static void test_486_concurrency(void)
 {
-    /* clang-format off: one instruction a line */
+    /* clang-format off */
     static const uint8_t code[] = {
-        PROLOGUE,                               /* protected mode, flat segments */
-        0xd8,     0xc1,                         /* fadd st,st(1) */
-        0x89,     0xc0, 0x89, 0xc0, 0x89, 0xc0, /* mov eax,eax x3 */
-        0xd8,     0xc1,                         /* fadd st,st(1) */
-        0xd8,     0xf1,                         /* fdiv st,st(1) */
-        0xd9,     0xc1,                         /* fld st(1) */
-        0x9b,                                   /* wait */
+        PROLOGUE,
+        0xd8, 0xc1,                         /* fadd st,st(1) */
+        0x89, 0xc0, 0x89, 0xc0, 0x89, 0xc0, /* mov eax,eax x3 */
+        0xd8, 0xc1,                         /* fadd st,st(1) */
+        0xd8, 0xf1,                         /* fdiv st,st(1) */
+        0xd9, 0xc1,                         /* fld st(1) */
+        0x9b,                               /* wait */
         0xf4,
     };
     /* clang-format on */
@@ -193,7 +193,7 @@ static void test_486_concurrency(void)
  * FNINIT 17, FLDCW 4, FNSTSW AX 3. */
 static void test_486_save_restore(void)
 {
-    /* clang-format off: one instruction a line */
+    /* clang-format off */
     static const uint8_t code[] = {
         0xdb, 0xe3,                         /* fninit */
         0xdd, 0x35, 0x00, 0x00, 0x20, 0x00, /* fnsave [0x200000] */
@@ -224,16 +224,16 @@ static void test_486_save_restore(void)
  * issues 2 after the first. */
 static void test_p5_pipeline(void)
 {
-    /* clang-format off: one instruction a line */
+    /* clang-format off */
     static const uint8_t code[] = {
-        PROLOGUE,       /* protected mode, flat segments */
-        0xd8,     0xc2, /* fadd st,st(2) */
-        0xd9,     0xc9, /* fxch st(1) */
-        0xd8,     0xc2, /* fadd st,st(2) */
-        0xd8,     0xc2, /* fadd st,st(2): depends on the last */
-        0xd8,     0xca, /* fmul st,st(2) */
-        0xd9,     0xc9, /* fxch st(1) */
-        0xd8,     0xca, /* fmul st,st(2) */
+        PROLOGUE,
+        0xd8, 0xc2, /* fadd st,st(2) */
+        0xd9, 0xc9, /* fxch st(1) */
+        0xd8, 0xc2, /* fadd st,st(2) */
+        0xd8, 0xc2, /* fadd st,st(2): depends on the last */
+        0xd8, 0xca, /* fmul st,st(2) */
+        0xd9, 0xc9, /* fxch st(1) */
+        0xd8, 0xca, /* fmul st,st(2) */
         0xf4,
     };
     /* clang-format on */
@@ -285,12 +285,12 @@ static void test_p5_fdiv_precision(void)
  * 3 stall + 2.  FILD m32: 3 clocks, 2 overlapped with integer: 1. */
 static void test_p5_store_and_int_loads(void)
 {
-    /* clang-format off: one instruction a line */
+    /* clang-format off */
     static const uint8_t code[] = {
-        PROLOGUE,                               /* protected mode, flat segments */
-        0xd8,     0xc1,                         /* fadd st,st(1) */
-        0xd9,     0x15, 0x00, 0x00, 0x20, 0x00, /* fst dword [0x200000] */
-        0xdb,     0x05, 0x04, 0x00, 0x20, 0x00, /* fild dword [0x200004] */
+        PROLOGUE,
+        0xd8, 0xc1,                         /* fadd st,st(1) */
+        0xd9, 0x15, 0x00, 0x00, 0x20, 0x00, /* fst dword [0x200000] */
+        0xdb, 0x05, 0x04, 0x00, 0x20, 0x00, /* fild dword [0x200004] */
         0xf4,
     };
     /* clang-format on */
