@@ -740,43 +740,34 @@ static void ab7_data(void)
 }
 #define AB7_SEARCH(fn) " movb $0x2e, %ah\n movw $133, %cx\n movw $0x100, %si\n call " fn "\n"
 #define AB7_STEP(next) " lodsb\n cmpb %ah, %al\n jz 8f\n andb %al, %al\n jz " next "\n"
+/* clang-format off */
 __asm__(
     ".section .rm16, \"ax\"\n.code16\n"
     /* Listing 7.1 */
-    ".p2align 1\nrm_s71:\n cld\n1:" AB7_STEP(
-        "7f") " loop 1b\n7: clc\n ret\n8: decw %si\n stc\n ret\n"
-              /* Listing 7.1 with DEC CX/JNZ for the LOOP */
-              ".p2align 1\nrm_s71d:\n cld\n1:" AB7_STEP(
-                  "7f") " decw %cx\n jnz 1b\n7: clc\n ret\n8: decw %si\n"
-                        " stc\n ret\n"
-                        /* Listing 7.2 */
-                        ".p2align 1\nrm_s72:\n cld\n movw %cx, %bx\n addw $3, %cx\n shrw $1, %cx\n "
-                        "shrw $1, %cx\n"
-                        " andw $3, %bx\n shlw $1, %bx\n jmp *0x200(%bx)\n"
-                        "rm_s72_e4:\n" AB7_STEP("7f") "rm_s72_e3:\n" AB7_STEP(
-                            "7f") "rm_s72_e2:\n" AB7_STEP("7f") "rm_s72_e1:\n" AB7_STEP("7f") " loo"
-                                                                                              "p "
-                                                                                              "rm_"
-                                                                                              "s72_"
-                                                                                              "e4\n"
-                                                                                              "7: "
-                                                                                              "clc"
-                                                                                              "\n "
-                                                                                              "ret"
-                                                                                              "\n8:"
-                                                                                              " dec"
-                                                                                              "w "
-                                                                                              "%si"
-                                                                                              "\n "
-                                                                                              "stc"
-                                                                                              "\n "
-                                                                                              "ret"
-                                                                                              "\n"
-                                                                                              ".cod"
-                                                                                              "e32"
-                                                                                              "\n."
-                                                                                              "text"
-                                                                                              "\n");
+    ".p2align 1\nrm_s71:\n cld\n"
+    "1:" AB7_STEP("7f")
+    " loop 1b\n"
+    "7: clc\n ret\n"
+    "8: decw %si\n stc\n ret\n"
+    /* Listing 7.1 with DEC CX/JNZ for the LOOP */
+    ".p2align 1\nrm_s71d:\n cld\n"
+    "1:" AB7_STEP("7f")
+    " decw %cx\n jnz 1b\n"
+    "7: clc\n ret\n"
+    "8: decw %si\n stc\n ret\n"
+    /* Listing 7.2 */
+    ".p2align 1\nrm_s72:\n cld\n"
+    " movw %cx, %bx\n addw $3, %cx\n shrw $1, %cx\n shrw $1, %cx\n"
+    " andw $3, %bx\n shlw $1, %bx\n jmp *0x200(%bx)\n"
+    "rm_s72_e4:\n" AB7_STEP("7f")
+    "rm_s72_e3:\n" AB7_STEP("7f")
+    "rm_s72_e2:\n" AB7_STEP("7f")
+    "rm_s72_e1:\n" AB7_STEP("7f")
+    " loop rm_s72_e4\n"
+    "7: clc\n ret\n"
+    "8: decw %si\n stc\n ret\n"
+    ".code32\n.text\n");
+/* clang-format on */
 RM_LISTING(rm_ab71, "", AB7_SEARCH("rm_s71"));
 RM_LISTING(rm_ab71d, "", AB7_SEARCH("rm_s71d"));
 RM_LISTING(rm_ab72, "", AB7_SEARCH("rm_s72"));
