@@ -120,12 +120,12 @@ static inline __attribute__((always_inline)) bool is_plru(const nm_cache *c, con
 static inline __attribute__((always_inline)) uint32_t line_of(const nm_cache *c, uint32_t phys,
                                                               const nm_cache_geom g)
 {
-    return phys & (g.fixed ? ~((1u << g.line_shift) - 1) : ~(c->cfg.line_size - 1));
+    return phys & nm_cache_g_line_mask(&c->h, g);
 }
 static inline __attribute__((always_inline)) uint32_t set_of(const nm_cache *c, uint32_t phys,
                                                              const nm_cache_geom g)
 {
-    return g.fixed ? (phys >> g.line_shift) & g.set_mask : (phys >> c->line_shift) & c->set_mask;
+    return (phys >> nm_cache_g_shift(&c->h, g)) & nm_cache_g_mask(&c->h, g);
 }
 
 static inline __attribute__((always_inline)) void touch_as(nm_cache *c, uint32_t set, uint32_t way,
@@ -240,8 +240,7 @@ access_as(nm_cache *c, uint32_t phys, bool write, uint32_t *victim, const nm_cac
 {
     uint32_t line = line_of(c, phys, g);
     uint32_t set = set_of(c, phys, g);
-    const bool wb = g.fixed ? g.write_back : c->cfg.write_policy == NM_CACHE_WRITE_BACK;
-    const bool wa = g.fixed ? g.write_allocate : c->cfg.write_allocate;
+    const bool wb = nm_cache_g_wb(&c->h, g), wa = nm_cache_g_wa(&c->h, g);
     if (c->set_mru[set] == (line | TAG_VALID)) { /* what touch would leave */
         if (write) {
             c->h.stats.write_hits++;
