@@ -1174,14 +1174,24 @@ static void test_stretch(void)
  * (lines still coming in, the next one not yet asked for) and again,
  * costs the same clocks and counters and leaves the same registers with
  * stretches as without. */
-static void stretch_lines(const uint8_t *pattern, size_t pattern_len, size_t size)
+/* `pattern` repeated whole while it fits in `size` bytes with a HLT after
+ * it; *n: the code's length, HLT included.  g_free() it. */
+static uint8_t *repeated_code(const uint8_t *pattern, size_t pattern_len, size_t size, size_t *n)
 {
     uint8_t *code = g_malloc(size);
-    size_t n = 0;
-    while (n + pattern_len < size - 1)
+    size_t len = 0;
+    while (len + pattern_len < size - 1)
         for (size_t k = 0; k < pattern_len; k++)
-            code[n++] = pattern[k];
-    code[n++] = 0xf4; /* hlt */
+            code[len++] = pattern[k];
+    code[len++] = 0xf4; /* hlt */
+    *n = len;
+    return code;
+}
+
+static void stretch_lines(const uint8_t *pattern, size_t pattern_len, size_t size)
+{
+    size_t n;
+    uint8_t *code = repeated_code(pattern, pattern_len, size, &n);
     after_run seen[2][2];
     char *report[2];
     for (int on = 0; on < 2; on++) {
@@ -1225,13 +1235,8 @@ static void test_shortcuts(void)
         0x90,             /* nop (jumped over) */
         0x40,             /* inc eax */
     };
-    const size_t size = 12 * 1024;
-    uint8_t *code = g_malloc(size);
-    size_t n = 0;
-    while (n + sizeof pattern < size - 1)
-        for (size_t k = 0; k < sizeof pattern; k++)
-            code[n++] = pattern[k];
-    code[n++] = 0xf4; /* hlt */
+    size_t n;
+    uint8_t *code = repeated_code(pattern, sizeof pattern, 12 * 1024, &n);
     for (int l2 = 0; l2 < 2; l2++) {
         after_run seen[2][2];
         char *report[2];
