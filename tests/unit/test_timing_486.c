@@ -1063,6 +1063,18 @@ static void stretch_start(fx *f)
     nm_cpu_set_eip(f->c, entry_of(f));
 }
 
+/* Runs the program from its start to its HLT twice (cold, then warm),
+ * each run within `limit` instructions; what each leaves in seen[pass]. */
+static void halt_twice(fx *f, uint64_t limit, after_run seen[2])
+{
+    for (int pass = 0; pass < 2; pass++) {
+        stretch_start(f);
+        nm_cpu_run(f->c, limit);
+        g_assert_cmpint(f->m->stop_reason, ==, NM_STOP_HALT);
+        seen[pass] = after_of(f->c);
+    }
+}
+
 /* The stretch test's program under one fx, warm: run to its HLT, then
  * stopped after 1..STRETCH_STOPS instructions by the step limit, then run
  * with a timer due 1, 8, 15, ... clocks after its start (the first
@@ -1199,12 +1211,7 @@ static void stretch_lines(const uint8_t *pattern, size_t pattern_len, size_t siz
         fx_init(&f, code, n);
         f.regs[NM_EBX] = 0x12345;
         nm_i486_set_stretch(f.c->hooks.opaque, on);
-        for (int pass = 0; pass < 2; pass++) {
-            stretch_start(&f);
-            nm_cpu_run(f.c, 100000);
-            g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
-            seen[on][pass] = after_of(f.c);
-        }
+        halt_twice(&f, 100000, seen[on]);
         report[on] = report_text(&f);
         if (on) g_assert_cmpuint(nm_i486_stretch_insns(f.c->hooks.opaque), >, 40);
         fx_free(&f);
@@ -1249,12 +1256,7 @@ static void test_shortcuts(void)
             f.regs[NM_ESI] = DATA + 0xffe - 100 * 20;
             f.regs[NM_EDI] = DATA + 0x80000;
             nm_i486_set_shortcuts(f.c->hooks.opaque, on);
-            for (int pass = 0; pass < 2; pass++) {
-                stretch_start(&f);
-                nm_cpu_run(f.c, 1000000);
-                g_assert_cmpint(f.m->stop_reason, ==, NM_STOP_HALT);
-                seen[on][pass] = after_of(f.c);
-            }
+            halt_twice(&f, 1000000, seen[on]);
             report[on] = report_text(&f);
             g_assert_cmpuint(report_u64(report[on], "cache_data_misses"), >, 500);
             g_assert_cmpuint(report_u64(report[on], "reads_waiting_for_a_fill") +
