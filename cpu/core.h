@@ -288,6 +288,38 @@ static inline void mem_write(nm_cpu *c, int seg, uint32_t off, uint32_t v, unsig
     lin_write(c, seg_lin(c, seg, off, size, true), v, size);
 }
 
+/* With a memory hook that logs into the listener's array (nm_mem_log: the
+ * cost models) and room there for `n` more records, the specialised
+ * handlers' fast halves below do an access the hook tags let through as
+ * access_read_slow / access_write_slow would (their first case) and log it
+ * the same way: the same records in the same order as the general handler's
+ * accesses, without it.  (With no room, the general handler: mem_hook's
+ * overflow call.) */
+static inline __attribute__((always_inline)) bool hook_log_room(const nm_cpu *c, unsigned n)
+{
+    return c->have_hooks && c->mem_log.rec && *c->mem_log.n + n <= c->mem_log.cap;
+}
+static inline __attribute__((always_inline)) void
+hook_log(nm_cpu *c, const nm_tlb_entry *e, uint32_t lin, unsigned size, unsigned flags)
+{
+    const uint16_t n = *c->mem_log.n;
+    c->mem_log.rec[n] =
+        (nm_mem_record){e->phys_page | (lin & 0xfff), lin, (uint8_t)size, (uint8_t)flags};
+    *c->mem_log.n = (uint16_t)(n + 1);
+}
+
+/* Where the log stands, and taking back what a fast half logged since: for
+ * a handler whose fast half can still give up after its access succeeded
+ * (its general handler then does the access again). */
+static inline __attribute__((always_inline)) uint16_t hook_log_mark(const nm_cpu *c)
+{
+    return c->mem_log.rec ? *c->mem_log.n : 0;
+}
+static inline __attribute__((always_inline)) void hook_log_undo(nm_cpu *c, uint16_t mark)
+{
+    if (c->mem_log.rec) *c->mem_log.n = mark;
+}
+
 /* The fast halves of mem_read and mem_write for the specialised handlers:
  * the access done when the segment test and a fast TLB tag let it through
  * (a RAM page, no listener, no breakpoint, no watched code), else nothing
@@ -301,8 +333,13 @@ static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int s
     uint32_t lin = s->base + off;
     const nm_tlb_entry *e = tlb_entry(c, lin);
     const uint8_t *host = e->host;
+    const uint32_t page = (lin + (size - 1)) & ~0xfffu;
     uint32_t tag = c->cpl == 3 ? e->tag_user : e->tag_read;
-    if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return false;
+    if (unlikely(tag != page)) {
+        if (!(hook_log_room(c, 1) && (c->cpl == 3 ? e->hook_user : e->hook_read) == page))
+            return false;
+        hook_log(c, e, lin, size, 0);
+    }
     const uint8_t *p = host + (lin & 0xfff);
     if (size == 4) {
         uint32_t x;
@@ -330,7 +367,8 @@ mem_read_ptr(nm_cpu *c, int seg, uint32_t off, uint32_t size)
     if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
     return e->host + (lin & 0xfff);
 }
-/* The host address a write of `size` at seg:off may go to, or NULL. */
+/* The host address a write of `size` at seg:off may go to, or NULL (the
+ * fast tags only: a block of a string's iterations). */
 static inline __attribute__((always_inline)) uint8_t *mem_write_ptr(nm_cpu *c, int seg,
                                                                     uint32_t off, unsigned size)
 {
@@ -340,6 +378,28 @@ static inline __attribute__((always_inline)) uint8_t *mem_write_ptr(nm_cpu *c, i
     const nm_tlb_entry *e = tlb_entry(c, lin);
     uint32_t tag = c->cpl == 3 ? e->tag_user_write : e->tag_write;
     if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
+    return e->host + (lin & 0xfff);
+}
+/* The same for one access of 1, 2 or 4 bytes that the caller makes through
+ * the pointer: a store (`rmw` false), or a read and a write of the same
+ * bytes (a read-modify-write instruction), logged as such with a memory
+ * hook (hook_log_room).  (A hook write tag implies its read tag: tlb_translate.) */
+static inline __attribute__((always_inline)) uint8_t *
+mem_access_ptr(nm_cpu *c, int seg, uint32_t off, unsigned size, const bool rmw)
+{
+    const nm_segment *s = &c->seg[seg];
+    if (unlikely((s->flags & 0x9e) != 0x92 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
+    uint32_t lin = s->base + off;
+    const nm_tlb_entry *e = tlb_entry(c, lin);
+    const uint32_t page = (lin + (size - 1)) & ~0xfffu;
+    uint32_t tag = c->cpl == 3 ? e->tag_user_write : e->tag_write;
+    if (unlikely(tag != page)) {
+        if (!(hook_log_room(c, rmw ? 2u : 1u) &&
+              (c->cpl == 3 ? e->hook_user_write : e->hook_write) == page))
+            return NULL;
+        if (rmw) hook_log(c, e, lin, size, 0);
+        hook_log(c, e, lin, size, NM_MEM_WRITE);
+    }
     return e->host + (lin & 0xfff);
 }
 static inline void host_put(uint8_t *p, uint32_t v, unsigned size)

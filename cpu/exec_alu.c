@@ -396,7 +396,7 @@ void h_nop(nm_cpu *c, const nm_insn *i)
                 alu(c, op, v, c->gpr[i->reg], 2);                                                  \
                 return;                                                                            \
             }                                                                                      \
-        } else if (likely((p = mem_write_ptr(c, i->seg, insn_ea_b32(c, i), 4)) != NULL)) {         \
+        } else if (likely((p = mem_access_ptr(c, i->seg, insn_ea_b32(c, i), 4, true)) != NULL)) {  \
             host_put(p, alu(c, op, host_get(p, 4), c->gpr[i->reg], 2), 4);                         \
             return;                                                                                \
         }                                                                                          \
@@ -427,7 +427,7 @@ void h_nop(nm_cpu *c, const nm_insn *i)
                 alu(c, op, v, i->imm, szi);                                                        \
                 return;                                                                            \
             }                                                                                      \
-        } else if (likely((p = mem_write_ptr(c, i->seg, ea_fn(c, i), size)) != NULL)) {            \
+        } else if (likely((p = mem_access_ptr(c, i->seg, ea_fn(c, i), size, true)) != NULL)) {     \
             host_put(p, alu(c, op, host_get(p, size), i->imm, szi), size);                         \
             return;                                                                                \
         }                                                                                          \
@@ -510,7 +510,7 @@ static void h_dec_r(nm_cpu *c, const nm_insn *i)
 #define INCDEC_M(name, dec, ea_fn, general)                                                        \
     static void name(nm_cpu *c, const nm_insn *i)                                                  \
     {                                                                                              \
-        uint8_t *p = mem_write_ptr(c, i->seg, ea_fn(c, i), 4);                                     \
+        uint8_t *p = mem_access_ptr(c, i->seg, ea_fn(c, i), 4, true);                              \
         if (unlikely(p == NULL)) {                                                                 \
             general(c, i);                                                                         \
             return;                                                                                \
@@ -550,7 +550,7 @@ static void h_mov_ri(nm_cpu *c, const nm_insn *i)
 #define MOV_STORE(name, ea_fn, size, value, general)                                               \
     static void name(nm_cpu *c, const nm_insn *i)                                                  \
     {                                                                                              \
-        uint8_t *p = mem_write_ptr(c, i->seg, ea_fn(c, i), size);                                  \
+        uint8_t *p = mem_access_ptr(c, i->seg, ea_fn(c, i), size, false);                          \
         if (likely(p != NULL))                                                                     \
             host_put(p, value, size);                                                              \
         else                                                                                       \

@@ -361,7 +361,7 @@ static inline bool call32_fast(nm_cpu *c, uint32_t target)
 {
     if (unlikely(target > c->seg[NM_CS].limit || !c->stack32)) return false;
     uint32_t esp = c->gpr[NM_ESP] - 4;
-    uint8_t *p = mem_write_ptr(c, NM_SS, esp, 4);
+    uint8_t *p = mem_access_ptr(c, NM_SS, esp, 4, false);
     if (unlikely(p == NULL)) return false;
     host_put(p, c->eip, 4);
     c->gpr[NM_ESP] = esp;
@@ -379,26 +379,34 @@ static void h_call_r32(nm_cpu *c, const nm_insn *i)
 static void h_call_M32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t target;
-    if (unlikely(!mem_read_fast(c, i->seg, insn_ea(c, i), 4, &target) || !call32_fast(c, target)))
+    const uint16_t mark = hook_log_mark(c);
+    if (unlikely(!mem_read_fast(c, i->seg, insn_ea(c, i), 4, &target) || !call32_fast(c, target))) {
+        hook_log_undo(c, mark); /* (the target's read, done again there) */
         h_call_E(c, i);
+    }
 }
 /* Through a base register and a displacement (a function pointer in a
  * structure). */
 static void h_call_mb32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t target;
+    const uint16_t mark = hook_log_mark(c);
     if (unlikely(!mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &target) ||
-                 !call32_fast(c, target)))
+                 !call32_fast(c, target))) {
+        hook_log_undo(c, mark);
         h_call_E(c, i);
+    }
 }
 static void h_ret32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t esp = c->gpr[NM_ESP], target;
+    const uint16_t mark = hook_log_mark(c);
     if (likely(c->stack32 && mem_read_fast(c, NM_SS, esp, 4, &target) &&
                target <= c->seg[NM_CS].limit)) {
         c->gpr[NM_ESP] = esp + 4;
         c->eip = target;
     } else {
+        hook_log_undo(c, mark); /* (the return address's read, done again there) */
         h_ret(c, i);
     }
 }
@@ -407,7 +415,7 @@ static void h_ret32(nm_cpu *c, const nm_insn *i)
 static void h_push_r32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t esp = c->gpr[NM_ESP] - 4;
-    uint8_t *p = c->stack32 ? mem_write_ptr(c, NM_SS, esp, 4) : NULL;
+    uint8_t *p = c->stack32 ? mem_access_ptr(c, NM_SS, esp, 4, false) : NULL;
     if (likely(p != NULL)) {
         host_put(p, c->gpr[i->rm], 4);
         c->gpr[NM_ESP] = esp;
@@ -418,7 +426,7 @@ static void h_push_r32(nm_cpu *c, const nm_insn *i)
 static void h_push_i32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t esp = c->gpr[NM_ESP] - 4;
-    uint8_t *p = c->stack32 ? mem_write_ptr(c, NM_SS, esp, 4) : NULL;
+    uint8_t *p = c->stack32 ? mem_access_ptr(c, NM_SS, esp, 4, false) : NULL;
     if (likely(p != NULL)) {
         host_put(p, i->imm, 4);
         c->gpr[NM_ESP] = esp;
