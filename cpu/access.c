@@ -361,6 +361,17 @@ void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool 
     write_slow(c, lin, v, size, user, 0);
 }
 
+/* The hook's calls for a RAM access a specialised handler's fast half makes
+ * through a host pointer (core.h, mem_access_ptr), as access_read_slow and
+ * access_write_slow would make them for it: a read-modify-write's read,
+ * then the write.  (Made before the caller's store: a memory hook sees
+ * addresses, not values.) */
+void access_hook_report(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, bool rmw)
+{
+    if (rmw) mem_hook(c, lin, phys, size, 0);
+    mem_hook(c, lin, phys, size, NM_MEM_WRITE);
+}
+
 /* Code bytes for the decoder: reported as code accesses. */
 uint32_t access_fetch_byte(nm_cpu *c, uint32_t lin)
 {

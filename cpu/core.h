@@ -210,6 +210,7 @@ static inline uint32_t insn_ea_bi32(nm_cpu *c, const nm_insn *i)
 
 uint32_t access_read_slow(nm_cpu *c, uint32_t lin, unsigned size, bool user);
 void access_write_slow(nm_cpu *c, uint32_t lin, uint32_t v, unsigned size, bool user);
+void access_hook_report(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, bool rmw);
 uint32_t seg_check_slow(nm_cpu *c, int seg, uint32_t off, unsigned size, bool write);
 /* Faults (#GP/#SS, #PF) as a write of `size` bytes at seg:off would, without
  * writing: the checks instructions make of an address they write later. */
@@ -293,8 +294,9 @@ static inline void mem_write(nm_cpu *c, int seg, uint32_t off, uint32_t v, unsig
  * handlers' fast halves below do an access the hook tags let through as
  * access_read_slow / access_write_slow would (their first case) and log it
  * the same way: the same records in the same order as the general handler's
- * accesses, without it.  (With no room, the general handler: mem_hook's
- * overflow call.) */
+ * accesses, without it.  With no room, or a listener without a log (the 386
+ * and 486 models), access_read_slow and access_hook_report make the hook's
+ * calls instead. */
 static inline __attribute__((always_inline)) bool hook_log_room(const nm_cpu *c, unsigned n)
 {
     return c->have_hooks && c->mem_log.rec && *c->mem_log.n + n <= c->mem_log.cap;
@@ -325,8 +327,11 @@ static inline __attribute__((always_inline)) void hook_log_undo(nm_cpu *c, uint1
  * (a RAM page, no listener, no breakpoint, no watched code), else nothing
  * done and false: the caller then runs its general handler, which does the
  * whole instruction again (so the fast half must come before any change). */
-static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int seg, uint32_t off,
-                                                                unsigned size, uint32_t *v)
+/* `by_call`: with no room in a log (or no log), the access is done by
+ * access_read_slow and reported by the hook's call: not for a fast half that
+ * may still give up after it (a call cannot be taken back). */
+static inline __attribute__((always_inline)) bool
+mem_read_fast_as(nm_cpu *c, int seg, uint32_t off, unsigned size, uint32_t *v, const bool by_call)
 {
     const nm_segment *s = &c->seg[seg];
     if (unlikely((s->flags & 0x9c) != 0x90 || (uint64_t)off + (size - 1) > s->limit)) return false;
@@ -336,8 +341,12 @@ static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int s
     const uint32_t page = (lin + (size - 1)) & ~0xfffu;
     uint32_t tag = c->cpl == 3 ? e->tag_user : e->tag_read;
     if (unlikely(tag != page)) {
-        if (!(hook_log_room(c, 1) && (c->cpl == 3 ? e->hook_user : e->hook_read) == page))
-            return false;
+        if ((c->cpl == 3 ? e->hook_user : e->hook_read) != page) return false;
+        if (!hook_log_room(c, 1)) {
+            if (!by_call) return false;
+            *v = access_read_slow(c, lin, size, c->cpl == 3); /* (its first case) */
+            return true;
+        }
         hook_log(c, e, lin, size, 0);
     }
     const uint8_t *p = host + (lin & 0xfff);
@@ -353,6 +362,11 @@ static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int s
         *v = *p;
     }
     return true;
+}
+static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int seg, uint32_t off,
+                                                                unsigned size, uint32_t *v)
+{
+    return mem_read_fast_as(c, seg, off, size, v, true);
 }
 /* The host address a read of `size` at seg:off may come from, or NULL
  * (mem_read_fast's tests; size may be more than 4, within one page). */
@@ -394,11 +408,14 @@ mem_access_ptr(nm_cpu *c, int seg, uint32_t off, unsigned size, const bool rmw)
     const uint32_t page = (lin + (size - 1)) & ~0xfffu;
     uint32_t tag = c->cpl == 3 ? e->tag_user_write : e->tag_write;
     if (unlikely(tag != page)) {
-        if (!(hook_log_room(c, rmw ? 2u : 1u) &&
-              (c->cpl == 3 ? e->hook_user_write : e->hook_write) == page))
+        if ((c->cpl == 3 ? e->hook_user_write : e->hook_write) != page || !c->have_hooks)
             return NULL;
-        if (rmw) hook_log(c, e, lin, size, 0);
-        hook_log(c, e, lin, size, NM_MEM_WRITE);
+        if (hook_log_room(c, rmw ? 2u : 1u)) {
+            if (rmw) hook_log(c, e, lin, size, 0);
+            hook_log(c, e, lin, size, NM_MEM_WRITE);
+        } else {
+            access_hook_report(c, lin, e->phys_page | (lin & 0xfff), size, rmw);
+        }
     }
     return e->host + (lin & 0xfff);
 }

@@ -380,7 +380,8 @@ static void h_call_M32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t target;
     const uint16_t mark = hook_log_mark(c);
-    if (unlikely(!mem_read_fast(c, i->seg, insn_ea(c, i), 4, &target) || !call32_fast(c, target))) {
+    if (unlikely(!mem_read_fast_as(c, i->seg, insn_ea(c, i), 4, &target, false) ||
+                 !call32_fast(c, target))) {
         hook_log_undo(c, mark); /* (the target's read, done again there) */
         h_call_E(c, i);
     }
@@ -391,7 +392,7 @@ static void h_call_mb32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t target;
     const uint16_t mark = hook_log_mark(c);
-    if (unlikely(!mem_read_fast(c, i->seg, insn_ea_b32(c, i), 4, &target) ||
+    if (unlikely(!mem_read_fast_as(c, i->seg, insn_ea_b32(c, i), 4, &target, false) ||
                  !call32_fast(c, target))) {
         hook_log_undo(c, mark);
         h_call_E(c, i);
@@ -401,7 +402,7 @@ static void h_ret32(nm_cpu *c, const nm_insn *i)
 {
     uint32_t esp = c->gpr[NM_ESP], target;
     const uint16_t mark = hook_log_mark(c);
-    if (likely(c->stack32 && mem_read_fast(c, NM_SS, esp, 4, &target) &&
+    if (likely(c->stack32 && mem_read_fast_as(c, NM_SS, esp, 4, &target, false) &&
                target <= c->seg[NM_CS].limit)) {
         c->gpr[NM_ESP] = esp + 4;
         c->eip = target;

@@ -675,6 +675,118 @@ static void test_hooks(void)
     fx_free(&f);
 }
 
+/* The data accesses a listener is told of, in order, whether it takes them
+ * in a log (nm_cpu_hooks.mem_log) with room, in a log that overflows into
+ * its call, or by the call alone: the specialised handlers' fast halves
+ * (core.h, hook_log) must report what the general handlers would, once. */
+typedef struct {
+    nm_mem_record log[16];
+    uint16_t n, cap;
+    bool use_log;
+    nm_mem_record seen[64];
+    unsigned nseen;
+} access_listener;
+
+static void listener_drain(access_listener *l)
+{
+    for (unsigned k = 0; k < l->n; k++)
+        if (!(l->log[k].flags & NM_MEM_CODE) && l->nseen < G_N_ELEMENTS(l->seen))
+            l->seen[l->nseen++] = l->log[k];
+    l->n = 0;
+}
+static uint32_t listener_insn(void *opaque, nm_cpu *cpu, const nm_insn *insn)
+{
+    (void)cpu, (void)insn;
+    listener_drain(opaque);
+    return 1;
+}
+static void listener_mem(void *opaque, uint32_t lin, uint32_t phys, unsigned size, unsigned flags)
+{
+    access_listener *l = opaque;
+    listener_drain(l); /* (what the log holds came first) */
+    if (!(flags & NM_MEM_CODE) && l->nseen < G_N_ELEMENTS(l->seen))
+        l->seen[l->nseen++] = (nm_mem_record){phys, lin, (uint8_t)size, (uint8_t)flags};
+}
+static nm_mem_log listener_log(void *opaque)
+{
+    access_listener *l = opaque;
+    return l->use_log ? (nm_mem_log){l->log, &l->n, l->cap} : (nm_mem_log){0};
+}
+
+/* Runs code at CODE32 (EBX = 0x2000, the call target at [0x2000]) with the
+ * listener, a 32-bit stack or a 16-bit one, and checks what it was told
+ * against `want` (address, size, write). */
+static void check_accesses(const uint8_t *code, size_t n, bool stack16, uint16_t cap, bool use_log,
+                           const uint32_t (*want)[3], unsigned nwant)
+{
+    fx f;
+    fx_init(&f, "pentium-100", false);
+    load(&f, CODE32, code, n);
+    const uint32_t target = CODE32 + (uint32_t)n - 1; /* the RET at the end */
+    memcpy(f.ram + 0x2000, &target, 4);
+    memcpy(f.ram + 0x2004, &(uint32_t){7}, 4);
+    nm_cpu_enter_flat32(f.c, CODE32, 0x9000);
+    if (stack16) {
+        f.c->seg[NM_SS].flags &= (uint16_t)~NM_SEGF_DB;
+        f.c->stack32 = false;
+    }
+    access_listener l = {.cap = cap, .use_log = use_log};
+    nm_cpu_hooks hooks = {
+        .opaque = &l, .insn = listener_insn, .mem = listener_mem, .mem_log = listener_log};
+    nm_cpu_set_hooks(f.c, &hooks);
+    nm_cpu_run(f.c, 100);
+    listener_drain(&l);
+    g_assert_cmpuint(f.m->stop_reason, ==, NM_STOP_HALT);
+    g_assert_cmpuint(l.nseen, ==, nwant);
+    for (unsigned k = 0; k < nwant; k++) {
+        g_assert_cmphex(l.seen[k].lin, ==, want[k][0]);
+        g_assert_cmphex(l.seen[k].phys, ==, want[k][0]);
+        g_assert_cmpuint(l.seen[k].size, ==, want[k][1]);
+        g_assert_cmpuint(l.seen[k].flags, ==, want[k][2] ? NM_MEM_WRITE : 0);
+    }
+    fx_free(&f);
+}
+
+static void test_hook_accesses(void)
+{
+    static const uint8_t code[] = {
+        0xbb, 0x00, 0x20, 0x00, 0x00, /* mov ebx,0x2000 */
+        0x8b, 0x43, 0x04,             /* mov eax,[ebx+4] */
+        0x89, 0x43, 0x08,             /* mov [ebx+8],eax */
+        0x01, 0x43, 0x08,             /* add [ebx+8],eax */
+        0x83, 0x7b, 0x08, 0x05,       /* cmp dword [ebx+8],5 */
+        0xff, 0x43, 0x0c,             /* inc dword [ebx+12] */
+        0x89, 0x44, 0x24, 0xfc,       /* mov [esp-4],eax (the stack page in the TLB) */
+        0x50,                         /* push eax */
+        0x59,                         /* pop ecx */
+        0xff, 0x13,                   /* call [ebx] */
+        0xf4,                         /* hlt */
+        0xc3,                         /* ret (the call's target) */
+    };
+    static const uint32_t want[][3] = {
+        {0x2004, 4, 0}, {0x2008, 4, 1}, {0x2008, 4, 0}, {0x2008, 4, 1}, {0x2008, 4, 0},
+        {0x200c, 4, 0}, {0x200c, 4, 1}, {0x8ffc, 4, 1}, {0x8ffc, 4, 1}, {0x8ffc, 4, 0},
+        {0x2000, 4, 0}, {0x8ffc, 4, 1}, {0x8ffc, 4, 0},
+    };
+    /* A log with room, one that overflows at once, none */
+    check_accesses(code, sizeof code, false, 16, true, want, G_N_ELEMENTS(want));
+    check_accesses(code, sizeof code, false, 1, true, want, G_N_ELEMENTS(want));
+    check_accesses(code, sizeof code, false, 0, false, want, G_N_ELEMENTS(want));
+    /* With a 16-bit stack CALL [ebx]'s fast half gives up after its read:
+     * the general handler reads again, and the read is told once. */
+    static const uint8_t call16[] = {
+        0xbb, 0x00, 0x20, 0x00, 0x00, /* mov ebx,0x2000 */
+        0x8b, 0x03,                   /* mov eax,[ebx] (its page in the TLB) */
+        0xff, 0x13,                   /* call [ebx] */
+        0xf4,                         /* hlt */
+        0xc3,                         /* ret */
+    };
+    static const uint32_t want16[][3] = {
+        {0x2000, 4, 0}, {0x2000, 4, 0}, {0x8ffc, 4, 1}, {0x8ffc, 4, 0}};
+    check_accesses(call16, sizeof call16, true, 16, true, want16, G_N_ELEMENTS(want16));
+    check_accesses(call16, sizeof call16, true, 0, false, want16, G_N_ELEMENTS(want16));
+}
+
 /* Guest MIPS on a simple loop (printed, not asserted). */
 static void test_speed(void)
 {
@@ -731,6 +843,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cpu/core/bt-mem-offset", test_bt_mem_offset);
     g_test_add_func("/cpu/core/cmpxchg-xadd-cpuid", test_cmpxchg_xadd_cpuid);
     g_test_add_func("/cpu/core/hooks", test_hooks);
+    g_test_add_func("/cpu/core/hook-accesses", test_hook_accesses);
     g_test_add_func("/cpu/core/speed", test_speed);
     return g_test_run();
 }
