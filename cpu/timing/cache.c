@@ -218,18 +218,21 @@ static inline __attribute__((always_inline)) unsigned do_fill_as(nm_cache *c, ui
     uint32_t way = victim_way_as(c, set, g);
     uint32_t idx = set * ways_of(c, g) + way;
     unsigned res = NM_CACHE_FILL;
+    /* A fixed write-through geometry never marks a line dirty (its fills
+     * and hits leave dirty 0): nothing to read or write there. */
+    const bool may_dirty = !g.fixed || g.write_back;
     if (c->tag[idx] & TAG_VALID) {
         c->h.stats.evictions++;
         res |= NM_CACHE_EVICTED;
         if (victim) *victim = c->tag[idx] & ~TAG_VALID;
-        if (c->dirty[idx]) {
+        if (may_dirty && c->dirty[idx]) {
             c->h.stats.writebacks++;
             res |= NM_CACHE_WRITEBACK;
         }
     }
     c->tag[idx] = line | TAG_VALID;
     c->h.content_gen++;
-    c->dirty[idx] = dirty;
+    if (may_dirty) c->dirty[idx] = dirty;
     c->h.stats.fills++;
     touch_as(c, set, way, g);
     return res;

@@ -246,6 +246,8 @@ static const uint16_t jmpf_d[6] = {17, 19, 32, 32, 32, 42 + TS},
 static const uint16_t retf_t[6] = {13, 18, 18, 33, 33, 33};
 
 #define LINE 16u
+/* The TLB's sets (4 ways each, i486_create), a constant of its lookups. */
+#define TLB_SETS 8u
 /* The L2's burst in bus clocks: 2-1-1-1, the 486 bus's zero-wait-state
  * burst (Intel486 data book, "burst cycles"; docs/cost-models.md "board"). */
 #define L2_FIRST 2u
@@ -545,7 +547,7 @@ static void *i486_create(nm_cpu *cpu, const nm_cpu_model *model, const nm_timing
     /* 32 entries, 4-way: Embedded Intel486 Hardware Reference Manual,
      * fig. 3-7 (8 sets x 4 ways, set = linear bits 14:12); 4 KB pages only
      * (the 486 has no PSE). */
-    static const nm_tlb_config tc = {"tlb", 32, 0};
+    static const nm_tlb_config tc = {"tlb", TLB_SETS * NM_TLB_WAYS, 0};
     nm_tlb_init(&s->tlb, &tc);
     s->tlb_cr3 = cpu->cr3;
     s->tlb_paging = cpu->paging;
@@ -850,6 +852,19 @@ tlb_access_slow(i486_state *s, uint32_t lin, uint32_t size, bool code)
     }
 }
 
+/* Whether `size` bytes at `lin` run into the next page (size 0 as 1). */
+static inline __attribute__((always_inline)) bool crosses_page(uint32_t lin, uint32_t size)
+{
+    return (lin & 0xfffu) + size > 0x1000u;
+}
+
+/* nm_tlb_small_set_mru with the 486's sets a constant (i486_create). */
+static inline __attribute__((always_inline)) uint32_t tlb_set_mru(const i486_state *s,
+                                                                  uint32_t lin)
+{
+    return s->tlb.small.set_mru[(lin >> 12) & (TLB_SETS - 1)];
+}
+
 /* tlb_access's common case: an access on one page that hits the entry its
  * set used last (nm_tlb_lookup's first case: nothing changes but the counts
  * and the entry last used), counted; false, with nothing done, otherwise. */
@@ -857,9 +872,7 @@ static inline __attribute__((always_inline)) bool tlb_quick_hit(i486_state *s, u
                                                                 uint32_t size, bool code)
 {
     const uint32_t tag = (lin & 0xfffff000u) | 1u;
-    if (((lin ^ (lin + (size ? size - 1 : 0))) & 0xfffff000u) ||
-        nm_tlb_small_set_mru(&s->tlb, lin) != tag)
-        return false;
+    if (crosses_page(lin, size) || tlb_set_mru(s, lin) != tag) return false;
     s->tlb.mru = tag;
     s->tlb.stats.hits++;
     if (code)
@@ -874,9 +887,7 @@ static inline __attribute__((always_inline)) bool tlb_quick_hit(i486_state *s, u
  * when it is not or the access crosses a page. */
 static bool __attribute__((noinline)) tlb_code_hit_slow(i486_state *s, uint32_t lin, uint32_t size)
 {
-    if (((lin ^ (lin + (size ? size - 1 : 0))) & 0xfffff000u) ||
-        !nm_tlb_lookup_if_present(&s->tlb, lin))
-        return false;
+    if (crosses_page(lin, size) || !nm_tlb_lookup_if_present(&s->tlb, lin)) return false;
     s->tlb_code_hits++;
     return true;
 }
@@ -2873,7 +2884,7 @@ static inline __attribute__((always_inline)) unsigned i486_ahead(void *opaque, n
         (c->cr0 & NM_CR0_CD))
         return 0;
     const uint32_t page_tag = (lin & 0xfffff000u) | 1u;
-    if (c->paging && nm_tlb_small_set_mru(&s->tlb, lin) != page_tag) return 0;
+    if (c->paging && tlb_set_mru(s, lin) != page_tag) return 0;
     const uint32_t gen = *ic_gen(c->icache, c->fetch_phys);
     /* The queue as fast_end_easy leaves it at each line change (followed
      * without changing the model), the sums, and the changes to make.  (A
