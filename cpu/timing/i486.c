@@ -859,8 +859,7 @@ static inline __attribute__((always_inline)) bool crosses_page(uint32_t lin, uin
 }
 
 /* nm_tlb_small_set_mru with the 486's sets a constant (i486_create). */
-static inline __attribute__((always_inline)) uint32_t tlb_set_mru(const i486_state *s,
-                                                                  uint32_t lin)
+static inline __attribute__((always_inline)) uint32_t tlb_set_mru(const i486_state *s, uint32_t lin)
 {
     return s->tlb.small.set_mru[(lin >> 12) & (TLB_SETS - 1)];
 }
