@@ -204,14 +204,9 @@ static void entry_write(nm_cpu *c, const nm_tlb_entry *e, uint32_t off, uint32_t
 static inline void mem_hook(nm_cpu *c, uint32_t lin, uint32_t phys, unsigned size, unsigned flags)
 {
     if (!c->have_hooks) return;
-    const nm_mem_log *l = &c->mem_log;
-    if (l->rec && !(flags & NM_MEM_PAGEWALK)) {
-        const uint16_t n = *l->n;
-        if (likely(n < l->cap)) {
-            l->rec[n] = (nm_mem_record){phys, lin, (uint8_t)size, (uint8_t)flags};
-            *l->n = (uint16_t)(n + 1);
-            return;
-        }
+    if (!(flags & NM_MEM_PAGEWALK) && hook_log_room(c, 1)) {
+        hook_log(c, lin, phys, size, flags);
+        return;
     }
     if (c->hooks.mem) c->hooks.mem(c->hooks.opaque, lin, phys, size, flags);
 }

@@ -301,12 +301,12 @@ static inline __attribute__((always_inline)) bool hook_log_room(const nm_cpu *c,
 {
     return c->have_hooks && c->mem_log.rec && *c->mem_log.n + n <= c->mem_log.cap;
 }
-static inline __attribute__((always_inline)) void
-hook_log(nm_cpu *c, const nm_tlb_entry *e, uint32_t lin, unsigned size, unsigned flags)
+/* (also mem_hook's, in cpu/access.c) */
+static inline __attribute__((always_inline)) void hook_log(nm_cpu *c, uint32_t lin, uint32_t phys,
+                                                           unsigned size, unsigned flags)
 {
     const uint16_t n = *c->mem_log.n;
-    c->mem_log.rec[n] =
-        (nm_mem_record){e->phys_page | (lin & 0xfff), lin, (uint8_t)size, (uint8_t)flags};
+    c->mem_log.rec[n] = (nm_mem_record){phys, lin, (uint8_t)size, (uint8_t)flags};
     *c->mem_log.n = (uint16_t)(n + 1);
 }
 
@@ -347,7 +347,7 @@ mem_read_fast_as(nm_cpu *c, int seg, uint32_t off, unsigned size, uint32_t *v, c
             *v = access_read_slow(c, lin, size, c->cpl == 3); /* (its first case) */
             return true;
         }
-        hook_log(c, e, lin, size, 0);
+        hook_log(c, lin, e->phys_page | (lin & 0xfff), size, 0);
     }
     const uint8_t *p = host + (lin & 0xfff);
     if (size == 4) {
@@ -411,8 +411,8 @@ mem_access_ptr(nm_cpu *c, int seg, uint32_t off, unsigned size, const bool rmw)
         if ((c->cpl == 3 ? e->hook_user_write : e->hook_write) != page || !c->have_hooks)
             return NULL;
         if (hook_log_room(c, rmw ? 2u : 1u)) {
-            if (rmw) hook_log(c, e, lin, size, 0);
-            hook_log(c, e, lin, size, NM_MEM_WRITE);
+            if (rmw) hook_log(c, lin, e->phys_page | (lin & 0xfff), size, 0);
+            hook_log(c, lin, e->phys_page | (lin & 0xfff), size, NM_MEM_WRITE);
         } else {
             access_hook_report(c, lin, e->phys_page | (lin & 0xfff), size, rmw);
         }
