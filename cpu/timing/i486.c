@@ -852,12 +852,6 @@ tlb_access_slow(i486_state *s, uint32_t lin, uint32_t size, bool code)
     }
 }
 
-/* Whether `size` bytes at `lin` run into the next page (size 0 as 1). */
-static inline __attribute__((always_inline)) bool crosses_page(uint32_t lin, uint32_t size)
-{
-    return (lin & 0xfffu) + size > 0x1000u;
-}
-
 /* nm_tlb_small_set_mru with the 486's sets a constant (i486_create). */
 static inline __attribute__((always_inline)) uint32_t tlb_set_mru(const i486_state *s, uint32_t lin)
 {
@@ -871,7 +865,7 @@ static inline __attribute__((always_inline)) bool tlb_quick_hit(i486_state *s, u
                                                                 uint32_t size, bool code)
 {
     const uint32_t tag = (lin & 0xfffff000u) | 1u;
-    if (crosses_page(lin, size) || tlb_set_mru(s, lin) != tag) return false;
+    if (nm_tlb_crosses_page(lin, size) || tlb_set_mru(s, lin) != tag) return false;
     s->tlb.mru = tag;
     s->tlb.stats.hits++;
     if (code)
@@ -886,7 +880,7 @@ static inline __attribute__((always_inline)) bool tlb_quick_hit(i486_state *s, u
  * when it is not or the access crosses a page. */
 static bool __attribute__((noinline)) tlb_code_hit_slow(i486_state *s, uint32_t lin, uint32_t size)
 {
-    if (crosses_page(lin, size) || !nm_tlb_lookup_if_present(&s->tlb, lin)) return false;
+    if (nm_tlb_crosses_page(lin, size) || !nm_tlb_lookup_if_present(&s->tlb, lin)) return false;
     s->tlb_code_hits++;
     return true;
 }

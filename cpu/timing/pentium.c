@@ -1264,8 +1264,7 @@ static inline __attribute__((always_inline)) uint32_t tlb_access(p5 *s, uint32_t
 {
     nm_tlb *t = code ? &s->code_tlb : &s->data_tlb;
     const uint32_t tag = (lin & 0xfffff000u) | 1u;
-    if (!((lin ^ (lin + (size ? size - 1 : 0))) & 0xfffff000u) &&
-        nm_tlb_small_set_mru(t, lin) == tag) {
+    if (!nm_tlb_crosses_page(lin, size) && nm_tlb_small_set_mru(t, lin) == tag) {
         t->mru = tag;
         t->stats.hits++;
         if (code)

@@ -63,6 +63,13 @@ bool nm_tlb_init(nm_tlb *t, const nm_tlb_config *cfg);
 /* Looks up the page of linear address `lin`; a hit updates the
  * replacement state.  Counts a hit or a miss. */
 bool nm_tlb_lookup_slow(nm_tlb *t, uint32_t lin);
+/* Whether an access of `size` bytes at linear `lin` runs into the next
+ * page (size 0 as 1): it then looks up two entries (the 486's and the
+ * Pentium's tlb_access). */
+static inline bool nm_tlb_crosses_page(uint32_t lin, uint32_t size)
+{
+    return (lin & 0xfffu) + size > 0x1000u;
+}
 /* The 4 KB part's tag used last in the set of `lin` (a hit on it changes
  * nothing but the counters; the 4 KB part is looked up first). */
 static inline uint32_t nm_tlb_small_set_mru(const nm_tlb *t, uint32_t lin)
