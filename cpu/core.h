@@ -299,7 +299,8 @@ static inline void mem_write(nm_cpu *c, int seg, uint32_t off, uint32_t v, unsig
  * calls instead. */
 static inline __attribute__((always_inline)) bool hook_log_room(const nm_cpu *c, unsigned n)
 {
-    return c->have_hooks && c->mem_log.rec && *c->mem_log.n + n <= c->mem_log.cap;
+    /* (a log implies a listener: nm_cpu_set_hooks) */
+    return c->mem_log.rec && *c->mem_log.n + n <= c->mem_log.cap;
 }
 /* (also mem_hook's, in cpu/access.c) */
 static inline __attribute__((always_inline)) void hook_log(nm_cpu *c, uint32_t lin, uint32_t phys,
