@@ -323,6 +323,19 @@ static inline __attribute__((always_inline)) void hook_log_undo(nm_cpu *c, uint1
     if (c->mem_log.rec) *c->mem_log.n = mark;
 }
 
+/* The fast halves' segment test: a present data segment, expand-up (for a
+ * write, writable too), the access within its limit (the access byte's P,
+ * S, code, E and W bits); then *lin, its linear address. */
+static inline __attribute__((always_inline)) bool
+fast_seg_lin(const nm_cpu *c, int seg, uint32_t off, uint32_t size, const bool write, uint32_t *lin)
+{
+    const nm_segment *s = &c->seg[seg];
+    const uint8_t mask = write ? 0x9e : 0x9c, want = write ? 0x92 : 0x90;
+    if (unlikely((s->flags & mask) != want || (uint64_t)off + (size - 1) > s->limit)) return false;
+    *lin = s->base + off;
+    return true;
+}
+
 /* The fast halves of mem_read and mem_write for the specialised handlers:
  * the access done when the segment test and a fast TLB tag let it through
  * (a RAM page, no listener, no breakpoint, no watched code), else nothing
@@ -334,9 +347,8 @@ static inline __attribute__((always_inline)) void hook_log_undo(nm_cpu *c, uint1
 static inline __attribute__((always_inline)) bool
 mem_read_fast_as(nm_cpu *c, int seg, uint32_t off, unsigned size, uint32_t *v, const bool by_call)
 {
-    const nm_segment *s = &c->seg[seg];
-    if (unlikely((s->flags & 0x9c) != 0x90 || (uint64_t)off + (size - 1) > s->limit)) return false;
-    uint32_t lin = s->base + off;
+    uint32_t lin;
+    if (!fast_seg_lin(c, seg, off, size, false, &lin)) return false;
     const nm_tlb_entry *e = tlb_entry(c, lin);
     const uint8_t *host = e->host;
     const uint32_t page = (lin + (size - 1)) & ~0xfffu;
@@ -374,9 +386,8 @@ static inline __attribute__((always_inline)) bool mem_read_fast(nm_cpu *c, int s
 static inline __attribute__((always_inline)) const uint8_t *
 mem_read_ptr(nm_cpu *c, int seg, uint32_t off, uint32_t size)
 {
-    const nm_segment *s = &c->seg[seg];
-    if (unlikely((s->flags & 0x9c) != 0x90 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
-    uint32_t lin = s->base + off;
+    uint32_t lin;
+    if (!fast_seg_lin(c, seg, off, size, false, &lin)) return NULL;
     const nm_tlb_entry *e = tlb_entry(c, lin);
     uint32_t tag = c->cpl == 3 ? e->tag_user : e->tag_read;
     if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
@@ -387,9 +398,8 @@ mem_read_ptr(nm_cpu *c, int seg, uint32_t off, uint32_t size)
 static inline __attribute__((always_inline)) uint8_t *mem_write_ptr(nm_cpu *c, int seg,
                                                                     uint32_t off, unsigned size)
 {
-    const nm_segment *s = &c->seg[seg];
-    if (unlikely((s->flags & 0x9e) != 0x92 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
-    uint32_t lin = s->base + off;
+    uint32_t lin;
+    if (!fast_seg_lin(c, seg, off, size, true, &lin)) return NULL;
     const nm_tlb_entry *e = tlb_entry(c, lin);
     uint32_t tag = c->cpl == 3 ? e->tag_user_write : e->tag_write;
     if (unlikely(tag != ((lin + (size - 1)) & ~0xfffu))) return NULL;
@@ -402,9 +412,8 @@ static inline __attribute__((always_inline)) uint8_t *mem_write_ptr(nm_cpu *c, i
 static inline __attribute__((always_inline)) uint8_t *
 mem_access_ptr(nm_cpu *c, int seg, uint32_t off, unsigned size, const bool rmw)
 {
-    const nm_segment *s = &c->seg[seg];
-    if (unlikely((s->flags & 0x9e) != 0x92 || (uint64_t)off + (size - 1) > s->limit)) return NULL;
-    uint32_t lin = s->base + off;
+    uint32_t lin;
+    if (!fast_seg_lin(c, seg, off, size, true, &lin)) return NULL;
     const nm_tlb_entry *e = tlb_entry(c, lin);
     const uint32_t page = (lin + (size - 1)) & ~0xfffu;
     uint32_t tag = c->cpl == 3 ? e->tag_user_write : e->tag_write;
