@@ -420,11 +420,12 @@ mem_access_ptr(nm_cpu *c, int seg, uint32_t off, unsigned size, const bool rmw)
     if (unlikely(tag != page)) {
         if ((c->cpl == 3 ? e->hook_user_write : e->hook_write) != page || !c->have_hooks)
             return NULL;
+        const uint32_t phys = e->phys_page | (lin & 0xfff);
         if (hook_log_room(c, rmw ? 2u : 1u)) {
-            if (rmw) hook_log(c, lin, e->phys_page | (lin & 0xfff), size, 0);
-            hook_log(c, lin, e->phys_page | (lin & 0xfff), size, NM_MEM_WRITE);
+            if (rmw) hook_log(c, lin, phys, size, 0);
+            hook_log(c, lin, phys, size, NM_MEM_WRITE);
         } else {
-            access_hook_report(c, lin, e->phys_page | (lin & 0xfff), size, rmw);
+            access_hook_report(c, lin, phys, size, rmw);
         }
     }
     return e->host + (lin & 0xfff);
